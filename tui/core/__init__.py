@@ -1,0 +1,1 @@
+"""The engine of detective-tui. Nothing under ``tui.core`` may import Textual."""

@@ -1,0 +1,233 @@
+"""The facts model: everything the probe learned about one host, typed and immutable.
+
+The JSON form (``Facts.to_json()``) is the ``facts`` object of the contract; the README
+documents every field. Nothing here imports Textual, and nothing here runs commands: the
+probe collects raw records (see ``probes/``), ``tui.core.factbuild`` turns them into these.
+
+Conventions
+- Paths are host paths (never prefixed by a probe root).
+- Versions are strings as the tool printed them ("12.8", "12.8.93", "2.9.1+cu130");
+  compare them with ``packaging.version``.
+- ``None`` means "not known"; an empty tuple means "looked, found none".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal
+
+SCHEMA_VERSION = 1
+
+DriverState = Literal[
+    "ok",  # nvidia-smi answered
+    "no-driver",  # no kernel module and no NVML library
+    "not-loaded",  # NVML present, kernel module not loaded (nvidia-smi exit 9)
+    "no-nvml",  # libnvidia-ml.so missing (nvidia-smi exit 12)
+    "version-mismatch",  # Driver/library version mismatch
+    "no-nvidia-smi",  # /proc says a driver is loaded, but no nvidia-smi binary
+    "timeout",  # nvidia-smi hit its deadline
+    "error",  # anything else; see ``message``
+]
+
+EnvKind = Literal["ssh", "login", "process", "unit"]
+
+
+def _frozen_map(m: Mapping[str, str] | None) -> Mapping[str, str]:
+    return MappingProxyType(dict(m or {}))
+
+
+@dataclass(frozen=True)
+class HostInfo:
+    hostname: str | None = None
+    os_id: str | None = None  # /etc/os-release ID: ubuntu, debian, rhel …
+    os_version_id: str | None = None  # "22.04", "12"
+    os_pretty: str | None = None
+    kernel: str | None = None
+    arch: str | None = None  # uname -m: x86_64, aarch64
+    user: str | None = None
+    is_root: bool = False
+    sudo_nopasswd: bool | None = None  # `sudo -n true` worked; None: no sudo
+    shell: str | None = None  # login shell from $SHELL
+    python3: str | None = None  # a system python3, if any (for the stdlib snippet)
+
+
+@dataclass(frozen=True)
+class DriverInfo:
+    state: DriverState = "no-driver"
+    proc_version: str | None = None  # from /proc/driver/nvidia/version
+    kernel_module: Literal["open", "proprietary"] | None = None
+    smi_version: str | None = None  # "Driver Version"/"KMD Version" from nvidia-smi
+    cuda_version: str | None = None  # highest CUDA the driver supports ("13.0")
+    smi_exit: int | None = None
+    message: str | None = None  # the real text nvidia-smi printed when it failed
+
+
+@dataclass(frozen=True)
+class Gpu:
+    index: int
+    name: str
+    compute_cap: str | None = None  # "12.0"
+    cc_source: Literal["nvidia-smi", "name-table"] | None = None
+    memory_mib: int | None = None
+    uuid: str | None = None
+
+
+@dataclass(frozen=True)
+class Toolkit:
+    """One CUDA toolkit on disk: a directory whose ``bin/nvcc`` exists (or is named)."""
+
+    home: str  # the directory FlashInfer/torch would call CUDA_HOME
+    nvcc: str  # home/bin/nvcc
+    exists: bool = True
+    executable: bool = True
+    version: str | None = None  # "12.8" (release X.Y)
+    full_version: str | None = None  # "12.8.93"
+    version_source: Literal["nvcc", "version.json"] | None = None
+    realpath: str | None = None  # readlink -f of home, when it differs
+    wrapper_of: str | None = None  # for shell wrappers such as /usr/bin/nvcc: the real nvcc
+    sources: tuple[str, ...] = ()  # how found: CUDA_HOME, CUDA_PATH, PATH, /usr/local/cuda,
+    # /usr/local/cuda-*, /opt/cuda*, conda:<prefix>, pip:<python>
+    error: str | None = None  # why nvcc --version could not run
+
+
+@dataclass(frozen=True)
+class EnvContext:
+    """An environment a program on the host runs under.
+
+    FlashInfer in a server sees the server's environment, not the SSH session's, so every
+    context is kept: the SSH session, a login shell, each discovered serving process.
+    """
+
+    kind: EnvKind
+    label: str  # "ssh session", "login shell (bash -lc)", "pid 4242 sglang.launch_server"
+    vars: Mapping[str, str] = field(default_factory=dict)  # only the variables that matter, redacted
+    which_nvcc: tuple[str, ...] = ()  # `which -a nvcc` under this context's PATH, in order
+    usr_local_cuda_exists: bool = False
+    pid: int | None = None
+    exe: str | None = None  # /proc/PID/exe for processes
+    cmdline: str | None = None
+    unit: str | None = None  # systemd unit, when the process belongs to one
+    environ_readable: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "vars", _frozen_map(self.vars))
+
+
+@dataclass(frozen=True)
+class PythonEnv:
+    """One Python interpreter and what is installed for it (read from files, never imported)."""
+
+    path: str  # the interpreter as named (inventory) or found (/proc/PID/exe)
+    source: Literal["inventory", "process", "discovered"] = "inventory"
+    context: str | None = None  # label of the EnvContext this interpreter runs under
+    exists: bool = True
+    version: str | None = None  # "3.12.3"
+    prefix: str | None = None  # sys.prefix
+    site_packages: tuple[str, ...] = ()
+    torch_version: str | None = None  # "2.9.1+cu130"
+    torch_cuda: str | None = None  # torch.version.cuda: "13.0"; None for CPU builds
+    torch_arch_list: tuple[str, ...] | None = None  # from libtorch_python.so, when read
+    flashinfer_version: str | None = None
+    flashinfer_cubin_version: str | None = None
+    flashinfer_jit_cache_version: str | None = None
+    packages: Mapping[str, str] = field(default_factory=dict)  # sglang, vllm, triton, nvidia-*…
+    jit_cache_dirs: tuple[str, ...] = ()  # existing ~/.cache/flashinfer/<ver>/<archs> dirs
+    error: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "packages", _frozen_map(self.packages))
+
+
+@dataclass(frozen=True)
+class ProbeMeta:
+    probe_version: str = ""
+    root: str | None = None  # root prefix, for inspected images and fake hosts
+    duration_s: float | None = None
+    timed_out: tuple[str, ...] = ()  # steps that hit their deadline (e.g. "nvidia-smi")
+    errors: tuple[str, ...] = ()  # steps that failed, with the reason
+    complete: bool = True  # False: the stream ended before the end record
+
+
+@dataclass(frozen=True)
+class Facts:
+    host: HostInfo = field(default_factory=HostInfo)
+    driver: DriverInfo = field(default_factory=DriverInfo)
+    gpus: tuple[Gpu, ...] = ()
+    toolkits: tuple[Toolkit, ...] = ()
+    usr_local_cuda: str | None = None  # where /usr/local/cuda points (None: absent)
+    contexts: tuple[EnvContext, ...] = ()  # contexts[0] is the SSH session
+    pythons: tuple[PythonEnv, ...] = ()
+    probe: ProbeMeta = field(default_factory=ProbeMeta)
+    schema: int = SCHEMA_VERSION
+
+    # -- lookups used by rules and the UI ---------------------------------------------
+    def toolkit_at(self, home: str) -> Toolkit | None:
+        norm = home.rstrip("/") or "/"
+        for tk in self.toolkits:
+            if tk.home.rstrip("/") == norm:
+                return tk
+        return None
+
+    def context(self, label: str | None) -> EnvContext | None:
+        if label is None:
+            return self.contexts[0] if self.contexts else None
+        for c in self.contexts:
+            if c.label == label:
+                return c
+        return None
+
+    def python_context(self, py: PythonEnv) -> EnvContext | None:
+        return self.context(py.context)
+
+    # -- JSON -------------------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        return _to_jsonable(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Facts:
+        return _from_jsonable(cls, data)
+
+
+def _to_jsonable(obj: Any) -> Any:
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: _to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, Mapping):
+        return {str(k): _to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (tuple, list)):
+        return [_to_jsonable(v) for v in obj]
+    return obj
+
+
+def _from_jsonable(cls: Any, data: Mapping[str, Any]) -> Any:
+    hints = typing.get_type_hints(cls)
+    kwargs: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if f.name not in data:
+            continue
+        value = data[f.name]
+        hint = hints[f.name]
+        kwargs[f.name] = _coerce(hint, value)
+    return cls(**kwargs)
+
+
+def _coerce(hint: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if dataclasses.is_dataclass(hint):
+        return _from_jsonable(hint, value)
+    if origin is tuple:
+        inner = args[0] if args else Any
+        return tuple(_coerce(inner, v) for v in value)
+    if origin in (typing.Union, types.UnionType):
+        for a in args:
+            if a is type(None):
+                continue
+            return _coerce(a, value)
+    return value

@@ -1,0 +1,104 @@
+"""Diagnosis output types: findings, proposed fixes and the FlashInfer replay block.
+
+These are the ``findings`` and ``flashinfer`` objects of the contract. They are produced by
+``tui.core.rules`` / ``tui.core.flashinfer_replay`` and consumed by the CLI, the report, the
+fix engine and the UI.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal
+
+Severity = Literal["critical", "warning", "info"]
+SEVERITY_ORDER: Mapping[str, int] = MappingProxyType({"critical": 0, "warning": 1, "info": 2})
+
+FINDING_IDS = (
+    "flashinfer-arch-rejected",
+    "nvcc-too-old-for-gpu",
+    "nvcc-torch-major-mismatch",
+    "driver-too-old-for-torch",
+    "driver-too-old-for-nvcc",
+    "torch-lacks-gpu-arch",
+    "toolkit-shadowed",
+    "no-nvidia-driver",
+)
+
+FIX_IDS = (
+    "use-installed-toolkit",
+    "install-cuda-toolkit-pip",
+    "install-cuda-toolkit-apt",
+    "set-flashinfer-arch-list",
+    "sampling-backend-fallback",
+    "clear-flashinfer-jit-cache",
+)
+
+
+@dataclass(frozen=True)
+class FixSuggestion:
+    id: str  # one of FIX_IDS
+    title: str
+    params: Mapping[str, str] = field(default_factory=dict)
+    resolves: tuple[str, ...] = ()  # finding ids gone after replaying the rules on the fixed facts
+    needs_root: bool = False
+    commands: tuple[str, ...] = ()  # exact shell, for preview
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["params"] = dict(self.params)
+        d["resolves"] = list(self.resolves)
+        d["commands"] = list(self.commands)
+        return d
+
+
+@dataclass(frozen=True)
+class Finding:
+    id: str
+    severity: Severity
+    title: str
+    explanation: str
+    evidence: tuple[str, ...] = ()
+    python: str | None = None
+    fixes: tuple[FixSuggestion, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "severity": self.severity,
+            "title": self.title,
+            "explanation": self.explanation,
+            "evidence": list(self.evidence),
+            "python": self.python,
+            "fixes": [f.to_json() for f in self.fixes],
+        }
+
+
+@dataclass(frozen=True)
+class FlashInferReplay:
+    python: str
+    version: str
+    cuda_home: str | None
+    cuda_version: str | None
+    cuda_version_source: Literal["nvcc", "torch"] | None
+    target_cuda_archs: tuple[str, ...]
+    check_cuda_arch: Literal["pass", "fail"]
+    import_error: str | None = None
+    warnings: tuple[str, ...] = ()
+    compiles: bool | None = None
+    # extras beyond the contract (documented in the README)
+    context: str | None = None  # the EnvContext label whose environment was replayed
+    nvcc_invoked: str | None = None  # FLASHINFER_NVCC or <home>/bin/nvcc
+    gencodes: tuple[str, ...] = ()
+    check_message: str | None = None
+    workspace: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        for k in ("target_cuda_archs", "warnings", "gencodes"):
+            d[k] = list(d[k])
+        return d
