@@ -1,0 +1,47 @@
+"""``detective-tui`` entry point: the TUI by default, headless sub-commands otherwise."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from tui.commands import COMMAND_MODULES
+from tui.core import exitcodes
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse exits 2; the contract says 3
+        self.print_usage(sys.stderr)
+        self.exit(exitcodes.USAGE, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="detective-tui",
+        description="Find out why the driver, torch, nvcc and FlashInfer disagree on your GPU hosts.",
+    )
+    parser.add_argument("--hosts", metavar="FILE", help="inventory file (default: see README)")
+    parser.add_argument("--demo", action="store_true", help="open the built-in demo fleet")
+    parser.add_argument(
+        "--read-only", action="store_true", help="hide every action that changes a host"
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"tui.commands.{name}").register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        from tui.ui.app import run_app
+
+        return run_app(args)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
