@@ -1,0 +1,328 @@
+"""The host inventory (``hosts.yaml``): finding it, loading it with line numbers, resolving targets.
+
+Schema (CONTRACT.md, plus ``root``, ``env`` and ``simulate``)::
+
+    hosts:
+      - name: ct200                 # required, unique; letters, digits, '.', '_', '-'
+        ssh: root@10.1.2.200        # ~/.ssh/config alias or [user@]host[:port]; default: the name
+        python: /root/venv/bin/python3   # one path or a list
+        tags: [blackwell, sglang]
+        root: /mnt/image            # probe a mounted filesystem instead of /
+        env: {CUDA_HOME: /usr/local/cuda-12.8}   # exported before remote scripts
+      - name: this-box
+        local: true
+
+Every error names the file, the line and the key, and says what to do.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tui.core import locations
+from tui.core.hosts import Host
+
+LOCAL = "local"
+ENV_VAR = "DETECTIVE_TUI_HOSTS"
+SIMULATIONS = ("unreachable",)
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_STR = "tag:yaml.org,2002:str"
+_BOOL = "tag:yaml.org,2002:bool"
+
+
+class InventoryError(Exception):
+    """Bad inventory or target. ``str()`` is ``file:line: message``."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        key: str | None = None,
+    ) -> None:
+        self.message = message
+        self.file = file
+        self.line = line
+        self.key = key
+        where = ":".join(str(p) for p in (file, line) if p is not None)
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+@dataclass(frozen=True)
+class Inventory:
+    hosts: tuple[Host, ...]
+    path: Path | None
+
+    def get(self, name: str) -> Host | None:
+        return next((h for h in self.hosts if h.name == name), None)
+
+
+LOCAL_HOST = Host(name=LOCAL, local=True, source="built-in")
+
+
+def find_inventory(explicit: str | None) -> Path | None:
+    """``--hosts FILE``, else ``$DETECTIVE_TUI_HOSTS``, else ``./hosts.yaml``, else the XDG
+    config dir; None when there is none. A file named explicitly must exist."""
+    for given, how in ((explicit, "--hosts"), (os.environ.get(ENV_VAR), f"${ENV_VAR}")):
+        if given:
+            path = Path(given).expanduser()
+            if not path.is_file():
+                raise InventoryError(
+                    f"inventory file not found (given by {how}); check the path, or omit it "
+                    "to use ./hosts.yaml or ~/.config/detective-tui/hosts.yaml",
+                    file=str(path),
+                )
+            return path
+    for candidate in (Path("hosts.yaml"), locations.default_inventory()):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_inventory(path: Path | None) -> Inventory:
+    """Parse and validate an inventory file; ``None`` gives the inventory of just ``local``."""
+    if path is None:
+        return Inventory(hosts=(LOCAL_HOST,), path=None)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise InventoryError(f"cannot read inventory: {reason}", file=str(path)) from exc
+    return Inventory(hosts=_Loader(str(path)).load(text), path=Path(path))
+
+
+def resolve_targets(inv: Inventory, targets: Sequence[str], all_hosts: bool) -> list[Host]:
+    """Hosts for the given targets, in order, without duplicates.
+
+    No targets (or ``--all``) means every inventory host. A target is an inventory name,
+    ``local``, or anything OpenSSH accepts (an ``~/.ssh/config`` alias or ``[user@]host[:port]``),
+    which becomes an ad-hoc host.
+    """
+    chosen: list[Host] = list(inv.hosts) if all_hosts or not targets else []
+    for target in targets:
+        host = inv.get(target)
+        if host is None:
+            host = LOCAL_HOST if target == LOCAL else _adhoc(target)
+        if host not in chosen:
+            chosen.append(host)
+    return chosen
+
+
+def _adhoc(target: str) -> Host:
+    problem = ssh_target_problem(target)
+    if problem:
+        raise InventoryError(
+            f"target {target!r}: {problem}; give an inventory host name, `local`, an "
+            "~/.ssh/config alias or [user@]host[:port]"
+        )
+    return Host(name=target, ssh=target, source="command line")
+
+
+def ssh_target_problem(target: str) -> str | None:
+    """Why ``target`` is not a usable ``[user@]host[:port]``/alias, or None."""
+    if not target:
+        return "empty"
+    if target.startswith("-"):
+        return "must not start with '-'"
+    if any(c.isspace() for c in target) or any(c in target for c in "\0'\"`$;&|<>\\"):
+        return "contains spaces or shell characters"
+    try:
+        parse_ssh_target(target)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def parse_ssh_target(target: str) -> tuple[str | None, str, int | None]:
+    """``[user@]host[:port]`` (host may be ``[v6addr]``) → (user, host, port)."""
+    user, _, hostport = target.rpartition("@")
+    port: str | None = None
+    if hostport.startswith("["):
+        host, sep, rest = hostport[1:].partition("]")
+        if not sep or (rest and not rest.startswith(":")):
+            raise ValueError("bad [address]:port")
+        port = rest[1:] or None
+    elif hostport.count(":") == 1:
+        host, port = hostport.split(":")
+    else:
+        host = hostport  # a name, or a bare IPv6 address
+    if not host:
+        raise ValueError("no host name")
+    if port is not None and not (port.isdigit() and 0 < int(port) < 65536):
+        raise ValueError(f"port {port!r} is not a number from 1 to 65535")
+    return (user or None), host, (int(port) if port else None)
+
+
+# -- the loader -------------------------------------------------------------------------------
+
+
+class _Loader:
+    def __init__(self, file: str) -> None:
+        self.file = file
+
+    def error(self, node: yaml.Node | None, message: str, key: str | None = None) -> InventoryError:
+        line = node.start_mark.line + 1 if node is not None else None
+        return InventoryError(message, file=self.file, line=line, key=key)
+
+    def load(self, text: str) -> tuple[Host, ...]:
+        try:
+            root = yaml.compose(text, Loader=yaml.SafeLoader)
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            raise InventoryError(
+                f"not valid YAML: {exc.problem or exc.context}",
+                file=self.file,
+                line=mark.line + 1 if mark else None,
+            ) from exc
+        except yaml.YAMLError as exc:
+            raise InventoryError(f"not valid YAML: {exc}", file=self.file) from exc
+        if root is None:
+            raise InventoryError(
+                "the inventory is empty; add a `hosts:` list (see hosts.example.yaml)",
+                file=self.file,
+            )
+        top = self.mapping(root, "the inventory", {"hosts"})
+        if "hosts" not in top:
+            raise self.error(root, "missing `hosts:` (a list of hosts)", key="hosts")
+        seq = top["hosts"][1]
+        if not isinstance(seq, yaml.SequenceNode) or not seq.value:
+            raise self.error(seq, "`hosts` must be a non-empty list of hosts", key="hosts")
+        hosts: list[Host] = []
+        seen: dict[str, int] = {}
+        for item in seq.value:
+            host = self.host(item)
+            if host.name in seen:
+                raise self.error(
+                    item,
+                    f"host name {host.name!r} is used twice (first on line {seen[host.name]}); "
+                    "names must be unique",
+                    key="name",
+                )
+            seen[host.name] = item.start_mark.line + 1
+            hosts.append(host)
+        return tuple(hosts)
+
+    def mapping(
+        self, node: yaml.Node, what: str, allowed: set[str]
+    ) -> dict[str, tuple[yaml.Node, yaml.Node]]:
+        if not isinstance(node, yaml.MappingNode):
+            raise self.error(node, f"{what} must be a mapping of `key: value` lines")
+        out: dict[str, tuple[yaml.Node, yaml.Node]] = {}
+        for knode, vnode in node.value:
+            if not isinstance(knode, yaml.ScalarNode) or knode.tag != _STR:
+                raise self.error(knode, f"keys in {what} must be plain names")
+            key = knode.value
+            if key in out:
+                raise self.error(knode, f"key {key!r} appears twice in {what}", key=key)
+            if key not in allowed:
+                close = difflib.get_close_matches(key, sorted(allowed), n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise self.error(
+                    knode,
+                    f"key {key!r} is unknown in {what}{hint}; allowed keys: "
+                    + ", ".join(sorted(allowed)),
+                    key=key,
+                )
+            out[key] = (knode, vnode)
+        return out
+
+    def scalar(self, node: yaml.Node, key: str, tag: str, expected: str) -> Any:
+        if not isinstance(node, yaml.ScalarNode) or node.tag != tag:
+            raise self.error(node, f"`{key}` must be {expected}", key=key)
+        return yaml.SafeLoader("").construct_object(node) if tag == _BOOL else node.value
+
+    def string(self, node: yaml.Node, key: str, expected: str = "a string") -> str:
+        value = self.scalar(node, key, _STR, expected)
+        if not value or "\0" in value or "\n" in value:
+            raise self.error(node, f"`{key}` must be {expected} (non-empty, one line)", key=key)
+        return value
+
+    def strings(self, node: yaml.Node, key: str) -> tuple[str, ...]:
+        items = node.value if isinstance(node, yaml.SequenceNode) else [node]
+        return tuple(self.string(i, key, "a string or a list of strings") for i in items)
+
+    def host(self, node: yaml.Node) -> Host:
+        fields = self.mapping(
+            node, "a host", {"name", "ssh", "local", "python", "tags", "root", "env", "simulate"}
+        )
+        if "name" not in fields:
+            raise self.error(node, "host has no `name:`; every host needs a unique name", "name")
+        get = {k: v for k, (_, v) in fields.items()}
+        name = self.string(get["name"], "name")
+        if not _NAME.match(name):
+            raise self.error(
+                get["name"],
+                f"host name {name!r} may only hold letters, digits, '.', '_' and '-'",
+                key="name",
+            )
+        local = bool("local" in get and self.scalar(get["local"], "local", _BOOL, "true or false"))
+        ssh: str | None = None
+        if "ssh" in get:
+            if local:
+                raise self.error(
+                    fields["ssh"][0],
+                    "a host is either `local: true` or has `ssh:`, not both",
+                    key="ssh",
+                )
+            ssh = self.string(get["ssh"], "ssh")
+            problem = ssh_target_problem(ssh)
+            if problem:
+                raise self.error(
+                    get["ssh"],
+                    f"`ssh: {ssh}` {problem}; use an ~/.ssh/config alias or [user@]host[:port]",
+                    key="ssh",
+                )
+        elif not local:
+            problem = ssh_target_problem(name)
+            if problem:
+                raise self.error(node, f"host {name!r} needs `ssh:` or `local: true`", "ssh")
+            ssh = name
+
+        pythons = self.strings(get["python"], "python") if "python" in get else ()
+        tags = self.strings(get["tags"], "tags") if "tags" in get else ()
+        root = self.string(get["root"], "root", "an absolute path") if "root" in get else None
+        if root is not None and not root.startswith("/"):
+            raise self.error(get["root"], "`root` must be an absolute path", key="root")
+        simulate = None
+        if "simulate" in get:
+            simulate = self.string(get["simulate"], "simulate")
+            if simulate not in SIMULATIONS:
+                raise self.error(
+                    get["simulate"], f"`simulate` must be one of {SIMULATIONS}", key="simulate"
+                )
+        return Host(
+            name=name,
+            ssh=ssh,
+            local=local,
+            python=pythons,
+            tags=tags,
+            root=root,
+            env=self.env(get["env"]) if "env" in get else {},
+            simulate=simulate,
+            source=f"{self.file}:{node.start_mark.line + 1}",
+        )
+
+    def env(self, node: yaml.Node) -> dict[str, str]:
+        if not isinstance(node, yaml.MappingNode):
+            raise self.error(node, "`env` must be a mapping of NAME: value", key="env")
+        out: dict[str, str] = {}
+        for knode, vnode in node.value:
+            name = str(knode.value) if isinstance(knode, yaml.ScalarNode) else ""
+            if not _ENV_NAME.match(name):
+                raise self.error(knode, f"`env` key {name!r} is not a variable name", key="env")
+            if name in out:
+                raise self.error(knode, f"`env` sets {name!r} twice", key="env")
+            if not isinstance(vnode, yaml.ScalarNode) or "\0" in vnode.value:
+                raise self.error(vnode, f"`env` value of {name} must be a single value", "env")
+            out[name] = vnode.value
+        return out
