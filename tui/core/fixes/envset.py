@@ -1,0 +1,183 @@
+"""Steps that set environment variables where a program will read them.
+
+For each systemd unit that runs the interpreter: a drop-in with ``Environment=`` lines and a
+``daemon-reload`` (the service picks it up at its next restart, which is a separate,
+explicit step). For interactive use: a marker-delimited block in the venv's ``activate``, or
+in the login profile when the interpreter is not in a venv. Every write keeps a backup and
+has an undo.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from tui.core.facts import EnvContext
+from tui.core.fixes.plan import Step
+from tui.core.fixes.shell import (
+    daemon_reload,
+    ensure_block,
+    ensure_file,
+    home_path,
+    host_path,
+    q,
+    require_file,
+    systemd_quote,
+    undo_block,
+    undo_file,
+)
+from tui.core.fixes.targets import EnvTargets, unit_path_value
+from tui.core.hosts import Host
+
+PROFILE_FILES = (".bash_profile", ".profile")  # bash reads the first that exists
+
+
+def dropin_name(name: str) -> str:
+    return f"50-detective-tui-{name}.conf"
+
+
+def dropin_dir(unit: str) -> str:
+    return f"/etc/systemd/system/{unit}.d"
+
+
+def _unit_step(
+    host: Host,
+    unit: str,
+    ctx: EnvContext,
+    *,
+    name: str,
+    fix_id: str,
+    env: Mapping[str, str],
+    path_prepend: str | None,
+    stamp: str,
+) -> Step:
+    assignments = [f"{k}={v}" for k, v in env.items()]
+    if path_prepend is not None:
+        assignments.append(f"PATH={unit_path_value(ctx, path_prepend)}")
+    content = "\n".join(
+        [
+            f"# Written by detective-tui (fix {fix_id}). Delete this file to undo.",
+            "[Service]",
+            *(f"Environment={systemd_quote(a)}" for a in assignments),
+        ]
+    )
+    directory = host_path(host, dropin_dir(unit))
+    file_name = dropin_name(name)
+    suffix = f".detective-tui-{stamp}.bak"
+    keys = [a.split("=", 1)[0] for a in assignments]
+    return Step(
+        title=f"Set {', '.join(keys)} for {unit}",
+        command=ensure_file(directory, file_name, content, suffix) + "\n" + daemon_reload(host),
+        undo=undo_file(directory, file_name, suffix) + "\n" + daemon_reload(host),
+        changes=(
+            f"adds the drop-in {dropin_dir(unit)}/{file_name} ({'; '.join(assignments)}) and "
+            f"reloads systemd; {unit} uses it from its next restart"
+        ),
+        needs_root=True,
+    )
+
+
+def _shell_lines(env: Mapping[str, str], path_prepend: str | None) -> list[str]:
+    lines = [f"export {k}={q(v)}" for k, v in env.items()]
+    if path_prepend is not None:
+        lines.append(f'export PATH={q(path_prepend)}:"$PATH"')
+    return lines
+
+
+def _activate_step(
+    host: Host,
+    activate: str,
+    *,
+    name: str,
+    env: Mapping[str, str],
+    path_prepend: str | None,
+    stamp: str,
+) -> Step:
+    suffix = f".detective-tui-{stamp}.bak"
+    file_expr = host_path(host, activate)
+    guard = require_file(file_expr, "-f", f"{activate} does not exist")
+    keys = [*env, *(["PATH"] if path_prepend is not None else [])]
+    return Step(
+        title=f"Set {', '.join(keys)} in the venv's activate script",
+        command="\n".join(
+            [guard, ensure_block(file_expr, name, _shell_lines(env, path_prepend), suffix)]
+        ),
+        undo=undo_block(file_expr, name, suffix),
+        changes=f"appends a marked block to {activate} (backup: {activate}{suffix})",
+        needs_root=False,
+    )
+
+
+def _profile_step(
+    host: Host, *, name: str, env: Mapping[str, str], path_prepend: str | None, stamp: str
+) -> Step:
+    suffix = f".detective-tui-{stamp}.bak"
+    first, second = (home_path(host, f) for f in PROFILE_FILES)
+    pick = f'p={first}; [ -f "$p" ] || p={second}'
+    keys = [*env, *(["PATH"] if path_prepend is not None else [])]
+    return Step(
+        title=f"Set {', '.join(keys)} for login shells",
+        command=pick + "\n" + ensure_block('"$p"', name, _shell_lines(env, path_prepend), suffix),
+        undo=pick + "\n" + undo_block('"$p"', name, suffix),
+        changes=(
+            f"appends a marked block to ~/{PROFILE_FILES[0]} if it exists, else "
+            f"~/{PROFILE_FILES[1]} (backup: <file>{suffix})"
+        ),
+        needs_root=False,
+    )
+
+
+def env_steps(
+    host: Host,
+    targets: EnvTargets,
+    *,
+    name: str,
+    fix_id: str,
+    env: Mapping[str, str],
+    path_prepend: str | None = None,
+    stamp: str,
+) -> list[Step]:
+    steps = [
+        _unit_step(
+            host,
+            unit,
+            ctx,
+            name=name,
+            fix_id=fix_id,
+            env=env,
+            path_prepend=path_prepend,
+            stamp=stamp,
+        )
+        for unit, ctx in targets.units
+    ]
+    if targets.activate is not None:
+        steps.append(
+            _activate_step(
+                host, targets.activate, name=name, env=env, path_prepend=path_prepend, stamp=stamp
+            )
+        )
+    else:
+        steps.append(
+            _profile_step(host, name=name, env=env, path_prepend=path_prepend, stamp=stamp)
+        )
+    return steps
+
+
+def unmanaged_notes(
+    targets: EnvTargets, env: Mapping[str, str], path_prepend: str | None
+) -> list[str]:
+    settings = " ".join(f"{k}={q(v)}" for k, v in env.items())
+    if path_prepend is not None:
+        settings += f" PATH={q(path_prepend)}:$PATH"
+    return [
+        f"{ctx.label} is not managed by systemd, so nothing here can change its environment: "
+        f"restart it with {settings.strip()} in its environment."
+        for ctx in targets.unmanaged
+    ]
+
+
+def restart_notes(targets: EnvTargets) -> list[str]:
+    return [
+        f"{unit} keeps its old environment until it restarts (systemctl restart {unit}); "
+        "the restart is offered separately."
+        for unit, _ctx in targets.units
+    ]

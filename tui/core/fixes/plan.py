@@ -1,0 +1,95 @@
+"""Fix plans as data: the exact shell each step runs, what it changes, and how to undo it.
+
+A plan is built without touching the host (``tui.core.fixes.build_plan``), shown to the
+user as a preview, and only then run by ``tui.core.fixes.executor.apply_plan``.
+
+Step commands print ``@@dt changed <what>`` when they change something and
+``@@dt unchanged <why>`` when a guard found the work already done; the executor uses these
+lines to tell a first run from an idempotent re-run and to undo only what really changed.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from tui.core.hosts import Host
+
+CHANGED = "@@dt changed"
+UNCHANGED = "@@dt unchanged"
+
+
+class FixError(Exception):
+    """A fix cannot be planned for this host (bad parameter, unsupported OS, nothing to change).
+
+    The message says what was wrong and what to do instead.
+    """
+
+
+@dataclass(frozen=True)
+class Step:
+    title: str
+    command: str  # exact POSIX sh, arguments quoted, paths carrying the host's root prefix
+    undo: str | None  # exact sh reversing the step when it reported a change; None: no undo
+    changes: str  # what the step changes, in words ("adds a drop-in …")
+    needs_root: bool
+
+
+@dataclass(frozen=True)
+class FixPlan:
+    fix_id: str
+    host: Host
+    params: Mapping[str, str]
+    steps: tuple[Step, ...]
+    verify_gone: tuple[str, ...]  # finding ids that must be absent after the re-probe
+    notes: tuple[str, ...] = ()
+    python: str | None = None  # the interpreter the fix is for
+    sudo: bool = False  # the login is not root: root steps run under `sudo -n`
+    contexts: tuple[str, ...] = ()  # labels of the environment contexts the fix changes
+    units: tuple[str, ...] = ()  # systemd units whose environment the fix changes (restart needed)
+    stamp: str = ""  # timestamp used in backup names
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+
+    @property
+    def needs_root(self) -> bool:
+        return any(s.needs_root for s in self.steps)
+
+    def effective_command(self, step: Step) -> str:
+        """The command as it will run: root steps go through ``sudo -n`` for a non-root login."""
+        return as_root(step.command) if (step.needs_root and self.sudo) else step.command
+
+    def effective_undo(self, step: Step) -> str | None:
+        if step.undo is None:
+            return None
+        return as_root(step.undo) if (step.needs_root and self.sudo) else step.undo
+
+    def preview_commands(self) -> tuple[str, ...]:
+        return tuple(self.effective_command(s) for s in self.steps)
+
+
+@dataclass(frozen=True)
+class StepFlags:
+    """What one step's output said about it (parsed from its ``@@dt`` lines)."""
+
+    changed: tuple[str, ...] = ()
+    unchanged: tuple[str, ...] = ()
+
+
+def as_root(command: str) -> str:
+    """Wrap a command for a non-root login; ``-n`` makes sudo fail instead of asking."""
+    return f"sudo -n sh -c {shlex.quote(command)}"
+
+
+def parse_flags(output: str) -> StepFlags:
+    changed: list[str] = []
+    unchanged: list[str] = []
+    for line in output.splitlines():
+        if line.startswith(CHANGED + " "):
+            changed.append(line[len(CHANGED) + 1 :])
+        elif line.startswith(UNCHANGED + " "):
+            unchanged.append(line[len(UNCHANGED) + 1 :])
+    return StepFlags(changed=tuple(changed), unchanged=tuple(unchanged))

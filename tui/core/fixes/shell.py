@@ -1,0 +1,143 @@
+"""Shell text builders shared by the fixes: quoting, root-prefixed paths, idempotent edits.
+
+Every string that reaches the shell goes through ``shlex.quote``. Host paths are rendered
+with the host's root prefix (``Host.root``; fake hosts and mounted images) at plan time, so a
+preview shows exactly what runs and nothing depends on variables surviving ``sudo``.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+
+from tui.core.fixes.plan import CHANGED, UNCHANGED
+from tui.core.hosts import Host
+
+q = shlex.quote
+
+
+def host_path(host: Host, path: str) -> str:
+    """A quoted absolute host path, under the host's root prefix when it has one."""
+    if not path.startswith("/"):
+        raise ValueError(f"not an absolute path: {path!r}")
+    root = (host.root or "").rstrip("/")
+    return q(root + path)
+
+
+def home_path(host: Host, relative: str) -> str:
+    """``$HOME/relative`` of the login running the fix, under the root prefix."""
+    root = (host.root or "").rstrip("/")
+    prefix = q(root) if root else ""
+    return f'{prefix}"$HOME"/{q(relative)}'
+
+
+def say_changed(what: str) -> str:
+    return f"echo {q(f'{CHANGED} {what}')}"
+
+
+def say_unchanged(why: str) -> str:
+    return f"echo {q(f'{UNCHANGED} {why}')}"
+
+
+def begin_marker(name: str) -> str:
+    return f"# >>> detective-tui {name} >>>"
+
+
+def end_marker(name: str) -> str:
+    return f"# <<< detective-tui {name} <<<"
+
+
+def _sed_range(name: str) -> str:
+    return f"/^{begin_marker(name)}$/,/^{end_marker(name)}$/"
+
+
+def block_text(name: str, lines: Sequence[str]) -> str:
+    return "\n".join([begin_marker(name), *lines, end_marker(name)])
+
+
+def ensure_block(file_expr: str, name: str, lines: Sequence[str], backup_suffix: str) -> str:
+    """Put a marker-delimited block at the end of a file; a no-op when it is already there.
+
+    The file is copied to ``<file><backup_suffix>`` before the first change.
+    """
+    block = block_text(name, lines)
+    rng = _sed_range(name)
+    return "\n".join(
+        [
+            f"f={file_expr}",
+            f"b={q(block)}",
+            f'if [ -f "$f" ] && [ "$(sed -n {q(rng + "p")} "$f")" = "$b" ]; then',
+            f"  {say_unchanged('block ' + name + ' already in place')}",
+            "else",
+            f'  if [ -f "$f" ]; then cp -p "$f" "$f"{q(backup_suffix)}'
+            f' && sed -i {q(rng + "d")} "$f"; fi',
+            '  printf \'%s\\n\' "$b" >> "$f"',
+            f"  {say_changed('block ' + name + ' written')}",
+            "fi",
+        ]
+    )
+
+
+def undo_block(file_expr: str, name: str, backup_suffix: str) -> str:
+    """Restore the backup taken before the block was written, else remove the block."""
+    rng = _sed_range(name)
+    return "\n".join(
+        [
+            f"f={file_expr}",
+            f'if [ -f "$f"{q(backup_suffix)} ]; then mv -f "$f"{q(backup_suffix)} "$f";',
+            f'elif [ -f "$f" ]; then sed -i {q(rng + "d")} "$f"; fi',
+        ]
+    )
+
+
+def ensure_file(dir_expr: str, name: str, content: str, backup_suffix: str) -> str:
+    """Write a whole file that detective-tui owns (a systemd drop-in); a no-op when identical."""
+    return "\n".join(
+        [
+            f"d={dir_expr}",
+            f'f="$d"/{q(name)}',
+            f"c={q(content)}",
+            'if [ -f "$f" ] && [ "$(cat "$f")" = "$c" ]; then',
+            f"  {say_unchanged(name + ' already in place')}",
+            "else",
+            '  mkdir -p "$d"',
+            f'  if [ -f "$f" ]; then cp -p "$f" "$f"{q(backup_suffix)}; fi',
+            '  printf \'%s\\n\' "$c" > "$f"',
+            f"  {say_changed(name + ' written')}",
+            "fi",
+        ]
+    )
+
+
+def undo_file(dir_expr: str, name: str, backup_suffix: str) -> str:
+    return "\n".join(
+        [
+            f"f={dir_expr}/{q(name)}",
+            f'if [ -f "$f"{q(backup_suffix)} ]; then mv -f "$f"{q(backup_suffix)} "$f";',
+            'else rm -f "$f"; fi',
+        ]
+    )
+
+
+def require_file(path_expr: str, test: str, message: str) -> str:
+    """Fail the step with ``message`` unless ``[ test path ]`` holds (``-f``, ``-x`` …)."""
+    return f"[ {test} {path_expr} ] || {{ echo {q(message)} >&2; exit 1; }}"
+
+
+def systemd_quote(assignment: str) -> str:
+    """One ``Environment=`` word: double-quoted, with systemd's escapes and ``%`` specifiers."""
+    escaped = assignment.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
+    return f'"{escaped}"'
+
+
+def daemon_reload(host: Host) -> str:
+    """``systemctl daemon-reload`` where systemd runs; reported as skipped elsewhere."""
+    return "\n".join(
+        [
+            f"if [ -d {host_path(host, '/run/systemd/system')} ]; then",
+            "  systemctl daemon-reload",
+            "else",
+            f"  {say_unchanged('skipped systemctl daemon-reload: systemd is not running here')}",
+            "fi",
+        ]
+    )

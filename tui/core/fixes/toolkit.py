@@ -1,0 +1,290 @@
+"""The toolkit fixes: use one already installed, or install CUDA 13 from pip or NVIDIA's apt repo.
+
+All three end the same way: ``CUDA_HOME`` and ``PATH`` point at the toolkit for every
+environment FlashInfer runs under (the serving unit, the venv or the login shell).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from tui.core.facts import Facts, PythonEnv
+from tui.core.fixes.envset import env_steps, restart_notes, unmanaged_notes
+from tui.core.fixes.plan import FixError, FixPlan, Step
+from tui.core.fixes.shell import host_path, q, require_file, say_changed, say_unchanged
+from tui.core.fixes.targets import env_targets, pick_python
+from tui.core.hosts import Host
+
+TOOLKIT_FINDINGS = ("flashinfer-arch-rejected", "nvcc-too-old-for-gpu")
+MAJOR_FINDING = "nvcc-torch-major-mismatch"
+
+PIP_DEFAULT_VERSION = "13.0.2"  # the cuda-toolkit release torch's cu130 wheels pin
+PIP_EXTRAS = ("nvcc", "cudart", "crt", "nvvm", "cccl")
+PIP_COMPONENTS = {  # extra → the wheel it pulls in
+    "nvcc": "nvidia-cuda-nvcc",
+    "cudart": "nvidia-cuda-runtime",
+    "crt": "nvidia-cuda-crt",
+    "nvvm": "nvidia-nvvm",
+    "cccl": "nvidia-cuda-cccl",
+}
+PIP_HOME = "nvidia/cu13"  # site-packages/nvidia/cu13: a complete JIT toolkit (cuda-facts §5.5)
+
+APT_REPOS = {
+    ("ubuntu", "22.04"): "ubuntu2204",
+    ("ubuntu", "24.04"): "ubuntu2404",
+    ("debian", "12"): "debian12",
+}
+APT_ARCHES = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "sbsa", "arm64": "sbsa"}
+APT_KEYRING = "cuda-keyring_1.1-1_all.deb"
+APT_URL = "https://developer.download.nvidia.com/compute/cuda/repos/{repo}/{arch}/" + APT_KEYRING
+APT_PACKAGE = "cuda-toolkit-13-0"  # never `cuda`/`cuda-13-0`: those pull in a driver
+APT_HOME = "/usr/local/cuda-13.0"
+APT_VERSION = "13.0"
+
+
+def _major(version: str | None) -> str | None:
+    return version.split(".", 1)[0] if version else None
+
+
+def _verify_ids(py: PythonEnv | None, toolkit_version: str | None) -> tuple[str, ...]:
+    ids = list(TOOLKIT_FINDINGS)
+    if py is not None and py.torch_cuda and _major(py.torch_cuda) == _major(toolkit_version):
+        ids.append(MAJOR_FINDING)
+    return tuple(ids)
+
+
+def _point_at(
+    facts: Facts,
+    host: Host,
+    py: PythonEnv | None,
+    *,
+    fix_id: str,
+    home: str,
+    stamp: str,
+) -> tuple[list[Step], list[str], tuple[str, ...], tuple[str, ...]]:
+    targets = env_targets(facts, py)
+    env = {"CUDA_HOME": home}
+    bin_dir = home.rstrip("/") + "/bin"
+    steps = env_steps(
+        host, targets, name="cuda", fix_id=fix_id, env=env, path_prepend=bin_dir, stamp=stamp
+    )
+    notes = [*restart_notes(targets), *unmanaged_notes(targets, env, bin_dir)]
+    contexts = tuple(ctx.label for _u, ctx in targets.units)
+    units = tuple(u for u, _ctx in targets.units)
+    return steps, notes, contexts, units
+
+
+def _plan(
+    facts: Facts,
+    host: Host,
+    fix_id: str,
+    params: Mapping[str, str],
+    py: PythonEnv | None,
+    steps: list[Step],
+    verify: tuple[str, ...],
+    notes: list[str],
+    contexts: tuple[str, ...],
+    units: tuple[str, ...],
+    stamp: str,
+) -> FixPlan:
+    return FixPlan(
+        fix_id=fix_id,
+        host=host,
+        params=params,
+        steps=tuple(steps),
+        verify_gone=verify,
+        notes=tuple(notes),
+        python=py.path if py else None,
+        sudo=not facts.host.is_root,
+        contexts=contexts,
+        units=units,
+        stamp=stamp,
+    )
+
+
+def use_installed_toolkit(
+    facts: Facts, host: Host, params: Mapping[str, str], python: str | None, stamp: str
+) -> FixPlan:
+    path = params.get("path")
+    if not path:
+        raise FixError(
+            "use-installed-toolkit needs path=<toolkit directory>, e.g. path=/usr/local/cuda-13.0"
+        )
+    home = path.rstrip("/") or "/"
+    toolkit = facts.toolkit_at(home)
+    if toolkit is None or not toolkit.exists:
+        found = ", ".join(f"{t.home} ({t.version or '?'})" for t in facts.toolkits if t.exists)
+        raise FixError(
+            f"no CUDA toolkit was found at {home} on {host.name} (found: {found or 'none'}); "
+            "pass path= one of those, or install one with install-cuda-toolkit-pip/-apt"
+        )
+    py = pick_python(facts, python)
+    steps, notes, contexts, units = _point_at(
+        facts, host, py, fix_id="use-installed-toolkit", home=home, stamp=stamp
+    )
+    return _plan(
+        facts,
+        host,
+        "use-installed-toolkit",
+        {"path": home},
+        py,
+        steps,
+        _verify_ids(py, toolkit.version),
+        notes,
+        contexts,
+        units,
+        stamp,
+    )
+
+
+def _pip_site(py: PythonEnv) -> str:
+    if not py.site_packages:
+        raise FixError(f"{py.path}: the probe found no site-packages directory to install into")
+    return py.site_packages[0].rstrip("/")
+
+
+def install_cuda_toolkit_pip(
+    facts: Facts, host: Host, params: Mapping[str, str], python: str | None, stamp: str
+) -> FixPlan:
+    py = pick_python(facts, python)
+    if py is None:
+        raise FixError(f"no Python interpreter was probed on {host.name}; name one with python=")
+    version = params.get("version", PIP_DEFAULT_VERSION)
+    if not version.startswith("13."):
+        raise FixError(f"version={version}: only CUDA 13 wheels ship an nvcc (use 13.x)")
+    site = _pip_site(py)
+    home = f"{site}/{PIP_HOME}"
+    requirement = f"cuda-toolkit[{','.join(PIP_EXTRAS)}]=={version}"
+    before = {k.lower().replace("_", "-") for k in py.packages}
+    keep = {"cuda-toolkit", PIP_COMPONENTS["cudart"]} if _major(py.torch_cuda) == "13" else set()
+    added = [
+        p for p in ("cuda-toolkit", *PIP_COMPONENTS.values()) if p not in before and p not in keep
+    ]
+    py_cmd = host_path(host, py.path)
+    nvcc = host_path(host, home + "/bin/nvcc")
+    install = Step(
+        title=f"Install NVIDIA's CUDA {version} toolkit wheels into {py.prefix or py.path}",
+        command="\n".join(
+            [
+                f"if [ -x {nvcc} ]; then",
+                f"  {say_unchanged(f'{home}/bin/nvcc already installed')}",
+                "else",
+                f"  {py_cmd} -m pip install --disable-pip-version-check {q(requirement)}",
+                "  " + require_file(nvcc, "-x", f"pip finished but {home}/bin/nvcc is missing"),
+                f"  {say_changed(f'installed {requirement}')}",
+                "fi",
+            ]
+        ),
+        undo=(f"{py_cmd} -m pip uninstall -y {' '.join(q(p) for p in added)}" if added else None),
+        changes=f"pip installs {requirement} (about 104 MB download, nvcc at {home}/bin/nvcc)",
+        needs_root=False,
+    )
+    steps, notes, contexts, units = _point_at(
+        facts, host, py, fix_id="install-cuda-toolkit-pip", home=home, stamp=stamp
+    )
+    return _plan(
+        facts,
+        host,
+        "install-cuda-toolkit-pip",
+        {"version": version},
+        py,
+        [install, *steps],
+        _verify_ids(py, version),
+        notes,
+        contexts,
+        units,
+        stamp,
+    )
+
+
+def apt_repo(facts: Facts) -> tuple[str, str]:
+    """(repo, arch) of NVIDIA's apt repository for this host, or a FixError saying why not."""
+    os_key = ((facts.host.os_id or "").lower(), facts.host.os_version_id or "")
+    repo = APT_REPOS.get(os_key)
+    if repo is None:
+        supported = ", ".join(f"{o} {v}" for o, v in APT_REPOS)
+        raise FixError(
+            f"install-cuda-toolkit-apt supports {supported}; this host is "
+            f"{facts.host.os_pretty or ' '.join(os_key).strip() or 'an unknown OS'} — "
+            "use install-cuda-toolkit-pip instead"
+        )
+    arch = APT_ARCHES.get(facts.host.arch or "")
+    if arch is None:
+        raise FixError(
+            "install-cuda-toolkit-apt: NVIDIA has no repository for architecture "
+            f"{facts.host.arch or '?'}"
+        )
+    return repo, arch
+
+
+def install_cuda_toolkit_apt(
+    facts: Facts, host: Host, params: Mapping[str, str], python: str | None, stamp: str
+) -> FixPlan:
+    repo, arch = apt_repo(facts)
+    url = APT_URL.format(repo=repo, arch=arch)
+    py = pick_python(facts, python)
+    nvcc = host_path(host, APT_HOME + "/bin/nvcc")
+    keyring = Step(
+        title=f"Add NVIDIA's CUDA apt repository ({repo}/{arch})",
+        command="\n".join(
+            [
+                "if dpkg -s cuda-keyring >/dev/null 2>&1; then",
+                f"  {say_unchanged('cuda-keyring already installed')}",
+                "else",
+                "  t=$(mktemp -d)",
+                f'  curl -fsSL -o "$t"/{APT_KEYRING} {q(url)} ||',
+                f'    wget -qO "$t"/{APT_KEYRING} {q(url)}',
+                f'  dpkg -i "$t"/{APT_KEYRING}',
+                '  rm -rf "$t"',
+                f"  {say_changed('installed cuda-keyring')}",
+                "fi",
+            ]
+        ),
+        undo="dpkg -r cuda-keyring",
+        changes=f"installs the cuda-keyring package (NVIDIA's key and the {repo}/{arch} source)",
+        needs_root=True,
+    )
+    update = Step(
+        title="Refresh the package lists",
+        command="apt-get update",
+        undo=None,
+        changes="downloads package lists; changes no installed package",
+        needs_root=True,
+    )
+    install = Step(
+        title=f"Install {APT_PACKAGE} (toolkit only, no driver)",
+        command="\n".join(
+            [
+                f"if [ -x {nvcc} ]; then",
+                f"  {say_unchanged(f'{APT_HOME}/bin/nvcc already installed')}",
+                "else",
+                "  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "
+                + APT_PACKAGE,
+                "  " + require_file(nvcc, "-x", f"apt-get left no {APT_HOME}/bin/nvcc"),
+                f"  {say_changed(f'installed {APT_PACKAGE}')}",
+                "fi",
+            ]
+        ),
+        undo=f"DEBIAN_FRONTEND=noninteractive apt-get remove -y {APT_PACKAGE}",
+        changes=f"installs {APT_PACKAGE} into {APT_HOME} (about 3 GB)",
+        needs_root=True,
+    )
+    steps, notes, contexts, units = _point_at(
+        facts, host, py, fix_id="install-cuda-toolkit-apt", home=APT_HOME, stamp=stamp
+    )
+    notes.append(
+        f"Undo removes {APT_PACKAGE} only; `apt-get autoremove` removes the packages it pulled in."
+    )
+    return _plan(
+        facts,
+        host,
+        "install-cuda-toolkit-apt",
+        {},
+        py,
+        [keyring, update, install, *steps],
+        _verify_ids(py, APT_VERSION),
+        notes,
+        contexts,
+        units,
+        stamp,
+    )

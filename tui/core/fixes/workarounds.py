@@ -1,0 +1,211 @@
+"""Workarounds that leave the toolkit alone: pin FlashInfer's arch list, or sample without it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from tui.core.facts import EnvContext, Facts, PythonEnv
+from tui.core.fixes.envset import dropin_dir, env_steps, restart_notes, unmanaged_notes
+from tui.core.fixes.plan import FixError, FixPlan, Step
+from tui.core.fixes.shell import (
+    daemon_reload,
+    ensure_file,
+    host_path,
+    systemd_quote,
+    undo_file,
+)
+from tui.core.fixes.targets import EnvTargets, env_targets, pick_python, serving_contexts
+from tui.core.hosts import Host
+
+# FlashInfer splits on single spaces and needs MAJOR.MINOR with an optional letter suffix;
+# anything else raises at `import flashinfer` (flashinfer-logic.md §4a).
+ARCH_ITEM = re.compile(r"\d+\.\d+[a-z]?")
+
+SGLANG_FLAG = "--sampling-backend"
+SGLANG_VALUE = "pytorch"
+VLLM_ENV = {"VLLM_USE_FLASHINFER_SAMPLER": "0"}
+
+
+def _plan(
+    facts: Facts,
+    host: Host,
+    fix_id: str,
+    params: Mapping[str, str],
+    py: PythonEnv | None,
+    steps: list[Step],
+    verify: tuple[str, ...],
+    notes: list[str],
+    targets: EnvTargets,
+    stamp: str,
+) -> FixPlan:
+    return FixPlan(
+        fix_id=fix_id,
+        host=host,
+        params=params,
+        steps=tuple(steps),
+        verify_gone=verify,
+        notes=tuple(notes),
+        python=py.path if py else None,
+        sudo=not facts.host.is_root,
+        contexts=tuple(ctx.label for _u, ctx in targets.units),
+        units=tuple(u for u, _ctx in targets.units),
+        stamp=stamp,
+    )
+
+
+def validate_arch_list(value: str) -> str:
+    items = value.split(" ")
+    bad = [i for i in items if not ARCH_ITEM.fullmatch(i)]
+    if not value or bad:
+        raise FixError(
+            f"value={value!r} is not a FlashInfer arch list: use MAJOR.MINOR entries with an "
+            "optional suffix, separated by single spaces, e.g. value='12.0a' or value='9.0a 12.0a'"
+        )
+    return value
+
+
+def set_flashinfer_arch_list(
+    facts: Facts, host: Host, params: Mapping[str, str], python: str | None, stamp: str
+) -> FixPlan:
+    value = validate_arch_list(params.get("value", ""))
+    py = pick_python(facts, python)
+    targets = env_targets(facts, py)
+    env = {"FLASHINFER_CUDA_ARCH_LIST": value}
+    steps = env_steps(
+        host, targets, name="arch-list", fix_id="set-flashinfer-arch-list", env=env, stamp=stamp
+    )
+    notes = [*restart_notes(targets), *unmanaged_notes(targets, env, None)]
+    return _plan(
+        facts,
+        host,
+        "set-flashinfer-arch-list",
+        {"value": value},
+        py,
+        steps,
+        ("flashinfer-arch-rejected",),
+        notes,
+        targets,
+        stamp,
+    )
+
+
+def _engine(ctx: EnvContext, py: PythonEnv | None) -> str | None:
+    text = ctx.cmdline or ""
+    if "sglang" in text:
+        return "sglang"
+    if "vllm" in text:
+        return "vllm"
+    if py is not None:
+        for name in ("sglang", "vllm"):
+            if name in py.packages:
+                return name
+    return None
+
+
+def _with_sampling_flag(args: list[str]) -> list[str]:
+    out: list[str] = []
+    skip = False
+    for a in args:
+        if skip:
+            skip = False
+            continue
+        if a == SGLANG_FLAG:
+            skip = True
+            continue
+        if a.startswith(SGLANG_FLAG + "="):
+            continue
+        out.append(a)
+    return [*out, SGLANG_FLAG, SGLANG_VALUE]
+
+
+def _sglang_unit_step(host: Host, unit: str, ctx: EnvContext, stamp: str) -> Step:
+    args = _with_sampling_flag((ctx.cmdline or "").split())
+    exec_start = " ".join(systemd_quote(a) for a in args)
+    name = "50-detective-tui-sampling.conf"
+    content = "\n".join(
+        [
+            "# Written by detective-tui (fix sampling-backend-fallback). Delete this file to undo.",
+            "[Service]",
+            "ExecStart=",
+            f"ExecStart={exec_start}",
+        ]
+    )
+    directory = host_path(host, dropin_dir(unit))
+    suffix = f".detective-tui-{stamp}.bak"
+    return Step(
+        title=f"Start {unit} with {SGLANG_FLAG} {SGLANG_VALUE}",
+        command=ensure_file(directory, name, content, suffix) + "\n" + daemon_reload(host),
+        undo=undo_file(directory, name, suffix) + "\n" + daemon_reload(host),
+        changes=(
+            f"adds the drop-in {dropin_dir(unit)}/{name} replacing ExecStart with the running "
+            f"command line plus {SGLANG_FLAG} {SGLANG_VALUE}; {unit} uses it from its next restart"
+        ),
+        needs_root=True,
+    )
+
+
+def sampling_backend_fallback(
+    facts: Facts, host: Host, params: Mapping[str, str], python: str | None, stamp: str
+) -> FixPlan:
+    py = pick_python(facts, python)
+    contexts = serving_contexts(facts, py)
+    engines = {ctx.label: _engine(ctx, py) for ctx in contexts}
+    default_engine = params.get("engine") or (
+        "vllm"
+        if py is not None and "vllm" in py.packages
+        else "sglang"
+        if py is not None and "sglang" in py.packages
+        else None
+    )
+    all_targets = env_targets(facts, py)
+    steps: list[Step] = []
+    notes: list[str] = []
+    sglang_units = [(u, c) for u, c in all_targets.units if engines.get(c.label) == "sglang"]
+    vllm_units = tuple((u, c) for u, c in all_targets.units if engines.get(c.label) == "vllm")
+    steps += [_sglang_unit_step(host, u, c, stamp) for u, c in sglang_units]
+    for ctx in all_targets.unmanaged:
+        if engines.get(ctx.label) == "sglang":
+            notes.append(
+                f"{ctx.label} is not managed by systemd: restart it with "
+                f"{SGLANG_FLAG} {SGLANG_VALUE} added to its command line."
+            )
+    vllm_targets = EnvTargets(
+        units=vllm_units,
+        unmanaged=tuple(c for c in all_targets.unmanaged if engines.get(c.label) == "vllm"),
+        activate=all_targets.activate,
+        profile=all_targets.profile,
+    )
+    if vllm_units or default_engine == "vllm":
+        steps += env_steps(
+            host,
+            vllm_targets,
+            name="sampling",
+            fix_id="sampling-backend-fallback",
+            env=VLLM_ENV,
+            stamp=stamp,
+        )
+        notes += unmanaged_notes(vllm_targets, VLLM_ENV, None)
+    if default_engine == "sglang" and not sglang_units:
+        notes.append(
+            f"SGLang reads the sampling backend from its command line only: add {SGLANG_FLAG} "
+            f"{SGLANG_VALUE} where you start the server."
+        )
+    if not steps:
+        advice = " ".join(notes) or (
+            "start the server with --sampling-backend pytorch (SGLang) or "
+            "VLLM_USE_FLASHINFER_SAMPLER=0 (vLLM)"
+        )
+        raise FixError(
+            "sampling-backend-fallback found no SGLang systemd unit and no vLLM install to "
+            f"change on {host.name}; {advice}"
+        )
+    used = EnvTargets(
+        units=(*sglang_units, *vllm_units), unmanaged=(), activate=None, profile=False
+    )
+    notes = [*restart_notes(used), *notes]
+    notes.append(
+        "This is a workaround: FlashInfer still cannot target the GPU, the server just stops "
+        "using it for sampling, so FlashInfer findings stay."
+    )
+    return _plan(facts, host, "sampling-backend-fallback", {}, py, steps, (), notes, used, stamp)
