@@ -1,0 +1,86 @@
+"""Shared fixtures: isolated XDG dirs for every test, and a real OpenSSH sshd on loopback."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from sshd import SSHD, sshd_available, start_sshd
+
+SHARED_FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
+
+BANNER_RC = """\
+echo "Welcome to a very chatty host"
+echo "@@not-a-record from the rc file"
+echo "rc file noise on stderr" >&2
+"""
+
+
+@pytest.fixture(autouse=True)
+def isolated_xdg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own XDG config/state/cache dirs, known_hosts and (absent) ssh
+    config, and no ssh-agent: a developer's own files never leak in or get written."""
+    home = tmp_path / "xdg"
+    for var, sub in (
+        ("XDG_CONFIG_HOME", "config"),
+        ("XDG_STATE_HOME", "state"),
+        ("XDG_CACHE_HOME", "cache"),
+    ):
+        (home / sub).mkdir(parents=True, exist_ok=True)
+        monkeypatch.setenv(var, str(home / sub))
+    monkeypatch.setenv("DETECTIVE_TUI_KNOWN_HOSTS", str(home / "known_hosts"))
+    monkeypatch.setenv("DETECTIVE_TUI_SSH_CONFIG", str(home / "ssh_config"))
+    monkeypatch.delenv("DETECTIVE_TUI_HOSTS", raising=False)
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    return home
+
+
+def _start(tmp_path_factory: pytest.TempPathFactory, name: str, extra: str = "") -> Iterator[SSHD]:
+    reason = sshd_available()
+    if reason:
+        pytest.skip(f"no loopback sshd: {reason}")
+    workdir = tmp_path_factory.mktemp(name)
+    server = start_sshd(workdir, extra=extra.format(dir=workdir))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SSHD]:
+    """A plain sshd on 127.0.0.1 (session-scoped, sync)."""
+    yield from _start(tmp_path_factory, "sshd")
+
+
+@pytest.fixture(scope="session")
+def sshd_banner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SSHD]:
+    """An sshd whose sessions run a shell rc file that prints a banner on stdout and stderr
+    (``SetEnv BASH_ENV``: root's bash reads it for every command)."""
+    rc = tmp_path_factory.mktemp("banner-rc") / "rc.sh"
+    rc.write_text(BANNER_RC)
+    yield from _start(tmp_path_factory, "sshd-banner", extra=f"SetEnv BASH_ENV={rc}\n")
+
+
+@dataclass(frozen=True)
+class SSHEnv:
+    sshd: SSHD
+    ssh_config: Path
+    known_hosts: Path
+    alias: str = "fakehost"
+
+
+def make_ssh_env(server: SSHD, dest: Path, monkeypatch: pytest.MonkeyPatch) -> SSHEnv:
+    config, known = server.write_client_files(dest)
+    monkeypatch.setenv("DETECTIVE_TUI_SSH_CONFIG", str(config))
+    monkeypatch.setenv("DETECTIVE_TUI_KNOWN_HOSTS", str(known))
+    return SSHEnv(server, config, known)
+
+
+@pytest.fixture
+def ssh_env(sshd: SSHD, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SSHEnv:
+    """ssh_config with alias ``fakehost`` → the sshd, a known_hosts that trusts it, and the
+    DETECTIVE_TUI_SSH_CONFIG / DETECTIVE_TUI_KNOWN_HOSTS variables pointing at them."""
+    return make_ssh_env(sshd, tmp_path / "ssh", monkeypatch)

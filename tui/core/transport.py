@@ -1,0 +1,490 @@
+"""Running one script on one host: over SSH (asyncssh) or locally (a subprocess), same semantics.
+
+Every command runs as::
+
+    exec sh -c '<print pgid>; exec timeout -k 5 N "$@"' detective-tui N \\
+        [env NAME=value…] INTERPRETER…
+
+so it has a remote deadline (``timeout -k 5 N``; plain exec where ``timeout`` is missing), and it
+prints its process-group id first. sshd makes each session's process a session and group
+leader, and ``exec`` keeps that pid, so on cancel or when the client-side deadline passes the
+whole group (and session) is killed over a *second* channel — sshd refuses signals for root
+logins and closing a channel does not stop the remote command. Variables are passed with
+``env`` on the command line, ``shlex.quote``d, because sshd drops ``env=`` without ``AcceptEnv``.
+The local transport runs the same command line with ``sh -c`` in a new session.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import codecs
+import contextlib
+import math
+import re
+import shlex
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import asyncssh
+
+from tui.core.hostkeys import (
+    HostKeyChanged,
+    HostKeyError,
+    HostKeyInfo,
+    HostKeyUnknown,
+    KeyCapture,
+    load_known_hosts,
+    refusal,
+)
+from tui.core.hosts import Host
+from tui.core.inventory import parse_ssh_target
+
+__all__ = [
+    "CommandResult",
+    "HostKeyChanged",
+    "HostKeyError",
+    "HostKeyInfo",
+    "HostKeyUnknown",
+    "LocalTransport",
+    "SSHTransport",
+    "Transport",
+    "Unreachable",
+    "command_line",
+    "connect",
+    "fetch_host_key",
+]
+
+PGID_MARK = "@@detective-tui-pgid "
+KILL_AFTER_S = 5  # timeout -k: SIGKILL this long after SIGTERM
+CLIENT_GRACE_S = 5  # the client waits deadline + KILL_AFTER_S + this before killing it itself
+KILL_DEADLINE_S = 10.0  # the kill command itself
+MAX_OUTPUT_CHARS = 16 * 1024 * 1024
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_WRAPPER = (
+    f'printf "%s%s\\n" "{PGID_MARK}" "$$"; d=$1; shift; '
+    f'if command -v timeout >/dev/null 2>&1; then exec timeout -k {KILL_AFTER_S} "$d" "$@"; fi; '
+    'exec "$@"'
+)
+
+LineCallback = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    command: str  # the exact command line run (the script itself went on stdin, if any)
+    exit_status: int | None  # None: no exit status (connection lost, killed by the client)
+    output: str  # stdout and stderr interleaved, as received
+    duration_s: float
+    timed_out: bool = False
+    error: str | None = None  # why there is no normal exit status
+    error_kind: str | None = None  # "unreachable" | "hostkey-unknown" | "hostkey-changed" |
+    # "timeout" | "connection-lost"
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_status == 0 and self.error is None
+
+
+class Unreachable(Exception):
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
+
+
+def command_line(
+    interpreter: str = "sh -s",
+    *,
+    env: Mapping[str, str] | None = None,
+    deadline_s: float = 60,
+    script_arg: str | None = None,
+) -> str:
+    """The exact command line sent to the host (see the module docstring)."""
+    argv = ["sh", "-c", _WRAPPER, "detective-tui", str(max(1, math.ceil(deadline_s)))]
+    if env:
+        bad = [name for name in env if not _ENV_NAME.match(name)]
+        if bad:
+            raise ValueError(f"not variable names: {', '.join(map(repr, bad))}")
+        argv += ["env", *(f"{name}={value}" for name, value in env.items())]
+    argv += shlex.split(interpreter)
+    if script_arg is not None:
+        argv.append(script_arg)
+    return "exec " + shlex.join(argv)
+
+
+def kill_command(pgid: int) -> str:
+    """TERM the group and the session now, KILL whatever is left two seconds later."""
+    return (
+        f"kill -TERM -- -{pgid} 2>/dev/null; pkill -TERM -s {pgid} 2>/dev/null; "
+        f"(sleep 2; kill -KILL -- -{pgid}; pkill -KILL -s {pgid}) >/dev/null 2>&1 </dev/null &"
+    )
+
+
+class _Collector:
+    """Splits the byte stream into lines, takes out the pgid line, keeps the output."""
+
+    def __init__(self, on_line: LineCallback | None) -> None:
+        self.on_line = on_line
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self.pending = ""
+        self.kept: list[str] = []
+        self.size = 0
+        self.dropped = 0
+        self.pgid: int | None = None
+
+    def feed(self, data: bytes, final: bool = False) -> None:
+        self.pending += self.decoder.decode(data, final)
+        *lines, self.pending = self.pending.split("\n")
+        if final and self.pending:
+            lines.append(self.pending)
+            self.pending = ""
+        for line in lines:
+            self._line(line.rstrip("\r"))
+
+    def _line(self, line: str) -> None:
+        if self.pgid is None and line.startswith(PGID_MARK):
+            digits = line[len(PGID_MARK) :].strip()
+            if digits.isdigit() and int(digits) > 1:
+                self.pgid = int(digits)
+                return
+        if self.size + len(line) < MAX_OUTPUT_CHARS:
+            self.kept.append(line)
+            self.size += len(line) + 1
+        else:
+            self.dropped += len(line) + 1
+        if self.on_line is not None:
+            self.on_line(line)
+
+    @property
+    def output(self) -> str:
+        text = "".join(f"{line}\n" for line in self.kept)
+        if self.dropped:
+            text += f"[detective-tui: {self.dropped} more characters not kept]\n"
+        return text
+
+
+class _Proc(abc.ABC):
+    @abc.abstractmethod
+    async def send(self, data: bytes) -> None:
+        """Write all of stdin, then close it."""
+
+    @abc.abstractmethod
+    async def read(self) -> bytes:
+        """The next chunk of output; b'' at the end."""
+
+    @abc.abstractmethod
+    async def wait(self) -> int | None:
+        """The exit status (negative: killed by that signal), None if unknown."""
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+
+class Transport(abc.ABC):
+    """Runs command lines on one host."""
+
+    def __init__(self, host: Host) -> None:
+        self.host = host
+
+    @abc.abstractmethod
+    async def _spawn(self, command: str) -> _Proc: ...
+
+    @abc.abstractmethod
+    async def _run_kill(self, command: str) -> None: ...
+
+    async def close(self) -> None:
+        return None
+
+    async def kill_group(self, pgid: int | None) -> None:
+        """Best effort, bounded: TERM then KILL the command's process group and session."""
+        if pgid is None:
+            return
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self._run_kill(kill_command(pgid)), KILL_DEADLINE_S)
+
+    async def execute(
+        self,
+        command: str,
+        *,
+        stdin: str | None = None,
+        deadline_s: float = 60,
+        on_line: LineCallback | None = None,
+    ) -> CommandResult:
+        """Run one command line built by ``command_line``; raises ``Unreachable`` or a
+        ``HostKeyError`` when no connection can be made, otherwise returns a result."""
+        started = time.monotonic()
+        proc = await self._spawn(command)
+        out = _Collector(on_line)
+        status: int | None = None
+        timed_out = False
+        error: str | None = None
+        error_kind: str | None = None
+
+        async def pump() -> int | None:
+            await proc.send((stdin or "").encode())
+            while chunk := await proc.read():
+                out.feed(chunk)
+            out.feed(b"", final=True)
+            return await proc.wait()
+
+        try:
+            status = await asyncio.wait_for(pump(), deadline_s + KILL_AFTER_S + CLIENT_GRACE_S)
+        except asyncio.TimeoutError:
+            timed_out = True
+            error = f"no result within {deadline_s:g} s; the remote process group was killed"
+            error_kind = "timeout"
+            await self.kill_group(out.pgid)
+        except asyncio.CancelledError:
+            await asyncio.shield(self.kill_group(out.pgid))
+            raise
+        except (asyncssh.Error, OSError) as exc:
+            error = f"connection lost: {_reason(exc)}"
+            error_kind = "connection-lost"
+        except BaseException:
+            await asyncio.shield(self.kill_group(out.pgid))
+            raise
+        finally:
+            proc.close()
+        duration = time.monotonic() - started
+        if status == 124 or (status in (137, -9) and duration >= deadline_s):
+            timed_out = True
+            error = f"stopped by its {deadline_s:g} s deadline"
+            error_kind = "timeout"
+        elif status is None and error is None:
+            error = "connection closed before the command finished"
+            error_kind = "connection-lost"
+        return CommandResult(
+            command=command,
+            exit_status=status,
+            output=out.output,
+            duration_s=duration,
+            timed_out=timed_out,
+            error=error,
+            error_kind=error_kind,
+        )
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, asyncssh.Error):
+        return exc.reason or type(exc).__name__
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc) or type(exc).__name__
+
+
+# -- local ---------------------------------------------------------------------------------
+
+
+class _LocalProc(_Proc):
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+
+    async def send(self, data: bytes) -> None:
+        stdin = self.proc.stdin
+        assert stdin is not None
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            stdin.write(data)
+            await stdin.drain()
+        stdin.close()
+
+    async def read(self) -> bytes:
+        assert self.proc.stdout is not None
+        return await self.proc.stdout.read(65536)
+
+    async def wait(self) -> int | None:
+        return await self.proc.wait()
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+
+
+class LocalTransport(Transport):
+    """This machine: the same command line under ``sh -c`` in a new session, no SSH."""
+
+    async def _spawn(self, command: str) -> _Proc:
+        proc = await asyncio.create_subprocess_exec(
+            "sh",
+            "-c",
+            command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
+        return _LocalProc(proc)
+
+    async def _run_kill(self, command: str) -> None:
+        proc = await asyncio.create_subprocess_exec(
+            "sh", "-c", command, stdin=asyncio.subprocess.DEVNULL
+        )
+        await proc.wait()
+
+
+# -- ssh -----------------------------------------------------------------------------------
+
+
+class _SSHProc(_Proc):
+    def __init__(self, proc: asyncssh.SSHClientProcess[bytes]) -> None:
+        self.proc = proc
+
+    async def send(self, data: bytes) -> None:
+        if data:
+            self.proc.stdin.write(data)
+            await self.proc.stdin.drain()
+        self.proc.stdin.write_eof()
+
+    async def read(self) -> bytes:
+        return await self.proc.stdout.read(65536)
+
+    async def wait(self) -> int | None:
+        await self.proc.wait()
+        return self.proc.returncode
+
+    def close(self) -> None:
+        self.proc.close()
+
+
+class SSHTransport(Transport):
+    """One reused connection; at most ``max_channels`` commands at a time on it (sshd's
+    ``MaxSessions`` is 10; the kill channel must still fit)."""
+
+    def __init__(
+        self,
+        host: Host,
+        *,
+        known_hosts: Path,
+        ssh_config: Path | None,
+        connect_timeout: float = 10.0,
+        max_channels: int = 8,
+    ) -> None:
+        super().__init__(host)
+        self.known_hosts = known_hosts
+        self.ssh_config = ssh_config
+        self.connect_timeout = connect_timeout
+        self._channels = asyncio.Semaphore(max_channels)
+        self._lock = asyncio.Lock()
+        self._conn: asyncssh.SSHClientConnection | None = None
+
+    async def connection(self) -> asyncssh.SSHClientConnection:
+        async with self._lock:
+            if self._conn is None or self._conn.is_closed():
+                self._conn = await connect(
+                    self.host,
+                    known_hosts=self.known_hosts,
+                    ssh_config=self.ssh_config,
+                    connect_timeout=self.connect_timeout,
+                )
+            return self._conn
+
+    async def execute(
+        self,
+        command: str,
+        *,
+        stdin: str | None = None,
+        deadline_s: float = 60,
+        on_line: LineCallback | None = None,
+    ) -> CommandResult:
+        await self.connection()
+        async with self._channels:
+            return await super().execute(
+                command, stdin=stdin, deadline_s=deadline_s, on_line=on_line
+            )
+
+    async def _spawn(self, command: str) -> _Proc:
+        conn = await self.connection()
+        try:
+            proc = await conn.create_process(command, encoding=None, stderr=asyncssh.STDOUT)
+        except (asyncssh.Error, OSError) as exc:
+            self._conn = None
+            raise Unreachable(f"{self.host.target}: cannot open a session: {_reason(exc)}") from exc
+        return _SSHProc(proc)
+
+    async def _run_kill(self, command: str) -> None:
+        if self._conn is not None and not self._conn.is_closed():
+            await self._conn.run(command, check=False)
+
+    async def close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+            with contextlib.suppress(Exception):
+                await conn.wait_closed()
+
+
+def _connect_args(host: Host, ssh_config: Path | None) -> tuple[str, dict[str, object]]:
+    """Only what the inventory sets; everything else comes from the ssh config."""
+    target = host.ssh or host.name
+    user, hostname, port = parse_ssh_target(target)
+    kwargs: dict[str, object] = {"config": [str(ssh_config)] if ssh_config else None}
+    if user:
+        kwargs["username"] = user
+    if port:
+        kwargs["port"] = port
+    return hostname, kwargs
+
+
+async def connect(
+    host: Host, *, known_hosts: Path, ssh_config: Path | None, connect_timeout: float = 10.0
+) -> asyncssh.SSHClientConnection:
+    """An authenticated connection with strict host-key checking against ``known_hosts``."""
+    hostname, kwargs = _connect_args(host, ssh_config)
+    capture = KeyCapture()
+    try:
+        conn = await asyncio.wait_for(
+            asyncssh.connect(
+                hostname,
+                known_hosts=load_known_hosts(known_hosts),
+                client_factory=lambda: capture,
+                **kwargs,  # type: ignore[arg-type]
+            ),
+            connect_timeout,
+        )
+    except asyncssh.HostKeyNotVerifiable as exc:
+        if capture.rejected is not None:
+            raise refusal(host.target, capture.rejected, known_hosts) from exc
+        raise Unreachable(f"{host.target}: host key refused: {_reason(exc)}") from exc
+    except asyncssh.PermissionDenied as exc:
+        raise Unreachable(
+            f"{host.target}: authentication failed ({_reason(exc)}); check the user, "
+            "IdentityFile in ~/.ssh/config, or the keys in your ssh-agent"
+        ) from exc
+    except asyncio.TimeoutError as exc:
+        raise Unreachable(f"{host.target}: no answer within {connect_timeout:g} s") from exc
+    except (asyncssh.Error, OSError) as exc:
+        raise Unreachable(f"{host.target}: cannot connect: {_reason(exc)}") from exc
+    return conn
+
+
+async def fetch_host_key(
+    host: Host, *, known_hosts: Path, ssh_config: Path | None, connect_timeout: float = 10.0
+) -> tuple[str, HostKeyInfo]:
+    """The key the host offers, trusting nothing: ``("trusted", info)`` when known_hosts
+    already vouches for it, else ``("unknown"|"changed", info)``. Raises ``Unreachable``."""
+    hostname, kwargs = _connect_args(host, ssh_config)
+    capture = KeyCapture()
+
+    async def handshake() -> None:
+        conn = await asyncssh.connect(
+            hostname,
+            known_hosts=load_known_hosts(known_hosts),
+            client_factory=lambda: capture,
+            **kwargs,  # type: ignore[arg-type]
+        )
+        conn.close()
+
+    try:
+        await asyncio.wait_for(handshake(), connect_timeout)
+    except asyncssh.HostKeyNotVerifiable as exc:
+        if capture.rejected is None:
+            raise Unreachable(f"{host.target}: host key refused: {_reason(exc)}") from exc
+        kind = refusal(host.target, capture.rejected, known_hosts)
+        return ("changed" if isinstance(kind, HostKeyChanged) else "unknown"), capture.rejected
+    except (asyncssh.Error, OSError, asyncio.TimeoutError) as exc:
+        if capture.accepted is None:  # failed before the key was checked
+            reason = "no answer" if isinstance(exc, asyncio.TimeoutError) else _reason(exc)
+            raise Unreachable(f"{host.target}: cannot connect: {reason}") from exc
+    assert capture.accepted is not None
+    return "trusted", capture.accepted
