@@ -1,0 +1,63 @@
+"""Connections and concurrency: one transport per host, reused; a global cap on running commands.
+
+Per connection, ``SSHTransport`` caps concurrent channels (8 of sshd's 10 ``MaxSessions``,
+leaving room for the kill channel); across all hosts, ``slot()`` caps commands in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from tui.core.hosts import Host
+from tui.core.transport import LocalTransport, SSHTransport, Transport
+
+CHANNELS_PER_CONNECTION = 8
+
+
+class ConnectionPool:
+    def __init__(
+        self,
+        *,
+        known_hosts: Path,
+        ssh_config: Path | None,
+        concurrency: int = 32,
+        connect_timeout: float = 10.0,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        self.known_hosts = known_hosts
+        self.ssh_config = ssh_config
+        self.connect_timeout = connect_timeout
+        self._slots = asyncio.Semaphore(concurrency)
+        self._transports: dict[tuple[str, str | None, bool], Transport] = {}
+
+    def transport(self, host: Host) -> Transport:
+        key = (host.name, host.ssh, host.local)
+        found = self._transports.get(key)
+        if found is None:
+            found = (
+                LocalTransport(host)
+                if host.local
+                else SSHTransport(
+                    host,
+                    known_hosts=self.known_hosts,
+                    ssh_config=self.ssh_config,
+                    connect_timeout=self.connect_timeout,
+                    max_channels=CHANNELS_PER_CONNECTION,
+                )
+            )
+            self._transports[key] = found
+        return found
+
+    @contextlib.asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        async with self._slots:
+            yield
+
+    async def close(self) -> None:
+        transports = list(self._transports.values())
+        self._transports.clear()
+        await asyncio.gather(*(t.close() for t in transports), return_exceptions=True)

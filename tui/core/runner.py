@@ -1,0 +1,349 @@
+"""The one way the rest of the app talks to hosts: a ``Session`` owning the connection pool and
+the transcript. Probes, fixes and validation all run through ``Session.run_script``, so every
+command is deadline-bound, killable, and recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from probes import probe_env, probe_script
+from tui.core import locations
+from tui.core.factbuild import FactBuilder, ProbeProgress
+from tui.core.facts import Facts
+from tui.core.hostkeys import HostKeyChanged, HostKeyError, HostKeyInfo, HostKeyUnknown
+from tui.core.hostkeys import add_known_host as _append_known_host
+from tui.core.hosts import Host
+from tui.core.pool import ConnectionPool
+from tui.core.transcript import Transcript
+from tui.core.transport import CommandResult, Unreachable, command_line, fetch_host_key
+
+ProgressCallback = Callable[[str, "ProbeProgress | str"], None]
+LineCallback = Callable[[str], None]
+
+# error_kind values of ProbeResult
+UNREACHABLE = "unreachable"
+HOSTKEY_UNKNOWN = "hostkey-unknown"
+HOSTKEY_CHANGED = "hostkey-changed"
+TIMEOUT = "timeout"
+PROBE_FAILED = "probe-failed"
+NOT_REACHED = (UNREACHABLE, HOSTKEY_UNKNOWN, HOSTKEY_CHANGED)
+
+SIMULATED_UNREACHABLE = "no answer (simulated demo host)"
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    host: Host
+    facts: Facts | None  # partial facts survive a timeout or a dropped connection
+    error: str | None = None
+    error_kind: str | None = None  # see the constants above
+    raw_lines: tuple[str, ...] = ()
+    duration_s: float = 0.0
+    hostkey: HostKeyInfo | None = None  # the offered key, when error_kind is hostkey-*
+
+    @property
+    def reachable(self) -> bool:
+        return self.error_kind not in NOT_REACHED
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def _utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class Session:
+    """Owns the pool and the transcript; ``async with Session(...) as s:``."""
+
+    def __init__(
+        self,
+        *,
+        transcript: Transcript | None = None,
+        known_hosts: Path | None = None,
+        ssh_config: Path | None = None,
+        concurrency: int = 32,
+        connect_timeout: float = 10.0,
+        probe_deadline_s: float = 120.0,
+        step_timeout_s: int = 10,
+        simulate_delay_s: float = 1.0,
+    ) -> None:
+        self.transcript = transcript
+        self.known_hosts = known_hosts or locations.known_hosts_file()
+        self.ssh_config = ssh_config or locations.ssh_config_file()
+        self.probe_deadline_s = probe_deadline_s
+        self.step_timeout_s = step_timeout_s
+        self.simulate_delay_s = simulate_delay_s
+        self.pool = ConnectionPool(
+            known_hosts=self.known_hosts,
+            ssh_config=self.ssh_config,
+            concurrency=concurrency,
+            connect_timeout=connect_timeout,
+        )
+
+    async def __aenter__(self) -> Session:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self.pool.close()
+
+    def record(self, kind: str, **data: object) -> None:
+        """User decisions and other events → the transcript (no-op without one)."""
+        if self.transcript is not None:
+            self.transcript.record(kind, **data)
+
+    # -- commands --------------------------------------------------------------------------
+
+    async def _run(
+        self,
+        host: Host,
+        script: str,
+        *,
+        env: Mapping[str, str],
+        deadline_s: float,
+        on_line: LineCallback | None,
+        stdin: str | None,
+        interpreter: str,
+        purpose: str,
+    ) -> CommandResult:
+        """Run and record; raises ``Unreachable``/``HostKeyError`` when no connection."""
+        if stdin is None:
+            command = command_line(interpreter, env=env, deadline_s=deadline_s)
+            feed = script
+        else:
+            command = command_line(interpreter, env=env, deadline_s=deadline_s, script_arg=script)
+            feed = stdin
+        started = _utc_now()
+        transport = self.pool.transport(host)
+        try:
+            async with self.pool.slot():
+                result = await transport.execute(
+                    command, stdin=feed, deadline_s=deadline_s, on_line=on_line
+                )
+        except (Unreachable, HostKeyError) as exc:
+            self._record_command(host, purpose, command, script, stdin, started, error=exc)
+            raise
+        self._record_command(host, purpose, command, script, stdin, started, result=result)
+        return result
+
+    def _record_command(
+        self,
+        host: Host,
+        purpose: str,
+        command: str,
+        script: str,
+        stdin: str | None,
+        started: str,
+        *,
+        result: CommandResult | None = None,
+        error: Exception | None = None,
+    ) -> None:
+        if self.transcript is None:
+            return
+        digest = hashlib.sha256(script.encode()).hexdigest()
+        data: dict[str, object] = {
+            "host": host.name,
+            "target": host.target,
+            "purpose": purpose,
+            "command": command,
+            "script_sha256": digest,
+            "start": started,
+        }
+        if self.transcript.first_time_script(digest):
+            data["script"] = script
+        if stdin is not None:
+            data["stdin"] = stdin
+        if result is not None:
+            data.update(
+                exit_status=result.exit_status,
+                duration_s=round(result.duration_s, 3),
+                timed_out=result.timed_out,
+                error=result.error,
+                output=result.output,
+            )
+        else:
+            data.update(exit_status=None, duration_s=0.0, timed_out=False, error=str(error))
+        self.transcript.record("command", **data)
+
+    async def run_script(
+        self,
+        host: Host,
+        script: str,
+        *,
+        env: Mapping[str, str] | None = None,
+        deadline_s: float = 60,
+        on_line: LineCallback | None = None,
+        stdin: str | None = None,
+        interpreter: str = "sh -s",
+    ) -> CommandResult:
+        """Run ``script`` on ``host`` under a remote deadline, streaming lines to ``on_line``.
+
+        Without ``stdin`` the script is fed to ``interpreter`` on stdin (``sh -s``,
+        ``python3 -``). With ``stdin``, the script is the interpreter's last argument
+        (use ``sh -c`` / ``python3 -c``) and ``stdin`` is fed instead. ``env`` is exported
+        (quoted on the command line). Never raises for host trouble: a host that cannot be
+        reached gives a result with ``exit_status=None`` and ``error``/``error_kind`` set.
+        """
+        try:
+            return await self._run(
+                host,
+                script,
+                env=env or {},
+                deadline_s=deadline_s,
+                on_line=on_line,
+                stdin=stdin,
+                interpreter=interpreter,
+                purpose="script",
+            )
+        except (Unreachable, HostKeyError) as exc:
+            return CommandResult(
+                command="",
+                exit_status=None,
+                output="",
+                duration_s=0.0,
+                error=str(exc),
+                error_kind=_kind_of(exc),
+            )
+
+    # -- probes ----------------------------------------------------------------------------
+
+    async def probe(self, host: Host, on_progress: ProgressCallback | None = None) -> ProbeResult:
+        """Probe one host; never raises for host trouble (see ``ProbeResult.error_kind``)."""
+        started = time.monotonic()
+        if host.simulate == "unreachable":
+            await asyncio.sleep(self.simulate_delay_s)
+            return self._probe_done(
+                ProbeResult(host, None, SIMULATED_UNREACHABLE, UNREACHABLE, duration_s=0.0),
+                started,
+            )
+        builder = FactBuilder()
+        raw: list[str] = []
+
+        def on_line(line: str) -> None:
+            raw.append(line)
+            progress = builder.feed(line)
+            if on_progress is not None:
+                on_progress(host.name, progress if progress is not None else line)
+
+        env = {
+            **host.env,
+            **probe_env(host.python, root=host.root, step_timeout_s=self.step_timeout_s),
+        }
+        try:
+            result = await self._run(
+                host,
+                probe_script(),
+                env=env,
+                deadline_s=self.probe_deadline_s,
+                on_line=on_line,
+                stdin=None,
+                interpreter="sh -s",
+                purpose="probe",
+            )
+        except (Unreachable, HostKeyError) as exc:
+            hostkey = exc.info if isinstance(exc, HostKeyError) else None
+            return self._probe_done(
+                ProbeResult(host, None, str(exc), _kind_of(exc), hostkey=hostkey), started
+            )
+        facts = builder.facts()
+        error = kind = None
+        if result.timed_out:
+            error = (
+                f"probe stopped by its {self.probe_deadline_s:g} s deadline; "
+                "the facts collected until then are kept"
+            )
+            kind = TIMEOUT
+        elif result.error is not None:
+            error = f"{result.error} (mid-probe); partial facts kept"
+            kind = PROBE_FAILED
+        elif not facts.probe.complete:
+            tail = " | ".join(raw[-3:]) or "no output"
+            error = f"the probe ended early (exit status {result.exit_status}): {tail}"
+            kind = PROBE_FAILED
+        return self._probe_done(
+            ProbeResult(host, facts, error, kind, raw_lines=tuple(raw)), started
+        )
+
+    def _probe_done(self, result: ProbeResult, started: float) -> ProbeResult:
+        duration = time.monotonic() - started
+        facts = result.facts
+        if facts is not None and facts.probe.duration_s is None:
+            facts = dataclasses.replace(
+                facts, probe=dataclasses.replace(facts.probe, duration_s=round(duration, 3))
+            )
+        result = dataclasses.replace(result, facts=facts, duration_s=duration)
+        self.record(
+            "probe",
+            host=result.host.name,
+            target=result.host.target,
+            error=result.error,
+            error_kind=result.error_kind,
+            duration_s=round(duration, 3),
+            hostkey=(
+                {"key_type": result.hostkey.key_type, "fingerprint": result.hostkey.fingerprint}
+                if result.hostkey
+                else None
+            ),
+            facts=facts.to_json() if facts is not None else None,
+        )
+        return result
+
+    async def probe_many(
+        self, hosts: Sequence[Host], on_progress: ProgressCallback | None = None
+    ) -> list[ProbeResult]:
+        """Probe all hosts concurrently; results in the order given; one failure never stops
+        the others (even an unexpected exception becomes that host's ``probe-failed``)."""
+
+        async def guarded(host: Host) -> ProbeResult:
+            try:
+                return await self.probe(host, on_progress)
+            except Exception as exc:  # a bug must not take the other hosts down
+                return ProbeResult(host, None, f"internal error: {exc!r}", PROBE_FAILED)
+
+        return list(await asyncio.gather(*(guarded(h) for h in hosts)))
+
+
+def _kind_of(exc: Exception) -> str:
+    if isinstance(exc, HostKeyChanged):
+        return HOSTKEY_CHANGED
+    if isinstance(exc, HostKeyUnknown):
+        return HOSTKEY_UNKNOWN
+    return UNREACHABLE
+
+
+# -- trust ---------------------------------------------------------------------------------
+
+
+async def trust_host(
+    host: Host, *, known_hosts: Path | None = None, ssh_config: Path | None = None
+) -> HostKeyInfo:
+    """The key ``host`` offers, to show before trusting it; writes nothing.
+    ``key_type, fingerprint = await trust_host(h)`` works. Raises ``HostKeyChanged`` (never
+    trusted) or ``Unreachable``."""
+    if host.local:
+        raise ValueError(f"{host.name} is this machine: there is no host key to trust")
+    known = known_hosts or locations.known_hosts_file()
+    status, info = await fetch_host_key(
+        host, known_hosts=known, ssh_config=ssh_config or locations.ssh_config_file()
+    )
+    if status == "changed":
+        raise HostKeyChanged(host.target, info, known)
+    return info
+
+
+def add_known_host(host: Host, key: HostKeyInfo, known_hosts: Path | None = None) -> bool:
+    """Append the key shown by ``trust_host`` to known_hosts; False if it was already there.
+    Raises ``HostKeyChanged`` if the file holds a different key for the host."""
+    return _append_known_host(host.target, key, known_hosts or locations.known_hosts_file())
