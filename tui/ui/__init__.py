@@ -1,0 +1,1 @@
+"""The Textual TUI. Nothing in ``tui.core`` imports from here."""

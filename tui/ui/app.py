@@ -1,0 +1,417 @@
+"""The Textual app: owns the fleet state and the runner session; screens show, workers fetch.
+
+Data flows down: ``DetectiveApp.fleet`` (an immutable ``FleetState``) is watched by the screens.
+Events flow up: screens post ``ProbeRequested`` / ``OpenHost`` / ``FixRequested`` …; workers
+(``exit_on_error=False``) post ``ProbeFinished`` / ``ValidationFinished``; ``on_worker_state_changed``
+turns any worker error into one readable modal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from textual import on
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.worker import Worker, WorkerState
+
+from tui.core import exitcodes, locations
+from tui.core.hosts import Host
+from tui.ui.commands import FleetCommands
+from tui.ui.config import ConfigError, Settings, load_settings, save_theme
+from tui.ui.fleet import FleetState, HostState, queued
+from tui.ui.messages import (
+    FixRequested,
+    OpenHost,
+    ProbeActivity,
+    ProbeFinished,
+    ProbeRequested,
+    ValidateRequested,
+    ValidationFinished,
+)
+from tui.ui.screens.help import HelpScreen
+from tui.ui.screens.host import HostScreen
+from tui.ui.screens.hostkey import HostKeyChangedScreen, HostKeyScreen
+from tui.ui.screens.hosts import HostsScreen
+from tui.ui.screens.message import MessageScreen
+from tui.ui.screens.transcripts import TranscriptsScreen
+
+SessionFactory = Callable[[], Any]  # returns a tui.core.runner.Session (async context manager)
+
+ERROR_STATUS = {
+    "unreachable": "unreachable",
+    "hostkey-unknown": "hostkey-unknown",
+    "hostkey-changed": "hostkey-changed",
+    "timeout": "timeout",
+    "probe-failed": "probe-failed",
+}
+
+
+def _default_session() -> Any:
+    from tui.core.runner import Session
+    from tui.core.transcript import Transcript
+
+    return Session(transcript=Transcript.open_session())
+
+
+class DetectiveApp(App[int]):
+    CSS_PATH = "app.tcss"
+    TITLE = "detective-tui"
+    COMMANDS = App.COMMANDS | {FleetCommands}
+    BINDINGS = [
+        Binding("question_mark", "help", "Help", id="app.help", tooltip="Every key on every screen"),
+        Binding("ctrl+s", "save_session", "Save session", id="app.save", tooltip="Export this session: Markdown report + JSONL"),
+        Binding("t", "transcripts", "Transcripts", id="app.transcripts", tooltip="Past sessions"),
+        Binding("ctrl+t", "change_theme", "Theme", id="app.theme", show=False),
+        Binding("q", "quit", "Quit", id="app.quit"),
+    ]
+
+    fleet: reactive[FleetState] = reactive(FleetState, init=False, always_update=False)
+
+    def __init__(
+        self,
+        hosts: Sequence[Host],
+        *,
+        read_only: bool = False,
+        settings: Settings | None = None,
+        session_factory: SessionFactory = _default_session,
+        clock: Callable[[], datetime] = datetime.now,
+        notice: str | None = None,
+        probe_on_start: bool = False,
+    ) -> None:
+        super().__init__()
+        self.settings = settings or Settings()
+        self.read_only = read_only
+        self.clock = clock
+        self.notice = notice
+        self.probe_on_start = probe_on_start
+        self._session_factory = session_factory
+        self.session: Any = None
+        self._hosts = {h.name: h for h in hosts}
+        self._output: dict[str, list[str]] = {h.name: [] for h in hosts}
+        self._pending: dict[str, HostState] = {}
+        self._slots = asyncio.Semaphore(self.settings.concurrency)
+        self._key_prompts: list[HostState] = []
+        self._prompting = False
+        self.set_reactive(DetectiveApp.fleet, FleetState.of(hosts))
+        self.theme = self.settings.theme
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    async def on_mount(self) -> None:
+        self.session = self._session_factory()
+        await self.session.__aenter__()
+        await self.push_screen(HostsScreen())
+        if self.notice:
+            self.notify(self.notice, title="Welcome", timeout=12)
+        if self.probe_on_start:
+            self.request_probe(())
+
+    async def on_unmount(self) -> None:
+        if self.session is not None:
+            await self.session.__aexit__(None, None, None)
+
+    def watch_theme(self, theme: str) -> None:
+        if theme != self.settings.theme:
+            self.settings = replace(self.settings, theme=theme)
+            save_theme(theme)
+
+    # -- probing --------------------------------------------------------------------------------
+    def probe_output(self, name: str) -> list[str]:
+        """The raw probe output lines of a host so far (the host screen's log reads this)."""
+        return self._output.get(name, [])
+
+    def request_probe(self, names: Sequence[str]) -> None:
+        names = tuple(names) or self.fleet.order
+        starting = [self.fleet[n] for n in names if n in self._hosts and not self.fleet[n].busy]
+        if not starting:
+            return
+        self.fleet = self.fleet.updated(*(queued(s) for s in starting))
+        for state in starting:
+            self._output[state.name] = []
+            self.run_worker(
+                self._probe(state.host),
+                name=f"probe {state.name}",
+                group="probe",
+                exit_on_error=False,
+            )
+
+    @on(ProbeRequested)
+    def _on_probe_requested(self, message: ProbeRequested) -> None:
+        self.request_probe(message.names)
+
+    def _buffer(self, name: str, **changes: Any) -> None:
+        base = self._pending.get(name) or self.fleet[name]
+        self._pending[name] = replace(base, **changes)
+        self.post_message(ProbeActivity())
+
+    def _on_progress(self, name: str, item: object) -> None:
+        if isinstance(item, str):
+            self._output[name].append(item.rstrip("\n"))
+            self._buffer(name, status="probing", lines=len(self._output[name]))
+        else:
+            self._buffer(
+                name,
+                status="probing",
+                step=getattr(item, "step", ""),
+                done=getattr(item, "done", 0),
+                total=getattr(item, "total", None),
+            )
+
+    async def _probe(self, host: Host) -> None:
+        from tui.core.diagnosis import diagnose
+
+        async with self._slots:
+            self._buffer(host.name, status="connecting")
+            result = await self.session.probe(host, self._on_progress)
+        diagnosis = None
+        if result.facts is not None and result.error is None:
+            diagnosis = await asyncio.to_thread(diagnose, result.facts)
+        self.post_message(ProbeFinished(result, diagnosis))
+
+    @on(ProbeActivity)
+    def _apply_activity(self) -> None:
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, {}
+        live = [s for s in pending.values() if self.fleet[s.name].status in ("queued", "connecting", "probing")]
+        if live:
+            self.fleet = self.fleet.updated(*live)
+
+    @on(ProbeFinished)
+    def _on_probe_finished(self, message: ProbeFinished) -> None:
+        result = message.result
+        name = result.host.name
+        self._pending.pop(name, None)
+        if result.raw_lines:
+            self._output[name] = list(result.raw_lines)
+        status = ERROR_STATUS.get(result.error_kind or "", "probe-failed") if result.error else "done"
+        state = replace(
+            self.fleet[name],
+            status=status,
+            result=result,
+            diagnosis=message.diagnosis,
+            finished_at=self.clock(),
+            lines=len(self._output[name]),
+        )
+        self.fleet = self.fleet.updated(state)
+        if status in ("hostkey-unknown", "hostkey-changed"):
+            self._key_prompts.append(state)
+            self._next_key_prompt()
+
+    # -- host keys -----------------------------------------------------------------------------
+    def _key_details(self, state: HostState) -> tuple[str, str]:
+        key = state.result.hostkey if state.result else None
+        key_type = getattr(key, "key_type", None) or (key or {}).get("key_type", "") if not hasattr(key, "key_type") else key.key_type
+        fingerprint = getattr(key, "fingerprint", None) if hasattr(key, "fingerprint") else (key or {}).get("fingerprint", "")
+        return key_type or "", fingerprint or ""
+
+    def _next_key_prompt(self) -> None:
+        if self._prompting or not self._key_prompts:
+            return
+        state = self._key_prompts.pop(0)
+        key_type, fingerprint = self._key_details(state)
+        known_hosts = str(locations.known_hosts_file())
+        self._prompting = True
+        if state.status == "hostkey-changed":
+            screen: Screen[Any] = HostKeyChangedScreen(state.name, state.host.target, key_type, fingerprint, known_hosts)
+            self.push_screen(screen, lambda _: self._key_prompt_done())
+        else:
+            screen = HostKeyScreen(state.name, state.host.target, key_type, fingerprint, known_hosts)
+            self.push_screen(screen, lambda accepted: self._key_decided(state, bool(accepted)))
+
+    def _key_prompt_done(self) -> None:
+        self._prompting = False
+        self._next_key_prompt()
+
+    def _key_decided(self, state: HostState, accepted: bool) -> None:
+        self.session.record("hostkey-decision", host=state.name, accepted=accepted)
+        if accepted:
+            self.run_worker(self._trust(state), name=f"trust {state.name}", group="trust", exit_on_error=False)
+        self._key_prompt_done()
+
+    async def _trust(self, state: HostState) -> None:
+        from tui.core.runner import add_known_host
+
+        key = state.result.hostkey if state.result else None
+        await asyncio.to_thread(add_known_host, state.host, key, locations.known_hosts_file())
+        self.notify(f"Key added to {locations.known_hosts_file()}; probing {state.name} again.")
+        self.request_probe((state.name,))
+
+    # -- navigation -----------------------------------------------------------------------------
+    def open_host(self, name: str, finding_id: str | None = None) -> None:
+        if name not in self._hosts:
+            return
+        screen = self.screen
+        if not (isinstance(screen, HostScreen) and screen.host_name == name):
+            while isinstance(self.screen, HostScreen):
+                self.pop_screen()
+            screen = HostScreen(name)
+            self.push_screen(screen)
+        if finding_id is not None:
+            self.call_after_refresh(screen.select_finding, finding_id)
+
+    @on(OpenHost)
+    def _on_open_host(self, message: OpenHost) -> None:
+        self.open_host(message.name)
+
+    def action_help(self) -> None:
+        hidden = frozenset({"host.fix"}) if self.read_only else frozenset()
+        sections = [
+            ("Everywhere", self.BINDINGS),
+            ("Hosts", HostsScreen.BINDINGS),
+            ("Host", HostScreen.BINDINGS),
+        ]
+        self.push_screen(HelpScreen(sections, hidden))
+
+    def action_transcripts(self) -> None:
+        self.push_screen(TranscriptsScreen(self.transcript_path))
+
+    @property
+    def transcript_path(self) -> Path | None:
+        transcript = getattr(self.session, "transcript", None)
+        return getattr(transcript, "path", None)
+
+    def get_system_commands(self, screen: Screen) -> Any:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Transcripts", "Past sessions and their events", self.action_transcripts)
+        yield SystemCommand("Save session", "Markdown report + JSONL transcript", self.action_save_session)
+
+    # -- session export -------------------------------------------------------------------------
+    def action_save_session(self) -> None:
+        self.run_worker(self._save_session(), name="save session", group="save", exit_on_error=False)
+
+    async def _save_session(self) -> None:
+        from tui.core.report import markdown_report
+
+        results = [(s.result, s.diagnosis) for s in self.fleet if s.result is not None]
+        if not results:
+            self.notify("Nothing to save yet: probe some hosts first (P).", severity="warning")
+            return
+        stamp = self.clock().strftime("%Y%m%dT%H%M%S")
+        out_dir = locations.state_dir() / "exports"
+        report = out_dir / f"{stamp}-report.md"
+        jsonl = out_dir / f"{stamp}-session.jsonl"
+
+        def write() -> None:
+            out_dir.mkdir(parents=True, exist_ok=True)
+            report.write_text(markdown_report(results), encoding="utf-8")
+            if self.transcript_path is not None:
+                shutil.copyfile(self.transcript_path, jsonl)
+
+        await asyncio.to_thread(write)
+        self.session.record("session-export", report=str(report), jsonl=str(jsonl))
+        saved = f"{report}\n{jsonl}" if self.transcript_path else str(report)
+        self.notify(f"Saved:\n{saved}", title="Session saved", timeout=10)
+
+    # -- fixes and validation ---------------------------------------------------------------------
+    def request_fix(self, name: str, fix_id: str, params: dict[str, str], python: str | None) -> None:
+        self.post_message(FixRequested(name, fix_id, params, python))
+
+    @on(FixRequested)
+    def _on_fix_requested(self, message: FixRequested) -> None:
+        if self.read_only:
+            self.notify("Read-only mode: fixes are disabled.", severity="warning")
+            return
+        from tui.core.fixes import build_plan
+        from tui.ui.screens.fix_wizard import FixWizardScreen
+
+        state = self.fleet[message.host]
+        if state.facts is None:
+            self.notify(f"Probe {message.host} first.", severity="warning")
+            return
+        plan = build_plan(state.facts, state.host, message.fix_id, message.params, python=message.python)
+        self.session.record("fix-opened", host=message.host, fix=message.fix_id, params=message.params)
+        self.push_screen(FixWizardScreen(state.host, plan, self.session), lambda _: self.request_probe((message.host,)))
+
+    @on(ValidateRequested)
+    def _on_validate_requested(self, message: ValidateRequested) -> None:
+        host = self._hosts[message.host]
+        self.notify(f"Validating FlashInfer's sampling kernels on {host.name}…", timeout=4)
+        self.run_worker(
+            self._validate(host, message.python),
+            name=f"validate {host.name}",
+            group="validate",
+            exit_on_error=False,
+        )
+
+    async def _validate(self, host: Host, python: str | None) -> None:
+        from tui.core.validate import validate_host
+
+        result = await validate_host(self.session, host, python=python)
+        self.post_message(ValidationFinished(host.name, result))
+
+    @on(ValidationFinished)
+    def _on_validation_finished(self, message: ValidationFinished) -> None:
+        result = message.result
+        verdict = getattr(result, "verdict", "error")
+        severity = {"pass": "success", "skipped": "warning"}.get(verdict, "error")
+        self.push_screen(
+            MessageScreen(
+                f"Sampling kernels on {message.host}: {verdict}",
+                result.to_markdown(),
+                severity=severity,
+                markdown=True,
+            )
+        )
+
+    # -- the one error handler --------------------------------------------------------------------
+    @on(Worker.StateChanged)
+    def _on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state != WorkerState.ERROR:
+            return
+        worker = event.worker
+        error = worker.error
+        text = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        if worker.group == "probe":
+            name = worker.name.removeprefix("probe ")
+            if name in self._hosts:
+                self._pending.pop(name, None)
+                self.fleet = self.fleet.updated(replace(self.fleet[name], status="probe-failed"))
+            self.notify(f"{worker.name} failed: {text}", severity="error", timeout=10)
+            return
+        self.push_screen(MessageScreen(f"{worker.name.capitalize()} failed", text))
+
+
+def run_app(args: argparse.Namespace) -> int:
+    """Entry point of ``detective-tui`` without a sub-command."""
+    from tui.core.inventory import InventoryError, find_inventory, load_inventory
+
+    try:
+        settings = load_settings()
+    except ConfigError as e:
+        print(f"detective-tui: {e}", file=sys.stderr)
+        return exitcodes.USAGE
+    notice = None
+    try:
+        if args.demo:
+            from tui.demo.fleet import demo_fleet
+
+            hosts: list[Host] = list(demo_fleet())
+            notice = "Demo fleet: simulated hosts run through the real probe and diagnosis. Press P to probe them all."
+        else:
+            path = find_inventory(getattr(args, "hosts", None))
+            hosts = list(load_inventory(path).hosts)
+            if path is None:
+                from tui.demo.fleet import demo_fleet
+
+                hosts += demo_fleet()
+                notice = (
+                    "No inventory found, so this is this machine (local) plus the built-in demo fleet. "
+                    f"Write {locations.default_inventory()} or ./hosts.yaml to list your own hosts."
+                )
+    except InventoryError as e:
+        print(f"detective-tui: {e}", file=sys.stderr)
+        return exitcodes.USAGE
+    app = DetectiveApp(hosts, read_only=args.read_only, settings=settings, notice=notice)
+    app.run()
+    return app.return_code or 0

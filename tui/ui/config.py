@@ -1,0 +1,85 @@
+"""UI settings: theme and probe concurrency, from one YAML file.
+
+Looked up at ``$DETECTIVE_TUI_CONFIG`` (tests), else ``<XDG config>/detective-tui/config.yaml``.
+A missing file means the defaults; a malformed one is an error naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+import yaml
+
+from tui.core import locations
+
+CONFIG_ENV = "DETECTIVE_TUI_CONFIG"
+
+
+class ConfigError(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Settings:
+    theme: str = "textual-dark"
+    concurrency: int = 16  # hosts probed at the same time by the TUI
+
+    @classmethod
+    def from_mapping(cls, data: object, source: str) -> Settings:
+        if data is None:
+            return cls()
+        if not isinstance(data, dict):
+            raise ConfigError(f"{source}: expected a mapping of settings, got {type(data).__name__}")
+        known = {f.name: f for f in fields(cls)}
+        values: dict[str, object] = {}
+        for key, value in data.items():
+            if key not in known:
+                raise ConfigError(
+                    f"{source}: unknown setting {key!r}; known settings: {', '.join(known)}"
+                )
+            expected = type(getattr(cls(), key))
+            if not isinstance(value, expected) or isinstance(value, bool) != (expected is bool):
+                raise ConfigError(
+                    f"{source}: setting {key!r} must be a {expected.__name__}, got {value!r}"
+                )
+            values[key] = value
+        settings = cls(**values)  # type: ignore[arg-type]
+        if settings.concurrency < 1:
+            raise ConfigError(f"{source}: setting 'concurrency' must be at least 1")
+        return settings
+
+
+def config_path() -> Path:
+    override = os.environ.get(CONFIG_ENV)
+    if override:
+        return Path(override)
+    return locations.config_dir() / "config.yaml"
+
+
+def load_settings(path: Path | None = None) -> Settings:
+    path = path or config_path()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Settings()
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror}") from e
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        raise ConfigError(f"{where}: not valid YAML: {getattr(e, 'problem', e)}") from e
+    return Settings.from_mapping(data, str(path))
+
+
+def save_theme(theme: str, path: Path | None = None) -> None:
+    """Remember the chosen theme (keeps the file's other settings)."""
+    path = path or config_path()
+    current = load_settings(path)
+    data = {f.name: getattr(current, f.name) for f in fields(Settings)}
+    data["theme"] = theme
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(data, sort_keys=True), encoding="utf-8")

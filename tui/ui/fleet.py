@@ -1,0 +1,313 @@
+"""What the UI knows about each host: immutable state, and the values the tables show.
+
+Pure data and functions over ``Facts`` / ``Diagnosis`` — no Textual here, so it is tested
+directly. The app holds one ``FleetState`` in a reactive and replaces it on every change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Literal
+
+from tui.core.facts import Facts, PythonEnv, Toolkit
+from tui.core.findings import SEVERITY_ORDER, FlashInferReplay
+from tui.core.hosts import Host
+
+if TYPE_CHECKING:
+    from tui.core.diagnosis import Diagnosis
+    from tui.core.runner import ProbeResult
+
+Status = Literal[
+    "idle",
+    "queued",
+    "connecting",
+    "probing",
+    "done",
+    "unreachable",
+    "hostkey-unknown",
+    "hostkey-changed",
+    "timeout",
+    "probe-failed",
+]
+BUSY: frozenset[str] = frozenset({"queued", "connecting", "probing"})
+
+
+@dataclass(frozen=True)
+class HostState:
+    host: Host
+    status: Status = "idle"
+    step: str = ""
+    done: int = 0
+    total: int | None = None
+    lines: int = 0  # raw output lines received so far (the lines live in the app's buffer)
+    result: ProbeResult | None = None
+    diagnosis: Diagnosis | None = None
+    finished_at: datetime | None = None
+
+    @property
+    def name(self) -> str:
+        return self.host.name
+
+    @property
+    def facts(self) -> Facts | None:
+        return self.result.facts if self.result is not None else None
+
+    @property
+    def error(self) -> str | None:
+        return self.result.error if self.result is not None else None
+
+    @property
+    def busy(self) -> bool:
+        return self.status in BUSY
+
+
+@dataclass(frozen=True)
+class FleetState:
+    order: tuple[str, ...] = ()
+    states: Mapping[str, HostState] = field(default_factory=lambda: MappingProxyType({}))
+
+    @classmethod
+    def of(cls, hosts: Iterable[Host]) -> FleetState:
+        hosts = tuple(hosts)
+        return cls(
+            order=tuple(h.name for h in hosts),
+            states=MappingProxyType({h.name: HostState(h) for h in hosts}),
+        )
+
+    def __getitem__(self, name: str) -> HostState:
+        return self.states[name]
+
+    def __iter__(self):
+        return (self.states[n] for n in self.order)
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def updated(self, *new: HostState) -> FleetState:
+        states = dict(self.states)
+        for s in new:
+            states[s.name] = s
+        return FleetState(self.order, MappingProxyType(states))
+
+
+def queued(state: HostState) -> HostState:
+    return replace(state, status="queued", step="", done=0, total=None, lines=0)
+
+
+# -- what the hosts table shows -------------------------------------------------------------
+
+
+def primary_python(facts: Facts, diagnosis: Diagnosis | None) -> PythonEnv | None:
+    """The interpreter the story is about: FlashInfer's first, else torch's, else the first."""
+    by_path = {p.path: p for p in facts.pythons}
+    if diagnosis is not None:
+        for fi in diagnosis.flashinfer:
+            if fi.python in by_path:
+                return by_path[fi.python]
+    for p in facts.pythons:
+        if p.torch_version:
+            return p
+    return facts.pythons[0] if facts.pythons else None
+
+
+def primary_replay(diagnosis: Diagnosis | None) -> FlashInferReplay | None:
+    if diagnosis is None or not diagnosis.flashinfer:
+        return None
+    return diagnosis.flashinfer[0]
+
+
+def path_nvcc(facts: Facts) -> tuple[str | None, Toolkit | None]:
+    """The first ``nvcc`` on the SSH session's PATH and the toolkit it belongs to."""
+    ctx = facts.context(None)
+    if ctx is None or not ctx.which_nvcc:
+        return None, None
+    first = ctx.which_nvcc[0]
+    for tk in facts.toolkits:
+        if first in (tk.nvcc, tk.wrapper_of):
+            return first, tk
+    for tk in facts.toolkits:
+        if tk.realpath and first.startswith(tk.realpath.rstrip("/") + "/"):
+            return first, tk
+    return first, None
+
+
+def short_gpu_name(name: str) -> str:
+    for prefix in ("NVIDIA GeForce ", "NVIDIA "):
+        if name.startswith(prefix):
+            return name[len(prefix) :]
+    return name
+
+
+def gpu_summary(facts: Facts) -> str:
+    if not facts.gpus:
+        return ""
+    names: dict[str, int] = {}
+    for g in facts.gpus:
+        names[short_gpu_name(g.name)] = names.get(short_gpu_name(g.name), 0) + 1
+    return ", ".join(f"{n}× {name}" for name, n in names.items())
+
+
+def sm_summary(facts: Facts) -> str:
+    caps = sorted({g.compute_cap for g in facts.gpus if g.compute_cap}, key=_version_key)
+    return ", ".join(caps)
+
+
+def _version_key(v: str) -> tuple[int, ...]:
+    out = []
+    for part in v.replace("+", ".").split("."):
+        digits = "".join(ch for ch in part if ch.isdigit())
+        out.append(int(digits) if digits else 0)
+    return tuple(out)
+
+
+def flashinfer_verdict(replay: FlashInferReplay | None) -> str:
+    if replay is None:
+        return ""
+    if replay.import_error:
+        return "import error"
+    if replay.check_cuda_arch == "fail":
+        return "rejects GPU"
+    if replay.compiles is False:
+        return "cannot compile"
+    return "ok"
+
+
+def worst_severity(diagnosis: Diagnosis | None) -> str | None:
+    if diagnosis is None or not diagnosis.findings:
+        return None
+    return min((f.severity for f in diagnosis.findings), key=lambda s: SEVERITY_ORDER[s])
+
+
+STATUS_TEXT: Mapping[str, str] = MappingProxyType(
+    {
+        "idle": "not probed",
+        "queued": "queued",
+        "connecting": "connecting…",
+        "probing": "probing",
+        "done": "done",
+        "unreachable": "unreachable",
+        "hostkey-unknown": "unknown host key",
+        "hostkey-changed": "HOST KEY CHANGED",
+        "timeout": "timed out",
+        "probe-failed": "probe failed",
+    }
+)
+
+
+def status_text(state: HostState, width: int | None = None) -> str:
+    """The status in words; with ``width``, an error reason is cut to fit."""
+    if state.status == "probing":
+        if state.total:
+            return f"probing {state.done}/{state.total} {state.step}".rstrip()
+        return f"probing {state.step}".rstrip()
+    text = STATUS_TEXT[state.status]
+    if state.status in ("unreachable", "timeout", "probe-failed") and state.error:
+        text = f"{text}: {state.error.splitlines()[0]}"
+        if width is not None and len(text) > width:
+            text = text[: width - 1] + "…"
+    return text
+
+
+STATUS_WIDTH = 26  # the hosts table cuts longer error reasons (the host screen shows them whole)
+
+COLUMNS: tuple[tuple[str, str], ...] = (  # most telling first: 80 columns show the first seven
+    ("host", "Host"),
+    ("status", "Status"),
+    ("worst", "Worst"),
+    ("sm", "SM"),
+    ("driver_cuda", "Drv CUDA"),
+    ("torch_cuda", "torch"),
+    ("jit", "JIT nvcc"),
+    ("flashinfer", "FlashInfer"),
+    ("verdict", "Verdict"),
+    ("driver", "Driver"),
+    ("gpu", "GPU"),
+)
+
+
+@dataclass(frozen=True)
+class HostRow:
+    """The hosts table's cells for one host, as plain strings (keys of ``COLUMNS``)."""
+
+    host: str
+    status: str
+    gpu: str = ""
+    sm: str = ""
+    driver: str = ""
+    driver_cuda: str = ""
+    torch_cuda: str = ""
+    jit: str = ""
+    flashinfer: str = ""
+    verdict: str = ""
+    worst: str = ""
+
+    def cell(self, key: str) -> str:
+        return getattr(self, key)
+
+
+def host_row(state: HostState) -> HostRow:
+    facts = state.facts
+    status = status_text(state, width=STATUS_WIDTH)
+    if facts is None:
+        return HostRow(host=state.name, status=status)
+    py = primary_python(facts, state.diagnosis)
+    replay = primary_replay(state.diagnosis)
+    jit = ""
+    if replay is not None:
+        jit = replay.cuda_version or "none"
+        if replay.cuda_version_source == "torch":
+            jit += " (torch)"
+    driver = facts.driver.smi_version or ("" if facts.driver.state == "ok" else facts.driver.state)
+    return HostRow(
+        host=state.name,
+        status=status,
+        gpu=gpu_summary(facts),
+        sm=sm_summary(facts),
+        driver=driver,
+        driver_cuda=facts.driver.cuda_version or "",
+        torch_cuda=(py.torch_cuda or ("cpu" if py.torch_version else "")) if py else "",
+        jit=jit,
+        flashinfer=replay.version if replay else ((py.flashinfer_version or "") if py else ""),
+        verdict=flashinfer_verdict(replay),
+        worst=worst_severity(state.diagnosis) or ("none" if state.diagnosis else ""),
+    )
+
+
+STATUS_RANK: Mapping[str, int] = MappingProxyType(
+    {
+        s: i
+        for i, s in enumerate(
+            (
+                "hostkey-changed",
+                "hostkey-unknown",
+                "unreachable",
+                "timeout",
+                "probe-failed",
+                "probing",
+                "connecting",
+                "queued",
+                "done",
+                "idle",
+            )
+        )
+    }
+)
+WORST_RANK: Mapping[str, int] = MappingProxyType(
+    {"critical": 0, "warning": 1, "info": 2, "none": 3, "": 4}
+)
+
+
+def sort_key(state: HostState, column: str) -> tuple:
+    """Sort key for one column: severities and statuses by importance, versions numerically."""
+    row = host_row(state)
+    if column == "worst":
+        return (WORST_RANK.get(row.worst, 4), row.host)
+    if column == "status":
+        return (STATUS_RANK[state.status], row.host)
+    if column in ("sm", "driver", "driver_cuda", "torch_cuda", "jit", "flashinfer"):
+        value = row.cell(column)
+        return (value == "", _version_key(value), row.host)
+    return (row.cell(column).lower(), row.host)

@@ -1,0 +1,103 @@
+"""Group a fleet by finding: "12 hosts: SM 12.0 + nvcc 12.8 → FlashInfer drops the GPU".
+
+Hosts share a group when they have the same finding for the same cause (the values named in
+the cause template), so a fleet of mixed toolkits splits into one group per toolkit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from tui.core.findings import SEVERITY_ORDER, Finding
+from tui.ui.fleet import HostState, host_row, status_text
+
+# finding id → (cause template over HostRow fields, consequence in a few words)
+CAUSES: Mapping[str, tuple[str, str]] = MappingProxyType(
+    {
+        "flashinfer-arch-rejected": ("SM {sm} + nvcc {jit}", "FlashInfer drops the GPU"),
+        "nvcc-too-old-for-gpu": ("SM {sm} + nvcc {jit}", "the JIT cannot build for the GPU"),
+        "nvcc-torch-major-mismatch": (
+            "nvcc {jit} vs torch CUDA {torch_cuda}",
+            "JIT and torch disagree on the CUDA major",
+        ),
+        "driver-too-old-for-torch": (
+            "driver CUDA {driver_cuda} < torch CUDA {torch_cuda}",
+            "torch cannot initialise CUDA",
+        ),
+        "driver-too-old-for-nvcc": (
+            "driver CUDA {driver_cuda} < nvcc {jit}",
+            "JIT-built kernels fail to load",
+        ),
+        "torch-lacks-gpu-arch": (
+            "SM {sm} + torch CUDA {torch_cuda}",
+            "no kernel image for the GPU",
+        ),
+        "toolkit-shadowed": ("several toolkits", "CUDA_HOME, PATH and /usr/local/cuda disagree"),
+        "no-nvidia-driver": ("driver {driver}", "no usable GPU"),
+    }
+)
+
+
+@dataclass(frozen=True)
+class FindingGroup:
+    key: tuple[str, ...]
+    label: str
+    severity: str  # critical | warning | info | unreachable | healthy
+    finding_id: str | None
+    hosts: tuple[str, ...]
+
+
+_GROUP_RANK: Mapping[str, int] = MappingProxyType(
+    {**SEVERITY_ORDER, "unreachable": -1, "healthy": 9}
+)
+
+
+def _plural(n: int) -> str:
+    return f"{n} host" if n == 1 else f"{n} hosts"
+
+
+def _cause(finding: Finding, state: HostState) -> tuple[str, str]:
+    if finding.id not in CAUSES:
+        return "", finding.title
+    template, consequence = CAUSES[finding.id]
+    row = host_row(state)
+    values = {k: (row.cell(k) or "?") for k in ("sm", "jit", "torch_cuda", "driver_cuda", "driver")}
+    return template.format(**values), consequence
+
+
+def group_by_finding(states: Iterable[HostState]) -> tuple[FindingGroup, ...]:
+    """Groups ordered unreachable first, then by severity, then by size; healthy last."""
+    members: dict[tuple[str, ...], list[str]] = {}
+    meta: dict[tuple[str, ...], tuple[str, str | None, str, str]] = {}
+    for state in states:
+        if state.status not in ("done", "idle") and not state.busy:
+            key = ("error", state.status)
+            members.setdefault(key, []).append(state.name)
+            meta[key] = ("unreachable", None, status_text(state).split(":")[0], "")
+            continue
+        if state.diagnosis is None:
+            continue
+        if not state.diagnosis.findings:
+            key = ("healthy",)
+            members.setdefault(key, []).append(state.name)
+            meta[key] = ("healthy", None, "", "no findings")
+            continue
+        seen: set[tuple[str, ...]] = set()
+        for finding in state.diagnosis.findings:
+            cause, consequence = _cause(finding, state)
+            key = (finding.id, cause)
+            if key in seen:
+                continue
+            seen.add(key)
+            members.setdefault(key, []).append(state.name)
+            meta[key] = (finding.severity, finding.id, cause, consequence)
+    groups = []
+    for key, names in members.items():
+        severity, finding_id, cause, consequence = meta[key]
+        head = f"{_plural(len(names))}: {cause}" if cause else _plural(len(names))
+        label = f"{head} → {consequence}" if consequence else head
+        groups.append(FindingGroup(key, label, severity, finding_id, tuple(names)))
+    groups.sort(key=lambda g: (_GROUP_RANK[g.severity], -len(g.hosts), g.label))
+    return tuple(groups)

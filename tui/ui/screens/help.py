@@ -1,0 +1,56 @@
+"""Every key of every screen, read from the screens' own ``BINDINGS`` (so it cannot drift)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Button, DataTable, Static
+
+
+def _keys(binding: Binding) -> str:
+    return " ".join(k.strip() for k in binding.key.replace("slash", "/").split(","))
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,question_mark,q", "close", "Close", id="help.close")]
+
+    def __init__(self, sections: Sequence[tuple[str, Sequence[Binding]]], hidden: frozenset[str]) -> None:
+        super().__init__()
+        self.sections = sections
+        self.hidden = hidden
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="-help"):
+            yield Static(Content.styled("Keys", "bold"), classes="dialog-title")
+            yield DataTable(id="help-keys", cursor_type="row", show_cursor=False)
+            yield Static(
+                Content.assemble(
+                    ("ctrl+p", "bold"),
+                    " opens the command palette: every action above, plus one command per host, "
+                    "finding and fix. The mouse works everywhere: click a row, a tab, a column header.",
+                ),
+                id="help-note",
+            )
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Close", variant="primary", id="close")
+
+    def on_mount(self) -> None:
+        table = self.query_one("#help-keys", DataTable)
+        table.add_columns("Where", "Key", "Action")
+        for where, bindings in self.sections:
+            for b in bindings:
+                if b.id in self.hidden or not b.description:
+                    continue
+                table.add_row(where, Text(_keys(b), style="bold"), b.tooltip or b.description)
+        self.query_one("#close", Button).focus()
+
+    @on(Button.Pressed, "#close")
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,219 @@
+"""One host: the four-way CUDA comparison, findings, the FlashInfer replay, fixes, raw output."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Log, OptionList, Static, TabbedContent, TabPane
+from textual.widgets.option_list import Option
+
+from tui.core.findings import Finding, FixSuggestion
+from tui.ui.fleet import FleetState, HostState, gpu_summary, sm_summary, status_text
+from tui.ui.messages import FixRequested, ProbeRequested, ValidateRequested
+from tui.ui.story import cuda_boxes, headline
+from tui.ui.widgets.cuda_compare import CudaComparison
+from tui.ui.widgets.finding_view import FindingView, severity_label
+from tui.ui.widgets.replay_view import ReplayView
+
+HEADLINE_STYLE = {
+    "critical": "bold $error",
+    "warning": "bold $warning",
+    "info": "$primary",
+    "healthy": "bold $success",
+}
+
+# the widget that takes the focus when a tab is shown (focus left in a hidden tab pulls it back)
+TAB_FOCUS = {
+    "tab-findings": "#findings",
+    "tab-replay": "#replay-scroll",
+    "tab-fixes": "#fixes",
+    "tab-output": "#output",
+}
+
+
+class HostScreen(Screen[None]):
+    AUTO_FOCUS = "#findings"
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="host.back"),
+        Binding("p", "probe", "Re-probe", id="host.probe"),
+        Binding("f", "fix", "Fix…", id="host.fix", tooltip="Preview and apply the selected fix"),
+        Binding("v", "validate", "Validate sampling kernels", id="host.validate"),
+        Binding("o", "show_tab('tab-output')", "Probe output", id="host.output"),
+        Binding("w", "show_tab('tab-fixes')", "What-if fixes", id="host.whatif", show=False),
+        Binding("e", "show_tab('tab-replay')", "FlashInfer replay", id="host.replay", show=False),
+    ]
+
+    def __init__(self, host_name: str) -> None:
+        super().__init__()
+        self.host_name = host_name
+        self._state: HostState | None = None
+        self._findings: tuple[Finding, ...] = ()
+        self._fixes: tuple[tuple[Finding, FixSuggestion], ...] = ()
+        self._lines_shown = 0
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="host-title")
+        yield Static(id="host-headline")
+        yield CudaComparison(id="cuda-compare")
+        with TabbedContent(id="host-tabs"):
+            with TabPane("Findings", id="tab-findings"):
+                yield OptionList(id="findings")
+                with VerticalScroll(id="finding-scroll"):
+                    yield FindingView(id="finding")
+            with TabPane("FlashInfer replay", id="tab-replay"), VerticalScroll(id="replay-scroll"):
+                yield ReplayView(id="replay")
+            with TabPane("Fixes (what-if)", id="tab-fixes"):
+                yield DataTable(id="fixes", cursor_type="row")
+            with TabPane("Probe output", id="tab-output"):
+                yield Log(id="output", max_lines=20_000)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        fixes = self.query_one("#fixes", DataTable)
+        fixes.add_column("Fix", key="fix")
+        fixes.add_column("For finding", key="finding")
+        fixes.add_column("Resolves", key="resolves")
+        fixes.add_column("Root", key="root")
+        fixes.add_column("Params", key="params")
+        self.watch(self.app, "fleet", self._fleet_changed)
+
+    # -- data down --------------------------------------------------------------------------
+    def _fleet_changed(self, fleet: FleetState) -> None:
+        state = fleet.states.get(self.host_name)
+        if state is None or state is self._state:
+            return
+        previous, self._state = self._state, state
+        self._show_title(state)
+        self._show_output(state)
+        if previous is None or previous.diagnosis is not state.diagnosis or previous.result is not state.result:
+            self._show_story(state)
+
+    def _show_title(self, state: HostState) -> None:
+        host = state.host
+        parts: list[str | tuple[str, str]] = [(host.name, "bold"), ("  " + host.target, "dim")]
+        if host.tags:
+            parts.append(("  [" + ", ".join(host.tags) + "]", "dim"))
+        parts.append("  · " + status_text(state))
+        if state.finished_at is not None:
+            parts.append(f" at {state.finished_at:%H:%M:%S}")
+        if state.facts is not None and state.facts.gpus:
+            parts.append(f"  · {gpu_summary(state.facts)} (SM {sm_summary(state.facts)})")
+        self.query_one("#host-title", Static).update(Content.assemble(*parts))
+
+    def _show_story(self, state: HostState) -> None:
+        facts, diagnosis = state.facts, state.diagnosis
+        compare = self.query_one(CudaComparison)
+        compare.display = facts is not None
+        if facts is not None:
+            compare.boxes = cuda_boxes(facts, diagnosis)
+        severity, line = headline(diagnosis)
+        if facts is None:
+            severity = "critical" if state.error else "info"
+            line = state.error or "Not probed yet: press p to probe this host."
+        self.query_one("#host-headline", Static).update(
+            Content.styled(line, HEADLINE_STYLE.get(severity, ""))
+        )
+        self._findings = diagnosis.findings if diagnosis else ()
+        options = self.query_one("#findings", OptionList)
+        options.clear_options()
+        options.add_options(
+            Option(Content.assemble(severity_label(f.severity), " ", f.title), id=f.id)
+            for f in self._findings
+        )
+        options.display = bool(self._findings)
+        view = self.query_one(FindingView)
+        view.finding = self._findings[0] if self._findings else None
+        if self._findings:
+            options.highlighted = 0
+        self.query_one(ReplayView).replays = diagnosis.flashinfer if diagnosis else ()
+        self._fill_fixes()
+
+    def _fill_fixes(self) -> None:
+        table = self.query_one("#fixes", DataTable)
+        table.clear()
+        self._fixes = tuple((f, fix) for f in self._findings for fix in f.fixes)
+        for i, (finding, fix) in enumerate(self._fixes):
+            table.add_row(
+                Text(fix.id, style="bold"),
+                finding.id,
+                ", ".join(fix.resolves) or "—",
+                "yes" if fix.needs_root else "no",
+                " ".join(f"{k}={v}" for k, v in fix.params.items()),
+                key=str(i),
+            )
+
+    def _show_output(self, state: HostState) -> None:
+        log = self.query_one("#output", Log)
+        lines = self.app.probe_output(self.host_name)
+        if len(lines) < self._lines_shown:
+            log.clear()
+            self._lines_shown = 0
+        if len(lines) > self._lines_shown:
+            log.write_lines(lines[self._lines_shown :])
+            self._lines_shown = len(lines)
+
+    @on(OptionList.OptionHighlighted, "#findings")
+    def _finding_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        self.query_one(FindingView).finding = self._findings[event.option_index]
+
+    # -- selection --------------------------------------------------------------------------
+    def select_finding(self, finding_id: str) -> None:
+        self.action_show_tab("tab-findings")
+        for i, f in enumerate(self._findings):
+            if f.id == finding_id:
+                self.query_one("#findings", OptionList).highlighted = i
+                return
+
+    def _selected_fix(self) -> tuple[Finding, FixSuggestion] | None:
+        tabs = self.query_one("#host-tabs", TabbedContent)
+        if tabs.active == "tab-fixes" and self._fixes:
+            row = self.query_one("#fixes", DataTable).cursor_row
+            return self._fixes[row] if 0 <= row < len(self._fixes) else None
+        highlighted = self.query_one("#findings", OptionList).highlighted
+        if highlighted is None or not self._findings:
+            return None
+        finding = self._findings[highlighted]
+        return (finding, finding.fixes[0]) if finding.fixes else None
+
+    # -- actions --------------------------------------------------------------------------------
+    def action_back(self) -> None:
+        self.dismiss()
+
+    def action_show_tab(self, tab: str) -> None:
+        self.query_one("#host-tabs", TabbedContent).active = tab
+        self.query_one(TAB_FOCUS[tab]).focus()
+
+    def action_probe(self) -> None:
+        self.post_message(ProbeRequested((self.host_name,)))
+
+    def action_fix(self) -> None:
+        chosen = self._selected_fix()
+        if chosen is None:
+            self.notify("No fix proposed for the selected finding.", severity="warning")
+            return
+        finding, fix = chosen
+        self.post_message(FixRequested(self.host_name, fix.id, dict(fix.params), finding.python))
+
+    def fix_for(self, finding_id: str, fix_id: str) -> None:
+        for finding, fix in self._fixes:
+            if finding.id == finding_id and fix.id == fix_id:
+                self.post_message(
+                    FixRequested(self.host_name, fix.id, dict(fix.params), finding.python)
+                )
+                return
+
+    def action_validate(self) -> None:
+        python = None
+        if self._state is not None and self._state.diagnosis and self._state.diagnosis.flashinfer:
+            python = self._state.diagnosis.flashinfer[0].python
+        self.post_message(ValidateRequested(self.host_name, python))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "fix" and getattr(self.app, "read_only", False):
+            return False
+        return True

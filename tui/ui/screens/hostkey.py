@@ -1,0 +1,115 @@
+"""Host key dialogs: trust an unknown key (after reading its fingerprint), or refuse a changed one."""
+
+from __future__ import annotations
+
+import shlex
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+
+class HostKeyScreen(ModalScreen[bool]):
+    """Dismisses with True when the user accepts the key (it is then added to known_hosts)."""
+
+    BINDINGS = [
+        Binding("y", "accept", "Trust key", id="hostkey.accept"),
+        Binding("n,escape", "refuse", "Refuse", id="hostkey.refuse"),
+    ]
+
+    def __init__(self, host: str, target: str, key_type: str, fingerprint: str, known_hosts: str) -> None:
+        super().__init__()
+        self.host = host
+        self.target = target
+        self.key_type = key_type
+        self.fingerprint = fingerprint
+        self.known_hosts = known_hosts
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="-warning"):
+            yield Static(Content.styled(f"Unknown host key for {self.host}", "bold"), classes="dialog-title")
+            yield Static(
+                Content.assemble(
+                    "The server at ",
+                    (self.target, "bold"),
+                    " presented a key that is not in your known_hosts.\n\n",
+                    ("Key type     ", "bold"),
+                    self.key_type,
+                    "\n",
+                    ("Fingerprint  ", "bold"),
+                    (self.fingerprint, "bold $accent"),
+                    "\n\n",
+                    "Compare it with the fingerprint the host's administrator gives you, e.g. from ",
+                    ("ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub", "italic"),
+                    " run on the host itself. Trusting adds the key to ",
+                    (self.known_hosts, "italic"),
+                    ".",
+                ),
+                id="hostkey-body",
+            )
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Trust and connect", variant="warning", id="accept")
+                yield Button("Refuse", variant="primary", id="refuse")
+
+    def on_mount(self) -> None:
+        self.query_one("#refuse", Button).focus()
+
+    @on(Button.Pressed, "#accept")
+    def action_accept(self) -> None:
+        self.dismiss(True)
+
+    @on(Button.Pressed, "#refuse")
+    def action_refuse(self) -> None:
+        self.dismiss(False)
+
+
+class HostKeyChangedScreen(ModalScreen[None]):
+    """A changed key is never offered for trust: this only explains the risk and the way out."""
+
+    BINDINGS = [Binding("escape,enter", "close", "Close", id="hostkey.close")]
+
+    def __init__(self, host: str, target: str, key_type: str, fingerprint: str, known_hosts: str) -> None:
+        super().__init__()
+        self.host = host
+        self.target = target
+        self.key_type = key_type
+        self.fingerprint = fingerprint
+        self.known_hosts = known_hosts
+
+    def compose(self) -> ComposeResult:
+        remove = f"ssh-keygen -R {shlex.quote(self.target)} -f {shlex.quote(self.known_hosts)}"
+        with Vertical(id="dialog", classes="-error"):
+            yield Static(
+                Content.styled(f"HOST KEY CHANGED for {self.host} — connection refused", "bold $error"),
+                classes="dialog-title",
+            )
+            yield Static(
+                Content.assemble(
+                    "The key ",
+                    (self.target, "bold"),
+                    " presents now is not the one recorded in known_hosts.\n\n",
+                    ("Key type     ", "bold"),
+                    self.key_type or "unknown",
+                    "\n",
+                    ("Fingerprint  ", "bold"),
+                    self.fingerprint or "unknown",
+                    "\n\n",
+                    "Someone may be intercepting the connection, or the host was reinstalled. "
+                    "detective-tui will not connect and will not replace the key.\n\n",
+                    "If you have confirmed with the host's administrator that the new key is "
+                    "legitimate, remove the old entry outside this app:\n\n",
+                    ("  " + remove, "bold"),
+                    "\n\nthen probe the host again and verify the fingerprint it shows.",
+                ),
+                id="hostkey-body",
+            )
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Close", variant="primary", id="close")
+
+    @on(Button.Pressed, "#close")
+    def action_close(self) -> None:
+        self.dismiss(None)

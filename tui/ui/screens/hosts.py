@@ -1,0 +1,272 @@
+"""The fleet: one row per host with live status, or the same hosts grouped by finding."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import ContentSwitcher, DataTable, Footer, Input, Static, Tree
+
+from tui.ui.filtering import FilterError, matches, parse_filter
+from tui.ui.fleet import COLUMNS, FleetState, HostState, host_row, sort_key
+from tui.ui.grouping import FindingGroup, group_by_finding
+from tui.ui.messages import OpenHost, ProbeRequested
+
+CELL_STYLE = {
+    "critical": "bold red",
+    "warning": "bold yellow",
+    "info": "cyan",
+    "none": "green",
+    "rejects GPU": "bold red",
+    "import error": "bold red",
+    "cannot compile": "bold red",
+    "ok": "green",
+}
+STATUS_STYLE = {
+    "unreachable": "red",
+    "hostkey-unknown": "yellow",
+    "hostkey-changed": "bold red",
+    "timeout": "red",
+    "probe-failed": "red",
+    "probing": "cyan",
+    "connecting": "cyan",
+    "queued": "dim",
+    "idle": "dim",
+    "done": "green",
+}
+GROUP_STYLE = {
+    "critical": "bold red",
+    "warning": "bold yellow",
+    "info": "cyan",
+    "unreachable": "red",
+    "healthy": "green",
+}
+
+
+def _cells(state: HostState) -> list[Text]:
+    row = host_row(state)
+    out = []
+    for key, _ in COLUMNS:
+        text = row.cell(key)
+        if key == "status":
+            style = STATUS_STYLE.get(state.status, "")
+        elif key in ("worst", "verdict"):
+            style = CELL_STYLE.get(text, "")
+        elif key == "host":
+            style = "bold"
+        else:
+            style = ""
+        out.append(Text(text, style=style, no_wrap=True))
+    return out
+
+
+class HostsScreen(Screen[None]):
+    AUTO_FOCUS = "#hosts-table"
+    BINDINGS = [
+        Binding("slash", "filter", "Filter", id="hosts.filter", tooltip="Filter by name, tag, finding, GPU, version"),
+        Binding("p", "probe_selected", "Probe", id="hosts.probe", tooltip="Probe the selected host"),
+        Binding("P", "probe_all", "Probe all", id="hosts.probe_all", tooltip="Probe every host"),
+        Binding("g", "toggle_groups", "Group by finding", id="hosts.group"),
+        Binding("s", "sort_next", "Sort", id="hosts.sort", tooltip="Sort by the next column"),
+        Binding("r", "sort_reverse", "Reverse", id="hosts.reverse", show=False),
+        Binding("escape", "clear_filter", "Clear filter", id="hosts.clear_filter", show=False),
+    ]
+
+    sort_column: reactive[str] = reactive("host", init=False)
+    sort_reverse: reactive[bool] = reactive(False, init=False)
+    grouped: reactive[bool] = reactive(False, init=False)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._terms: list[tuple[str | None, str]] = []
+        self._rows: tuple[str, ...] = ()
+        self._shown: dict[str, HostState] = {}
+        self._groups: tuple[FindingGroup, ...] = ()
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="hosts-top"):
+            yield Static(id="hosts-title")
+            yield Input(placeholder="filter: words or key:value (tag: finding: gpu: sm: torch: nvcc:)", id="filter")
+            yield Static(id="filter-error")
+        with ContentSwitcher(initial="hosts-table", id="hosts-switcher"):
+            yield DataTable(id="hosts-table", cursor_type="row", zebra_stripes=True)
+            yield Tree("findings", id="groups-tree")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#hosts-table", DataTable)
+        for key, label in COLUMNS:
+            table.add_column(label, key=key)
+        self.query_one("#groups-tree", Tree).show_root = False
+        self.query_one("#filter", Input).display = False
+        self.query_one("#filter-error", Static).display = False
+        self.watch(self.app, "fleet", self._fleet_changed)
+
+    # -- data down --------------------------------------------------------------------------
+    def _fleet_changed(self, fleet: FleetState) -> None:
+        self._refresh_title(fleet)
+        self._refresh_table(fleet)
+        if self.grouped:
+            self._refresh_groups(fleet)
+
+    def _refresh_title(self, fleet: FleetState) -> None:
+        counts: dict[str, int] = {}
+        for s in fleet:
+            counts[s.status] = counts.get(s.status, 0) + 1
+        busy = sum(counts.get(k, 0) for k in ("queued", "connecting", "probing"))
+        done = counts.get("done", 0)
+        failed = len(fleet) - busy - done - counts.get("idle", 0)
+        parts = [f"{len(fleet)} hosts", f"{done} probed"]
+        if busy:
+            parts.append(f"{busy} in progress")
+        if failed:
+            parts.append(f"{failed} failed")
+        if self._terms:
+            parts.append(f"showing {len(self._rows)}")
+        mode = "read-only · " if getattr(self.app, "read_only", False) else ""
+        self.query_one("#hosts-title", Static).update(
+            Content.assemble(("Fleet  ", "bold"), mode, " · ".join(parts))
+        )
+
+    def _visible(self, fleet: FleetState) -> tuple[str, ...]:
+        states = [s for s in fleet if matches(s, self._terms)]
+        states.sort(key=lambda s: sort_key(s, self.sort_column), reverse=self.sort_reverse)
+        return tuple(s.name for s in states)
+
+    def _refresh_table(self, fleet: FleetState) -> None:
+        table = self.query_one("#hosts-table", DataTable)
+        rows = self._visible(fleet)
+        if rows != self._rows:
+            selected = self.selected_host
+            table.clear()
+            for name in rows:
+                table.add_row(*_cells(fleet[name]), key=name)
+            self._rows = rows
+            self._shown = {n: fleet[n] for n in rows}
+            if selected in rows:
+                table.move_cursor(row=rows.index(selected), animate=False)
+            return
+        for name in rows:
+            state = fleet[name]
+            if self._shown.get(name) is state:
+                continue
+            old = _cells(self._shown[name]) if name in self._shown else None
+            for (key, _), cell, before in zip(COLUMNS, _cells(state), old or [None] * len(COLUMNS), strict=True):
+                if before is None or cell != before:
+                    table.update_cell(name, key, cell, update_width=True)
+            self._shown[name] = state
+
+    def _refresh_groups(self, fleet: FleetState) -> None:
+        groups = group_by_finding(s for s in fleet if s.name in self._rows)
+        if groups == self._groups:
+            return
+        self._groups = groups
+        tree = self.query_one("#groups-tree", Tree)
+        tree.clear()
+        if not groups:
+            tree.root.add_leaf("No results yet: press P to probe every host.")
+        for group in groups:
+            node = tree.root.add(
+                Text(group.label, style=GROUP_STYLE.get(group.severity, "")),
+                data=None,
+                expand=True,
+            )
+            for name in group.hosts:
+                node.add_leaf(name, data=name)
+
+    # -- selection ------------------------------------------------------------------------------
+    @property
+    def selected_host(self) -> str | None:
+        if self.grouped:
+            node = self.query_one("#groups-tree", Tree).cursor_node
+            return node.data if node is not None and isinstance(node.data, str) else None
+        table = self.query_one("#hosts-table", DataTable)
+        if not self._rows or table.cursor_row < 0 or table.cursor_row >= len(self._rows):
+            return None
+        return self._rows[table.cursor_row]
+
+    @on(DataTable.RowSelected, "#hosts-table")
+    def _row_selected(self, event: DataTable.RowSelected) -> None:
+        self.post_message(OpenHost(str(event.row_key.value)))
+
+    @on(Tree.NodeSelected, "#groups-tree")
+    def _node_selected(self, event: Tree.NodeSelected) -> None:
+        if isinstance(event.node.data, str):
+            self.post_message(OpenHost(event.node.data))
+
+    @on(DataTable.HeaderSelected, "#hosts-table")
+    def _header_selected(self, event: DataTable.HeaderSelected) -> None:
+        column = str(event.column_key.value)
+        if column == self.sort_column:
+            self.sort_reverse = not self.sort_reverse
+        else:
+            self.sort_column = column
+
+    # -- actions --------------------------------------------------------------------------------
+    def action_probe_selected(self) -> None:
+        name = self.selected_host
+        if name is None:
+            self.notify("Select a host first.", severity="warning")
+            return
+        self.post_message(ProbeRequested((name,)))
+
+    def action_probe_all(self) -> None:
+        self.post_message(ProbeRequested(self._rows if self._terms else ()))
+
+    def action_toggle_groups(self) -> None:
+        self.grouped = not self.grouped
+
+    def watch_grouped(self, grouped: bool) -> None:
+        switcher = self.query_one("#hosts-switcher", ContentSwitcher)
+        switcher.current = "groups-tree" if grouped else "hosts-table"
+        if grouped:
+            self._groups = ()
+            self._refresh_groups(self.app.fleet)
+        self.query_one(f"#{switcher.current}").focus()
+
+    def action_sort_next(self) -> None:
+        keys = [k for k, _ in COLUMNS]
+        self.sort_column = keys[(keys.index(self.sort_column) + 1) % len(keys)]
+
+    def action_sort_reverse(self) -> None:
+        self.sort_reverse = not self.sort_reverse
+
+    def watch_sort_column(self, column: str) -> None:
+        self.notify(f"Sorted by {dict(COLUMNS)[column]}", timeout=2)
+        self._refresh_table(self.app.fleet)
+
+    def watch_sort_reverse(self) -> None:
+        self._refresh_table(self.app.fleet)
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.display = True
+        box.focus()
+
+    def action_clear_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.value = ""
+        box.display = False
+        self.query_one("#hosts-table", DataTable).focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        error = self.query_one("#filter-error", Static)
+        try:
+            self._terms = parse_filter(event.value)
+        except FilterError as e:
+            error.update(str(e))
+            error.display = True
+            return
+        error.display = False
+        self._fleet_changed(self.app.fleet)
+
+    @on(Input.Submitted, "#filter")
+    def _filter_submitted(self) -> None:
+        target = "#groups-tree" if self.grouped else "#hosts-table"
+        self.query_one(target).focus()

@@ -1,0 +1,1 @@
+"""Widgets of the host and hosts screens; each takes its data as attributes."""

@@ -1,0 +1,48 @@
+"""One finding in full: severity, title, the causal explanation, evidence, and its fixes."""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.reactive import reactive
+from textual.widgets import Static
+
+from tui.core.findings import Finding
+
+SEVERITY_STYLE = {"critical": "bold $error", "warning": "bold $warning", "info": "bold $primary"}
+
+
+def severity_label(severity: str) -> tuple[str, str]:
+    return (f" {severity.upper()} ", f"reverse {SEVERITY_STYLE.get(severity, 'bold')}")
+
+
+def finding_content(finding: Finding) -> Content:
+    parts: list[str | Content | tuple[str, str]] = [
+        severity_label(finding.severity),
+        " ",
+        (finding.title, "bold"),
+        ("  " + finding.id, "dim"),
+        "\n\n",
+        finding.explanation,
+        "\n",
+    ]
+    if finding.python:
+        parts += ["\n", ("Interpreter: ", "bold"), finding.python, "\n"]
+    if finding.evidence:
+        parts += ["\n", ("Evidence", "bold underline"), "\n"]
+        for item in finding.evidence:
+            parts += ["  • ", item, "\n"]
+    if finding.fixes:
+        parts += ["\n", ("Fixes (what-if)", "bold underline"), "\n"]
+        for fix in finding.fixes:
+            resolves = ", ".join(fix.resolves) if fix.resolves else "nothing by itself"
+            root = "  [root]" if fix.needs_root else ""
+            parts += ["  ▸ ", (fix.id, "bold"), f"  {fix.title}{root}\n", ("    resolves: ", "dim")]
+            parts += [(resolves, "$success" if fix.resolves else "dim"), "\n"]
+    return Content.assemble(*parts)
+
+
+class FindingView(Static):
+    finding: reactive[Finding | None] = reactive(None)
+
+    def watch_finding(self, finding: Finding | None) -> None:
+        self.update(finding_content(finding) if finding else "No findings on this host.")
