@@ -10,9 +10,10 @@ has an undo.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
-from tui.core.facts import EnvContext
-from tui.core.fixes.plan import Step
+from tui.core.facts import EnvContext, Facts, PythonEnv
+from tui.core.fixes.plan import FixPlan, Step
 from tui.core.fixes.shell import (
     daemon_reload,
     ensure_block,
@@ -20,7 +21,7 @@ from tui.core.fixes.shell import (
     home_path,
     host_path,
     q,
-    require_file,
+    say_unchanged,
     systemd_quote,
     undo_block,
     undo_file,
@@ -94,12 +95,18 @@ def _activate_step(
 ) -> Step:
     suffix = f".detective-tui-{stamp}.bak"
     file_expr = host_path(host, activate)
-    guard = require_file(file_expr, "-f", f"{activate} does not exist")
     keys = [*env, *(["PATH"] if path_prepend is not None else [])]
+    body = ensure_block(file_expr, name, _shell_lines(env, path_prepend), suffix)
     return Step(
         title=f"Set {', '.join(keys)} in the venv's activate script",
         command="\n".join(
-            [guard, ensure_block(file_expr, name, _shell_lines(env, path_prepend), suffix)]
+            [
+                f"if [ -f {file_expr} ]; then",
+                body,
+                "else",
+                "  " + say_unchanged(f"no activate script at {activate}"),
+                "fi",
+            ]
         ),
         undo=undo_block(file_expr, name, suffix),
         changes=f"appends a marked block to {activate} (backup: {activate}{suffix})",
@@ -181,3 +188,68 @@ def restart_notes(targets: EnvTargets) -> list[str]:
         "the restart is offered separately."
         for unit, _ctx in targets.units
     ]
+
+
+@dataclass(frozen=True)
+class EnvChange:
+    """The environment part of a plan: its steps and what they reach."""
+
+    steps: tuple[Step, ...] = ()
+    notes: tuple[str, ...] = ()
+    units: tuple[str, ...] = ()
+    contexts: tuple[str, ...] = ()
+    activate: str | None = None
+    env_keys: tuple[str, ...] = ()
+
+
+def env_change(
+    host: Host,
+    targets: EnvTargets,
+    *,
+    name: str,
+    fix_id: str,
+    env: Mapping[str, str],
+    path_prepend: str | None = None,
+    stamp: str,
+) -> EnvChange:
+    steps = env_steps(
+        host, targets, name=name, fix_id=fix_id, env=env, path_prepend=path_prepend, stamp=stamp
+    )
+    return EnvChange(
+        steps=tuple(steps),
+        notes=(*restart_notes(targets), *unmanaged_notes(targets, env, path_prepend)),
+        units=tuple(u for u, _c in targets.units),
+        contexts=tuple(c.label for _u, c in targets.units),
+        activate=targets.activate,
+        env_keys=(*env, *(["PATH"] if path_prepend is not None else [])),
+    )
+
+
+def make_plan(
+    facts: Facts,
+    host: Host,
+    fix_id: str,
+    params: Mapping[str, str],
+    py: PythonEnv | None,
+    *,
+    steps: tuple[Step, ...],
+    verify: tuple[str, ...],
+    notes: tuple[str, ...],
+    change: EnvChange,
+    stamp: str,
+) -> FixPlan:
+    return FixPlan(
+        fix_id=fix_id,
+        host=host,
+        params=params,
+        steps=steps,
+        verify_gone=verify,
+        notes=notes,
+        python=py.path if py else None,
+        sudo=not facts.host.is_root,
+        contexts=change.contexts,
+        units=change.units,
+        activate=change.activate,
+        env_keys=change.env_keys,
+        stamp=stamp,
+    )

@@ -35,6 +35,7 @@ class Step:
     undo: str | None  # exact sh reversing the step when it reported a change; None: no undo
     changes: str  # what the step changes, in words ("adds a drop-in …")
     needs_root: bool
+    deadline_s: float = 120.0  # the remote deadline for this step
 
 
 @dataclass(frozen=True)
@@ -47,8 +48,10 @@ class FixPlan:
     notes: tuple[str, ...] = ()
     python: str | None = None  # the interpreter the fix is for
     sudo: bool = False  # the login is not root: root steps run under `sudo -n`
-    contexts: tuple[str, ...] = ()  # labels of the environment contexts the fix changes
+    contexts: tuple[str, ...] = ()  # labels of the serving-process contexts the fix changes
     units: tuple[str, ...] = ()  # systemd units whose environment the fix changes (restart needed)
+    activate: str | None = None  # host path of the venv activate script the fix edits
+    env_keys: tuple[str, ...] = ()  # the environment variables the fix sets
     stamp: str = ""  # timestamp used in backup names
 
     def __post_init__(self) -> None:
@@ -59,13 +62,10 @@ class FixPlan:
         return any(s.needs_root for s in self.steps)
 
     def effective_command(self, step: Step) -> str:
-        """The command as it will run: root steps go through ``sudo -n`` for a non-root login."""
-        return as_root(step.command) if (step.needs_root and self.sudo) else step.command
-
-    def effective_undo(self, step: Step) -> str | None:
-        if step.undo is None:
-            return None
-        return as_root(step.undo) if (step.needs_root and self.sudo) else step.undo
+        """The command as it runs: under ``set -e``; root steps through ``sudo -n`` when the
+        login is not root."""
+        command = f"set -e\n{step.command}"
+        return as_root(command) if (step.needs_root and self.sudo) else command
 
     def preview_commands(self) -> tuple[str, ...]:
         return tuple(self.effective_command(s) for s in self.steps)

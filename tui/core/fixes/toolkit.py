@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from tui.core.facts import Facts, PythonEnv
-from tui.core.fixes.envset import env_steps, restart_notes, unmanaged_notes
+from tui.core.fixes.envset import EnvChange, env_change, make_plan
 from tui.core.fixes.plan import FixError, FixPlan, Step
 from tui.core.fixes.shell import host_path, q, require_file, say_changed, say_unchanged
 from tui.core.fixes.targets import env_targets, pick_python
@@ -54,50 +54,15 @@ def _verify_ids(py: PythonEnv | None, toolkit_version: str | None) -> tuple[str,
 
 
 def _point_at(
-    facts: Facts,
-    host: Host,
-    py: PythonEnv | None,
-    *,
-    fix_id: str,
-    home: str,
-    stamp: str,
-) -> tuple[list[Step], list[str], tuple[str, ...], tuple[str, ...]]:
-    targets = env_targets(facts, py)
-    env = {"CUDA_HOME": home}
-    bin_dir = home.rstrip("/") + "/bin"
-    steps = env_steps(
-        host, targets, name="cuda", fix_id=fix_id, env=env, path_prepend=bin_dir, stamp=stamp
-    )
-    notes = [*restart_notes(targets), *unmanaged_notes(targets, env, bin_dir)]
-    contexts = tuple(ctx.label for _u, ctx in targets.units)
-    units = tuple(u for u, _ctx in targets.units)
-    return steps, notes, contexts, units
-
-
-def _plan(
-    facts: Facts,
-    host: Host,
-    fix_id: str,
-    params: Mapping[str, str],
-    py: PythonEnv | None,
-    steps: list[Step],
-    verify: tuple[str, ...],
-    notes: list[str],
-    contexts: tuple[str, ...],
-    units: tuple[str, ...],
-    stamp: str,
-) -> FixPlan:
-    return FixPlan(
+    facts: Facts, host: Host, py: PythonEnv | None, *, fix_id: str, home: str, stamp: str
+) -> EnvChange:
+    return env_change(
+        host,
+        env_targets(facts, py),
+        name="cuda",
         fix_id=fix_id,
-        host=host,
-        params=params,
-        steps=tuple(steps),
-        verify_gone=verify,
-        notes=tuple(notes),
-        python=py.path if py else None,
-        sudo=not facts.host.is_root,
-        contexts=contexts,
-        units=units,
+        env={"CUDA_HOME": home},
+        path_prepend=home.rstrip("/") + "/bin",
         stamp=stamp,
     )
 
@@ -119,21 +84,18 @@ def use_installed_toolkit(
             "pass path= one of those, or install one with install-cuda-toolkit-pip/-apt"
         )
     py = pick_python(facts, python)
-    steps, notes, contexts, units = _point_at(
-        facts, host, py, fix_id="use-installed-toolkit", home=home, stamp=stamp
-    )
-    return _plan(
+    change = _point_at(facts, host, py, fix_id="use-installed-toolkit", home=home, stamp=stamp)
+    return make_plan(
         facts,
         host,
         "use-installed-toolkit",
         {"path": home},
         py,
-        steps,
-        _verify_ids(py, toolkit.version),
-        notes,
-        contexts,
-        units,
-        stamp,
+        steps=change.steps,
+        verify=_verify_ids(py, toolkit.version),
+        notes=change.notes,
+        change=change,
+        stamp=stamp,
     )
 
 
@@ -178,22 +140,20 @@ def install_cuda_toolkit_pip(
         undo=(f"{py_cmd} -m pip uninstall -y {' '.join(q(p) for p in added)}" if added else None),
         changes=f"pip installs {requirement} (about 104 MB download, nvcc at {home}/bin/nvcc)",
         needs_root=False,
+        deadline_s=1800.0,
     )
-    steps, notes, contexts, units = _point_at(
-        facts, host, py, fix_id="install-cuda-toolkit-pip", home=home, stamp=stamp
-    )
-    return _plan(
+    change = _point_at(facts, host, py, fix_id="install-cuda-toolkit-pip", home=home, stamp=stamp)
+    return make_plan(
         facts,
         host,
         "install-cuda-toolkit-pip",
         {"version": version},
         py,
-        [install, *steps],
-        _verify_ids(py, version),
-        notes,
-        contexts,
-        units,
-        stamp,
+        steps=(install, *change.steps),
+        verify=_verify_ids(py, version),
+        notes=change.notes,
+        change=change,
+        stamp=stamp,
     )
 
 
@@ -250,6 +210,7 @@ def install_cuda_toolkit_apt(
         undo=None,
         changes="downloads package lists; changes no installed package",
         needs_root=True,
+        deadline_s=600.0,
     )
     install = Step(
         title=f"Install {APT_PACKAGE} (toolkit only, no driver)",
@@ -268,23 +229,21 @@ def install_cuda_toolkit_apt(
         undo=f"DEBIAN_FRONTEND=noninteractive apt-get remove -y {APT_PACKAGE}",
         changes=f"installs {APT_PACKAGE} into {APT_HOME} (about 3 GB)",
         needs_root=True,
+        deadline_s=3600.0,
     )
-    steps, notes, contexts, units = _point_at(
+    change = _point_at(
         facts, host, py, fix_id="install-cuda-toolkit-apt", home=APT_HOME, stamp=stamp
     )
-    notes.append(
-        f"Undo removes {APT_PACKAGE} only; `apt-get autoremove` removes the packages it pulled in."
-    )
-    return _plan(
+    autoremove = f"Undo removes {APT_PACKAGE} only; `apt-get autoremove` removes what it pulled in."
+    return make_plan(
         facts,
         host,
         "install-cuda-toolkit-apt",
         {},
         py,
-        [keyring, update, install, *steps],
-        _verify_ids(py, APT_VERSION),
-        notes,
-        contexts,
-        units,
-        stamp,
+        steps=(keyring, update, install, *change.steps),
+        verify=_verify_ids(py, APT_VERSION),
+        notes=(*change.notes, autoremove),
+        change=change,
+        stamp=stamp,
     )

@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 
 from tui.core.facts import EnvContext, Facts, PythonEnv
-from tui.core.fixes.envset import dropin_dir, env_steps, restart_notes, unmanaged_notes
+from tui.core.fixes.envset import EnvChange, dropin_dir, env_change, make_plan
 from tui.core.fixes.plan import FixError, FixPlan, Step
 from tui.core.fixes.shell import (
     daemon_reload,
@@ -27,33 +27,6 @@ SGLANG_VALUE = "pytorch"
 VLLM_ENV = {"VLLM_USE_FLASHINFER_SAMPLER": "0"}
 
 
-def _plan(
-    facts: Facts,
-    host: Host,
-    fix_id: str,
-    params: Mapping[str, str],
-    py: PythonEnv | None,
-    steps: list[Step],
-    verify: tuple[str, ...],
-    notes: list[str],
-    targets: EnvTargets,
-    stamp: str,
-) -> FixPlan:
-    return FixPlan(
-        fix_id=fix_id,
-        host=host,
-        params=params,
-        steps=tuple(steps),
-        verify_gone=verify,
-        notes=tuple(notes),
-        python=py.path if py else None,
-        sudo=not facts.host.is_root,
-        contexts=tuple(ctx.label for _u, ctx in targets.units),
-        units=tuple(u for u, _ctx in targets.units),
-        stamp=stamp,
-    )
-
-
 def validate_arch_list(value: str) -> str:
     items = value.split(" ")
     bad = [i for i in items if not ARCH_ITEM.fullmatch(i)]
@@ -70,23 +43,25 @@ def set_flashinfer_arch_list(
 ) -> FixPlan:
     value = validate_arch_list(params.get("value", ""))
     py = pick_python(facts, python)
-    targets = env_targets(facts, py)
-    env = {"FLASHINFER_CUDA_ARCH_LIST": value}
-    steps = env_steps(
-        host, targets, name="arch-list", fix_id="set-flashinfer-arch-list", env=env, stamp=stamp
+    change = env_change(
+        host,
+        env_targets(facts, py),
+        name="arch-list",
+        fix_id="set-flashinfer-arch-list",
+        env={"FLASHINFER_CUDA_ARCH_LIST": value},
+        stamp=stamp,
     )
-    notes = [*restart_notes(targets), *unmanaged_notes(targets, env, None)]
-    return _plan(
+    return make_plan(
         facts,
         host,
         "set-flashinfer-arch-list",
         {"value": value},
         py,
-        steps,
-        ("flashinfer-arch-rejected",),
-        notes,
-        targets,
-        stamp,
+        steps=change.steps,
+        verify=("flashinfer-arch-rejected",),
+        notes=change.notes,
+        change=change,
+        stamp=stamp,
     )
 
 
@@ -149,35 +124,30 @@ def sampling_backend_fallback(
     facts: Facts, host: Host, params: Mapping[str, str], python: str | None, stamp: str
 ) -> FixPlan:
     py = pick_python(facts, python)
-    contexts = serving_contexts(facts, py)
-    engines = {ctx.label: _engine(ctx, py) for ctx in contexts}
-    default_engine = params.get("engine") or (
-        "vllm"
-        if py is not None and "vllm" in py.packages
-        else "sglang"
-        if py is not None and "sglang" in py.packages
-        else None
-    )
-    all_targets = env_targets(facts, py)
-    steps: list[Step] = []
-    notes: list[str] = []
-    sglang_units = [(u, c) for u, c in all_targets.units if engines.get(c.label) == "sglang"]
-    vllm_units = tuple((u, c) for u, c in all_targets.units if engines.get(c.label) == "vllm")
-    steps += [_sglang_unit_step(host, u, c, stamp) for u, c in sglang_units]
-    for ctx in all_targets.unmanaged:
-        if engines.get(ctx.label) == "sglang":
-            notes.append(
-                f"{ctx.label} is not managed by systemd: restart it with "
-                f"{SGLANG_FLAG} {SGLANG_VALUE} added to its command line."
-            )
-    vllm_targets = EnvTargets(
-        units=vllm_units,
-        unmanaged=tuple(c for c in all_targets.unmanaged if engines.get(c.label) == "vllm"),
-        activate=all_targets.activate,
-        profile=all_targets.profile,
-    )
-    if vllm_units or default_engine == "vllm":
-        steps += env_steps(
+    targets = env_targets(facts, py)
+    engines = {ctx.label: _engine(ctx, py) for ctx in serving_contexts(facts, py)}
+    installed = [n for n in ("vllm", "sglang") if py is not None and n in py.packages]
+    engine = params.get("engine") or (installed[0] if installed else None)
+    if engine not in (None, "sglang", "vllm"):
+        raise FixError(f"engine={engine}: use engine=sglang or engine=vllm")
+    sglang_units = tuple((u, c) for u, c in targets.units if engines.get(c.label) == "sglang")
+    vllm_units = tuple((u, c) for u, c in targets.units if engines.get(c.label) == "vllm")
+    steps: list[Step] = [_sglang_unit_step(host, u, c, stamp) for u, c in sglang_units]
+    notes = [
+        f"{c.label} is not managed by systemd: restart it with {SGLANG_FLAG} {SGLANG_VALUE} "
+        "added to its command line."
+        for c in targets.unmanaged
+        if engines.get(c.label) == "sglang"
+    ]
+    vllm = EnvChange()
+    if vllm_units or engine == "vllm":
+        vllm_targets = EnvTargets(
+            units=vllm_units,
+            unmanaged=tuple(c for c in targets.unmanaged if engines.get(c.label) == "vllm"),
+            activate=targets.activate,
+            profile=targets.profile,
+        )
+        vllm = env_change(
             host,
             vllm_targets,
             name="sampling",
@@ -185,10 +155,11 @@ def sampling_backend_fallback(
             env=VLLM_ENV,
             stamp=stamp,
         )
-        notes += unmanaged_notes(vllm_targets, VLLM_ENV, None)
-    if default_engine == "sglang" and not sglang_units:
+        steps += vllm.steps
+        notes += vllm.notes
+    elif engine == "sglang" and not sglang_units:
         notes.append(
-            f"SGLang reads the sampling backend from its command line only: add {SGLANG_FLAG} "
+            f"SGLang takes the sampling backend from its command line only: add {SGLANG_FLAG} "
             f"{SGLANG_VALUE} where you start the server."
         )
     if not steps:
@@ -200,12 +171,30 @@ def sampling_backend_fallback(
             "sampling-backend-fallback found no SGLang systemd unit and no vLLM install to "
             f"change on {host.name}; {advice}"
         )
-    used = EnvTargets(
-        units=(*sglang_units, *vllm_units), unmanaged=(), activate=None, profile=False
-    )
-    notes = [*restart_notes(used), *notes]
+    notes += [
+        f"{u} keeps its old command line until it restarts (systemctl restart {u}); "
+        "the restart is offered separately."
+        for u, _c in sglang_units
+    ]
     notes.append(
         "This is a workaround: FlashInfer still cannot target the GPU, the server just stops "
         "using it for sampling, so FlashInfer findings stay."
     )
-    return _plan(facts, host, "sampling-backend-fallback", {}, py, steps, (), notes, used, stamp)
+    change = EnvChange(
+        units=(*(u for u, _c in sglang_units), *vllm.units),
+        contexts=(*(c.label for _u, c in sglang_units), *vllm.contexts),
+        activate=vllm.activate,
+        env_keys=vllm.env_keys,
+    )
+    return make_plan(
+        facts,
+        host,
+        "sampling-backend-fallback",
+        {"engine": engine} if engine else {},
+        py,
+        steps=tuple(steps),
+        verify=(),
+        notes=tuple(notes),
+        change=change,
+        stamp=stamp,
+    )

@@ -1,0 +1,394 @@
+"""Run a fix plan: each step in order, stop at the first failure, re-probe, verify, record undo.
+
+The verdict is judged for the environments the fix changed: a systemd unit as it will start
+next time (its unit files and drop-ins), the venv as ``activate`` leaves it. The live
+process keeps its old environment until it restarts, and the outcome says so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shlex
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from tui.core.facts import EnvContext, Facts
+from tui.core.fixes import undo as undo_store
+from tui.core.fixes.plan import FixPlan, Step, parse_flags
+from tui.core.fixes.unitenv import (
+    next_start_context,
+    unit_environment,
+    unit_files_script,
+    which_nvcc_script,
+    with_contexts,
+)
+from tui.core.hosts import Host
+
+if TYPE_CHECKING:
+    from tui.core.runner import Session
+
+StepStatus = Literal["changed", "unchanged", "done", "failed", "not-run"]
+LineSink = Callable[[str], None]
+
+SUDO_PASSWORD = ("a password is required", "a terminal is required", "no tty present")
+READ_DEADLINE_S = 30.0
+ENV_MARK = "@@env "
+NVCC_MARK = "@@nvcc "
+
+
+@dataclass(frozen=True)
+class StepResult:
+    step: Step
+    command: str  # as run (sudo-wrapped where needed)
+    status: StepStatus
+    exit_status: int | None = None
+    output: str = ""
+    reports: tuple[str, ...] = ()  # what the step said it changed or left alone
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class ContextChange:
+    """One environment the fix changed, before and after."""
+
+    label: str
+    before: Mapping[str, str]
+    after: Mapping[str, str]
+    verdict_before: str | None = None
+    verdict_after: str | None = None
+
+
+@dataclass(frozen=True)
+class FixOutcome:
+    plan: FixPlan
+    steps: tuple[StepResult, ...]
+    error: str | None = None  # why the plan stopped (first failing step, sudo, probe)
+    findings_before: tuple[str, ...] = ()
+    findings_after: tuple[str, ...] = ()
+    resolved: tuple[str, ...] = ()  # verify ids present before, gone after
+    unresolved: tuple[str, ...] = ()  # verify ids still present after
+    contexts: tuple[ContextChange, ...] = ()
+    pending_restart: tuple[str, ...] = ()  # units whose running process still has the old env
+    record: str | None = None  # undo record id, when something changed
+    facts_after: Facts | None = field(default=None, compare=False)
+
+    @property
+    def applied(self) -> bool:
+        return self.error is None and all(s.status != "failed" for s in self.steps)
+
+    @property
+    def ok(self) -> bool:
+        return self.applied and not self.unresolved
+
+    @property
+    def changed(self) -> tuple[StepResult, ...]:
+        return tuple(s for s in self.steps if s.status == "changed")
+
+
+@dataclass(frozen=True)
+class EnvReads:
+    """What was read from the host about the environments a plan changes."""
+
+    units: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    unit_which: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    activate: EnvContext | None = None
+
+
+def _sudo_problem(output: str) -> bool:
+    low = output.lower()
+    return "sudo" in low and any(s in low for s in SUDO_PASSWORD)
+
+
+async def run_steps(
+    session: Session, host: Host, plan: FixPlan, on_line: LineSink | None = None
+) -> tuple[tuple[StepResult, ...], str | None]:
+    """Run the plan's steps in order; stop at the first failure. Returns results and the error."""
+    results: list[StepResult] = []
+    error: str | None = None
+    for index, step in enumerate(plan.steps, 1):
+        command = plan.effective_command(step)
+        if error is not None:
+            results.append(StepResult(step=step, command=command, status="not-run"))
+            continue
+        if on_line:
+            on_line(f"── step {index}/{len(plan.steps)}: {step.title}")
+        res = await session.run_script(
+            host, command, env=dict(host.env), deadline_s=step.deadline_s, on_line=on_line
+        )
+        flags = parse_flags(res.output)
+        reports = (*flags.changed, *flags.unchanged)
+        failed = res.timed_out or res.error is not None or res.exit_status != 0
+        if failed:
+            if plan.sudo and step.needs_root and _sudo_problem(res.output):
+                why = (
+                    f"sudo on {host.name} needs a password (sudo -n refused); run the commands "
+                    "yourself as root, or log in as root / allow this user passwordless sudo"
+                )
+            elif res.timed_out:
+                why = f"timed out after {step.deadline_s:.0f} s"
+            else:
+                why = res.error or f"exit status {res.exit_status}"
+            error = f"step {index} ({step.title}) failed: {why}"
+            status: StepStatus = "failed"
+        else:
+            status = "changed" if flags.changed else ("unchanged" if flags.unchanged else "done")
+        results.append(
+            StepResult(
+                step=step,
+                command=command,
+                status=status,
+                exit_status=res.exit_status,
+                output=res.output,
+                reports=reports,
+                error=error if status == "failed" else None,
+            )
+        )
+    return tuple(results), error
+
+
+async def _run_read(session: Session, host: Host, script: str) -> str:
+    res = await session.run_script(host, script, env=dict(host.env), deadline_s=READ_DEADLINE_S)
+    return res.output
+
+
+def _activate_script(host: Host, activate: str, keys: tuple[str, ...]) -> str:
+    root = (host.root or "").rstrip("/")
+    f = shlex.quote(root + activate)
+    lines = [f"[ -f {f} ] || exit 0", f". {f} >/dev/null 2>&1"]
+    for k in dict.fromkeys((*keys, "CUDA_HOME", "PATH")):
+        lines.append(
+            f'[ -n "${{{k}+x}}" ] && printf {shlex.quote(ENV_MARK + k + "=%s")}"\\n" "${k}"'
+        )
+    lines.append("IFS=:")
+    lines.append("for d in $PATH; do")
+    nvcc_fmt = shlex.quote(NVCC_MARK + "%s\\n")
+    lines.append(f'  [ -x {shlex.quote(root)}"$d"/nvcc ] && printf {nvcc_fmt} "$d/nvcc"')
+    lines.append("done")
+    lines.append("true")
+    return "\n".join(lines)
+
+
+def _parse_activate(output: str, activate: str) -> EnvContext | None:
+    env: dict[str, str] = {}
+    nvcc: list[str] = []
+    for line in output.splitlines():
+        if line.startswith(ENV_MARK) and "=" in line:
+            k, v = line[len(ENV_MARK) :].split("=", 1)
+            env[k] = v
+        elif line.startswith(NVCC_MARK):
+            nvcc.append(line[len(NVCC_MARK) :])
+    if not env:
+        return None
+    return EnvContext(
+        kind="login", label=f"venv activated ({activate})", vars=env, which_nvcc=tuple(nvcc)
+    )
+
+
+async def read_envs(session: Session, host: Host, plan: FixPlan) -> EnvReads:
+    """Read the environments ``plan`` changes, as they are on the host right now."""
+    units: dict[str, dict[str, str]] = {}
+    which: dict[str, tuple[str, ...]] = {}
+    for unit in plan.units:
+        units[unit] = unit_environment(
+            await _run_read(session, host, unit_files_script(host, unit)), unit
+        )
+        path = units[unit].get("PATH")
+        if path:
+            out = await _run_read(session, host, which_nvcc_script(host, path))
+            which[unit] = tuple(x for x in out.splitlines() if x.strip())
+    activate = None
+    if plan.activate:
+        out = await _run_read(session, host, _activate_script(host, plan.activate, plan.env_keys))
+        activate = _parse_activate(out, plan.activate)
+    return EnvReads(units=units, unit_which=which, activate=activate)
+
+
+def judged_facts(facts: Facts, plan: FixPlan, reads: EnvReads) -> Facts:
+    """The facts as the fixed environments will see them.
+
+    Serving processes of a changed unit get the unit's next-start environment; an interpreter
+    with no serving process is judged under its activated venv when the fix edited it.
+    """
+    replaced: dict[str, EnvContext] = {}
+    for ctx in facts.contexts:
+        if ctx.unit and ctx.unit in reads.units:
+            replaced[ctx.label] = next_start_context(
+                ctx, reads.units[ctx.unit], reads.unit_which.get(ctx.unit, ())
+            )
+    judged = with_contexts(facts, replaced)
+    if reads.activate is None or plan.python is None:
+        return judged
+    serving = {c.label for c in facts.contexts if c.pid is not None}
+    pythons = tuple(
+        dataclasses.replace(p, context=reads.activate.label)
+        if p.path == plan.python and p.context not in serving
+        else p
+        for p in judged.pythons
+    )
+    return dataclasses.replace(judged, contexts=(*judged.contexts, reads.activate), pythons=pythons)
+
+
+def _finding_ids(facts: Facts) -> tuple[str, ...]:
+    from tui.core.diagnosis import diagnose
+
+    return tuple(dict.fromkeys(f.id for f in diagnose(facts).findings))
+
+
+def _verdict(facts: Facts, python: str | None, label: str) -> str | None:
+    from tui.core.flashinfer_replay import replay
+
+    py = next((p for p in facts.pythons if p.path == python and p.flashinfer_version), None)
+    ctx = facts.context(label)
+    if py is None or ctx is None:
+        return None
+    r = replay(facts, py, ctx)
+    archs = " ".join(r.target_cuda_archs) or "none"
+    return (
+        f"FlashInfer {r.version}: CUDA {r.cuda_version or '?'} from {r.cuda_home or '?'} → "
+        f"targets {archs} → check {r.check_cuda_arch}"
+    )
+
+
+def _changes(plan: FixPlan, before: Facts, after: Facts) -> tuple[ContextChange, ...]:
+    keys = plan.env_keys
+    labels = [*plan.contexts]
+    if any(c.label.startswith("venv activated") for c in after.contexts):
+        labels += [c.label for c in after.contexts if c.label.startswith("venv activated")]
+    out = []
+    for label in dict.fromkeys(labels):
+        b = before.context(label)
+        a = after.context(label)
+        out.append(
+            ContextChange(
+                label=label,
+                before={k: b.vars[k] for k in keys if b is not None and k in b.vars},
+                after={k: a.vars[k] for k in keys if a is not None and k in a.vars},
+                verdict_before=_verdict(before, plan.python, label) if b else None,
+                verdict_after=_verdict(after, plan.python, label) if a else None,
+            )
+        )
+    return tuple(out)
+
+
+def _pending_restart(plan: FixPlan, live: Facts, judged: Facts) -> tuple[str, ...]:
+    pending = []
+    for ctx in live.contexts:
+        if ctx.unit in plan.units:
+            new = judged.context(ctx.label)
+            if new is not None and any(new.vars.get(k) != ctx.vars.get(k) for k in plan.env_keys):
+                pending.append(ctx.unit)
+    return tuple(dict.fromkeys(u for u in pending if u))
+
+
+async def apply_plan(
+    session: Session,
+    host: Host,
+    plan: FixPlan,
+    on_line: LineSink | None = None,
+    *,
+    before: Facts | None = None,
+    record_undo: bool = True,
+) -> FixOutcome:
+    """Run ``plan`` on ``host``, re-probe, re-diagnose, and compare before/after.
+
+    ``before`` is the probe the plan was built from (probed again when not given). The
+    transcript gets the plan, every command, and the outcome.
+    """
+    if before is None:
+        probed = await session.probe(host)
+        if probed.facts is None:
+            return FixOutcome(plan=plan, steps=(), error=f"probe failed: {probed.error}")
+        before = probed.facts
+    session.record(
+        "fix-start",
+        host=host.name,
+        fix=plan.fix_id,
+        params=dict(plan.params),
+        commands=list(plan.preview_commands()),
+    )
+    if plan.needs_root and plan.sudo and before.host.sudo_nopasswd is False:
+        error = (
+            f"{plan.fix_id} needs root and sudo on {host.name} asks for a password; run the "
+            "previewed commands yourself as root, or allow passwordless sudo for this user"
+        )
+        steps = tuple(
+            StepResult(step=s, command=plan.effective_command(s), status="not-run")
+            for s in plan.steps
+        )
+        session.record("fix-refused", host=host.name, fix=plan.fix_id, reason=error)
+        return FixOutcome(plan=plan, steps=steps, error=error)
+    reads_before = await read_envs(session, host, plan)
+    judged_before = judged_facts(before, plan, reads_before)
+    findings_before = _finding_ids(judged_before)
+    results, error = await run_steps(session, host, plan, on_line)
+    record = None
+    if record_undo and any(r.status == "changed" for r in results):
+        record = undo_store.save_record(plan, results, findings_before)
+    probed = await session.probe(host)
+    if probed.facts is None:
+        outcome = FixOutcome(
+            plan=plan,
+            steps=results,
+            error=error or f"re-probe failed: {probed.error}",
+            findings_before=findings_before,
+            record=record,
+        )
+        session.record("fix-outcome", **outcome_summary(outcome))
+        return outcome
+    reads_after = await read_envs(session, host, plan)
+    judged_after = judged_facts(probed.facts, plan, reads_after)
+    findings_after = _finding_ids(judged_after)
+    present = [i for i in plan.verify_gone if i in findings_before]
+    outcome = FixOutcome(
+        plan=plan,
+        steps=results,
+        error=error,
+        findings_before=findings_before,
+        findings_after=findings_after,
+        resolved=tuple(i for i in present if i not in findings_after),
+        unresolved=tuple(i for i in present if i in findings_after),
+        contexts=_changes(plan, judged_before, judged_after),
+        pending_restart=_pending_restart(plan, probed.facts, judged_after),
+        record=record,
+        facts_after=probed.facts,
+    )
+    session.record("fix-outcome", **outcome_summary(outcome))
+    return outcome
+
+
+def outcome_summary(outcome: FixOutcome) -> dict[str, object]:
+    """A JSON-able summary for the transcript and ``--json`` output."""
+    return {
+        "host": outcome.plan.host.name,
+        "fix": outcome.plan.fix_id,
+        "params": dict(outcome.plan.params),
+        "applied": outcome.applied,
+        "ok": outcome.ok,
+        "error": outcome.error,
+        "steps": [
+            {
+                "title": s.step.title,
+                "status": s.status,
+                "exit_status": s.exit_status,
+                "reports": list(s.reports),
+            }
+            for s in outcome.steps
+        ],
+        "findings_before": list(outcome.findings_before),
+        "findings_after": list(outcome.findings_after),
+        "resolved": list(outcome.resolved),
+        "unresolved": list(outcome.unresolved),
+        "contexts": [
+            {
+                "label": c.label,
+                "before": dict(c.before),
+                "after": dict(c.after),
+                "verdict_before": c.verdict_before,
+                "verdict_after": c.verdict_after,
+            }
+            for c in outcome.contexts
+        ],
+        "pending_restart": list(outcome.pending_restart),
+        "undo_record": outcome.record,
+    }
