@@ -118,6 +118,11 @@ def resolve_targets(inv: Inventory, targets: Sequence[str], all_hosts: bool) -> 
     return chosen
 
 
+def select_hosts(explicit: str | None, targets: Sequence[str], all_hosts: bool) -> list[Host]:
+    """What a headless command does with ``--hosts FILE TARGET… [--all]``."""
+    return resolve_targets(load_inventory(find_inventory(explicit)), targets, all_hosts)
+
+
 def _adhoc(target: str) -> Host:
     problem = ssh_target_problem(target)
     if problem:

@@ -301,16 +301,23 @@ class Session:
         return result
 
     async def probe_many(
-        self, hosts: Sequence[Host], on_progress: ProgressCallback | None = None
+        self,
+        hosts: Sequence[Host],
+        on_progress: ProgressCallback | None = None,
+        on_result: Callable[[ProbeResult], None] | None = None,
     ) -> list[ProbeResult]:
-        """Probe all hosts concurrently; results in the order given; one failure never stops
-        the others (even an unexpected exception becomes that host's ``probe-failed``)."""
+        """Probe all hosts concurrently; results in the order given (``on_result`` sees each
+        as it finishes); one failure never stops the others (even an unexpected exception
+        becomes that host's ``probe-failed``)."""
 
         async def guarded(host: Host) -> ProbeResult:
             try:
-                return await self.probe(host, on_progress)
+                result = await self.probe(host, on_progress)
             except Exception as exc:  # a bug must not take the other hosts down
-                return ProbeResult(host, None, f"internal error: {exc!r}", PROBE_FAILED)
+                result = ProbeResult(host, None, f"internal error: {exc!r}", PROBE_FAILED)
+            if on_result is not None:
+                on_result(result)
+            return result
 
         return list(await asyncio.gather(*(guarded(h) for h in hosts)))
 

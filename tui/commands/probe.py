@@ -1,0 +1,160 @@
+"""``detective-tui probe [TARGET…] [--all] [--json]``: collect facts, no diagnosis.
+
+No TARGET means every inventory host (``--all`` says so explicitly). Progress goes to stderr;
+stdout gets a readable summary or, with ``--json``, the CONTRACT.md array
+``[{"host", "reachable", "error", "error_kind", "facts"}]``. Exit 0, or 2 when any host could not
+be reached or probed (the others are still reported), or 3 for bad usage or inventory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from tui.core import exitcodes
+from tui.core.factbuild import ProbeProgress
+from tui.core.facts import Facts
+from tui.core.hosts import Host
+from tui.core.inventory import InventoryError, select_hosts
+from tui.core.runner import ProbeResult, Session
+from tui.core.transcript import Transcript
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "probe",
+        help="collect facts from hosts (no diagnosis)",
+        description="Probe hosts and print what was found. No TARGET: every inventory host.",
+    )
+    p.add_argument(
+        "targets", nargs="*", metavar="TARGET", help="inventory name, local, or ssh target"
+    )
+    p.add_argument("--all", dest="all_hosts", action="store_true", help="every inventory host")
+    p.add_argument("--json", action="store_true", help="print the JSON array of CONTRACT.md")
+    p.add_argument("--hosts", metavar="FILE", default=argparse.SUPPRESS, help="inventory file")
+    p.set_defaults(func=run)
+
+
+def probe_json(result: ProbeResult) -> dict[str, Any]:
+    """One element of ``probe --json``."""
+    return {
+        "host": result.host.name,
+        "reachable": result.reachable,
+        "error": result.error,
+        "error_kind": result.error_kind,
+        "facts": result.facts.to_json() if result.facts is not None else None,
+    }
+
+
+class _Progress:
+    """Streams progress to stderr: a live status line on a terminal, plain lines otherwise."""
+
+    def __init__(self, console: Console, total: int) -> None:
+        self.console = console
+        self.total = total
+        self.done = 0
+        self.status = console.status("probing…") if console.is_terminal else None
+
+    def __enter__(self) -> _Progress:
+        if self.status is not None:
+            self.status.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.status is not None:
+            self.status.stop()
+
+    def on_progress(self, host: str, item: ProbeProgress | str) -> None:
+        if not isinstance(item, ProbeProgress):
+            return
+        of = f"/{item.total}" if item.total else ""
+        text = f"{host}: {item.step} ({item.done}{of})"
+        if self.status is not None:
+            self.status.update(f"[{self.done}/{self.total} hosts done] {text}")
+        else:
+            self.console.print(text, highlight=False, markup=False)
+
+    def finished(self, result: ProbeResult) -> None:
+        self.done += 1
+        outcome = result.error or "ok"
+        self.console.print(
+            f"{result.host.name}: {outcome} ({result.duration_s:.1f} s)",
+            highlight=False,
+            markup=False,
+        )
+
+
+async def _probe_all(
+    hosts: list[Host], progress: _Progress, transcript: Transcript
+) -> list[ProbeResult]:
+    async with Session(transcript=transcript) as session:
+        return await session.probe_many(hosts, progress.on_progress, on_result=progress.finished)
+
+
+def run(args: argparse.Namespace) -> int:
+    err = Console(stderr=True)
+    try:
+        hosts = select_hosts(getattr(args, "hosts", None), args.targets, args.all_hosts)
+    except InventoryError as exc:
+        err.print(f"detective-tui probe: {exc}", highlight=False, markup=False)
+        return exitcodes.USAGE
+    with Transcript.open_session() as transcript:
+        transcript.record("cli", command="probe", targets=[h.name for h in hosts])
+        with _Progress(err, len(hosts)) as progress:
+            results = asyncio.run(_probe_all(hosts, progress, transcript))
+    if args.json:
+        json.dump([probe_json(r) for r in results], sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        Console().print(summary_table(results))
+    return exitcodes.UNREACHABLE if any(r.error for r in results) else exitcodes.OK
+
+
+def summary_table(results: list[ProbeResult]) -> Table:
+    table = Table(title="detective-tui probe", show_lines=True)
+    for column in ("host", "status", "driver", "GPUs", "toolkits", "python / torch / FlashInfer"):
+        table.add_column(column, overflow="fold")
+    for r in results:
+        status = "[green]ok[/]" if r.ok else f"[red]{r.error_kind}[/]\n{r.error}"
+        f = r.facts
+        if f is None:
+            table.add_row(r.host.name, status, "", "", "", "")
+            continue
+        table.add_row(r.host.name, status, _driver(f), _gpus(f), _toolkits(f), _pythons(f))
+    return table
+
+
+def _driver(f: Facts) -> str:
+    d = f.driver
+    if d.state != "ok":
+        return f"{d.state}" + (f"\n{d.message}" if d.message else "")
+    return f"{d.smi_version or d.proc_version or '?'} (CUDA {d.cuda_version or '?'})"
+
+
+def _gpus(f: Facts) -> str:
+    counts: dict[str, int] = {}
+    for g in f.gpus:
+        label = f"{g.name} (SM {g.compute_cap or '?'})"
+        counts[label] = counts.get(label, 0) + 1
+    return "\n".join(f"{n}× {label}" for label, n in counts.items()) or "none"
+
+
+def _toolkits(f: Facts) -> str:
+    return "\n".join(f"{t.version or '?'}  {t.home}" for t in f.toolkits) or "none"
+
+
+def _pythons(f: Facts) -> str:
+    lines = []
+    for py in f.pythons:
+        torch = (
+            f"torch {py.torch_version} (CUDA {py.torch_cuda})" if py.torch_version else "no torch"
+        )
+        fi = f"FlashInfer {py.flashinfer_version}" if py.flashinfer_version else "no FlashInfer"
+        lines.append(f"{py.path}: {torch}, {fi}" if py.exists else f"{py.path}: missing")
+    return "\n".join(lines) or "none"

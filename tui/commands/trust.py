@@ -1,0 +1,91 @@
+"""``detective-tui trust TARGET [--yes]``: show the host key's SHA256 fingerprint and, once
+confirmed, append it to known_hosts. A *changed* key is refused and never offered for trust.
+
+Exit 0 trusted (or already trusted), 2 unreachable or key changed, 3 bad usage, a declined
+prompt, or no terminal to ask on without ``--yes``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from tui.core import exitcodes, locations
+from tui.core.hostkeys import HostKeyChanged, add_known_host
+from tui.core.inventory import InventoryError, select_hosts
+from tui.core.transcript import Transcript
+from tui.core.transport import Unreachable, fetch_host_key
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "trust",
+        help="show a host's key fingerprint and add it to known_hosts",
+        description="Fetch TARGET's host key, show its SHA256 fingerprint, and after you "
+        "confirm (or with --yes) append it to known_hosts. A changed key is never trusted.",
+    )
+    p.add_argument("target", metavar="TARGET", help="inventory name or ssh target")
+    p.add_argument("--yes", action="store_true", help="trust without asking (scripts)")
+    p.add_argument("--hosts", metavar="FILE", default=argparse.SUPPRESS, help="inventory file")
+    p.set_defaults(func=run)
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        (host,) = select_hosts(getattr(args, "hosts", None), [args.target], False)
+    except InventoryError as exc:
+        _say(f"detective-tui trust: {exc}")
+        return exitcodes.USAGE
+    if host.local:
+        _say(f"detective-tui trust: {host.name} is this machine; no SSH, no host key to trust")
+        return exitcodes.USAGE
+    known = locations.known_hosts_file()
+    try:
+        status, info = asyncio.run(
+            fetch_host_key(host, known_hosts=known, ssh_config=locations.ssh_config_file())
+        )
+    except Unreachable as exc:
+        _say(f"detective-tui trust: {exc}")
+        return exitcodes.UNREACHABLE
+    if status == "trusted":
+        print(f"{host.target}: host key already trusted ({info.key_type} {info.fingerprint})")
+        return exitcodes.OK
+    if status == "changed":
+        _say(f"detective-tui trust: {HostKeyChanged(host.target, info, known)}")
+        return exitcodes.UNREACHABLE
+    print(
+        f"The authenticity of {info.known_hosts_name} ({host.target}) can't be established.\n"
+        f"{info.key_type} key fingerprint is {info.fingerprint}."
+    )
+    accepted = args.yes
+    if not accepted:
+        if not sys.stdin.isatty():
+            _say("detective-tui trust: no terminal to confirm on; rerun with --yes to trust it")
+            return exitcodes.USAGE
+        answer = input(f"Add this key to {known}? [y/N] ").strip().lower()
+        accepted = answer in ("y", "yes")
+    with Transcript.open_session() as transcript:
+        transcript.record(
+            "decision",
+            action="trust-host-key",
+            host=host.name,
+            target=host.target,
+            key_type=info.key_type,
+            fingerprint=info.fingerprint,
+            accepted=accepted,
+        )
+    if not accepted:
+        _say("Not trusted; nothing was written.")
+        return exitcodes.USAGE
+    try:
+        add_known_host(host.target, info, known)
+    except HostKeyChanged as exc:  # someone else wrote a different key meanwhile
+        _say(f"detective-tui trust: {exc}")
+        return exitcodes.UNREACHABLE
+    print(f"Added {info.known_hosts_name} to {known}.")
+    return exitcodes.OK
