@@ -1,0 +1,168 @@
+"""One fix on many hosts: plan each from its own probe, apply concurrently, one row per host.
+
+A host that cannot be reached, cannot be planned for, or fails never stops the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from tui.core.facts import Facts
+from tui.core.fixes import FixError, build_plan
+from tui.core.fixes.executor import FixOutcome, apply_plan
+from tui.core.fixes.plan import FixPlan
+from tui.core.hosts import Host
+
+if TYPE_CHECKING:
+    from tui.core.runner import Session
+
+HostStatus = Literal["fixed", "applied", "failed", "unresolved", "not-planned", "unreachable"]
+
+
+@dataclass(frozen=True)
+class FleetItem:
+    """A host with its probe and the plan built from it (or why there is none)."""
+
+    host: Host
+    facts: Facts | None
+    plan: FixPlan | None
+    error: str | None = None
+    unreachable: bool = False
+
+
+@dataclass(frozen=True)
+class HostFixResult:
+    item: FleetItem
+    outcome: FixOutcome | None
+    error: str | None = None
+
+    @property
+    def status(self) -> HostStatus:
+        if self.item.unreachable:
+            return "unreachable"
+        if self.item.plan is None:
+            return "not-planned"
+        if self.outcome is None or not self.outcome.applied:
+            return "failed"
+        if self.outcome.unresolved:
+            return "unresolved"
+        return "fixed" if self.outcome.plan.verify_gone else "applied"
+
+    @property
+    def detail(self) -> str:
+        if self.error or self.item.error:
+            return self.error or self.item.error or ""
+        o = self.outcome
+        if o is None:
+            return ""
+        parts = []
+        if o.error:
+            parts.append(o.error)
+        if o.resolved:
+            parts.append("gone: " + ", ".join(o.resolved))
+        if o.unresolved:
+            parts.append("still there: " + ", ".join(o.unresolved))
+        if o.pending_restart:
+            parts.append("restart pending: " + ", ".join(o.pending_restart))
+        changed = len(o.changed)
+        parts.append(f"{changed} step(s) changed" if changed else "nothing changed")
+        return "; ".join(parts)
+
+
+def proposed(facts: Facts, fix_id: str) -> tuple[dict[str, str], str | None] | None:
+    """The parameters and interpreter the diagnosis proposed for ``fix_id`` on this host."""
+    from tui.core.diagnosis import diagnose
+
+    for finding in diagnose(facts).findings:
+        for fix in finding.fixes:
+            if fix.id == fix_id:
+                return dict(fix.params), finding.python
+    return None
+
+
+def plan_for(
+    host: Host,
+    facts: Facts,
+    fix_id: str,
+    params: Mapping[str, str],
+    python: str | None,
+    *,
+    use_proposal: bool,
+    stamp: str | None = None,
+) -> FleetItem:
+    """Plan the fix for one probed host; without parameters, use the diagnosis's proposal."""
+    chosen = dict(params)
+    if use_proposal and not params:
+        proposal = proposed(facts, fix_id)
+        if proposal is not None:
+            chosen = proposal[0]
+            python = python or proposal[1]
+    try:
+        plan = build_plan(facts, host, fix_id, chosen, python, stamp=stamp)
+    except FixError as exc:
+        return FleetItem(host=host, facts=facts, plan=None, error=str(exc))
+    return FleetItem(host=host, facts=facts, plan=plan)
+
+
+async def plan_fleet(
+    session: Session,
+    hosts: Sequence[Host],
+    fix_id: str,
+    params: Mapping[str, str],
+    python: str | None = None,
+    *,
+    finding: str | None = None,
+    stamp: str | None = None,
+) -> list[FleetItem]:
+    """Probe every host and plan the fix; ``finding`` keeps only hosts that have it."""
+    results = await session.probe_many(hosts)
+    items: list[FleetItem] = []
+    for r in results:
+        if r.facts is None:
+            items.append(
+                FleetItem(host=r.host, facts=None, plan=None, error=r.error, unreachable=True)
+            )
+            continue
+        if finding is not None:
+            from tui.core.diagnosis import diagnose
+
+            if finding not in {f.id for f in diagnose(r.facts).findings}:
+                items.append(
+                    FleetItem(host=r.host, facts=r.facts, plan=None, error=f"no {finding} finding")
+                )
+                continue
+        items.append(
+            plan_for(r.host, r.facts, fix_id, params, python, use_proposal=True, stamp=stamp)
+        )
+    return items
+
+
+async def apply_fleet(
+    session: Session,
+    items: Sequence[FleetItem],
+    on_line: Callable[[str, str], None] | None = None,
+    *,
+    concurrency: int = 8,
+) -> list[HostFixResult]:
+    """Apply each planned item; results in the order given. ``on_line(host_name, line)``."""
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(item: FleetItem) -> HostFixResult:
+        if item.plan is None:
+            return HostFixResult(item=item, outcome=None)
+
+        def sink(line: str) -> None:
+            if on_line is not None:
+                on_line(item.host.name, line)
+
+        async with gate:
+            try:
+                outcome = await apply_plan(session, item.host, item.plan, sink, before=item.facts)
+            except Exception as exc:  # one host's bug must not stop the fleet
+                return HostFixResult(item=item, outcome=None, error=f"internal error: {exc!r}")
+        return HostFixResult(item=item, outcome=outcome)
+
+    return list(await asyncio.gather(*(one(i) for i in items)))
