@@ -2,8 +2,8 @@
 
 Data flows down: ``DetectiveApp.fleet`` (an immutable ``FleetState``) is watched by the screens.
 Events flow up: screens post ``ProbeRequested`` / ``OpenHost`` / ``FixRequested`` …; workers
-(``exit_on_error=False``) post ``ProbeFinished`` / ``ValidationFinished``; ``on_worker_state_changed``
-turns any worker error into one readable modal.
+(``exit_on_error=False``) post ``ProbeFinished`` / ``ValidationFinished``; one
+``Worker.StateChanged`` handler turns any worker error into one readable message.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from textual import on
 from textual.app import App, SystemCommand
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
@@ -68,9 +68,17 @@ class DetectiveApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "detective-tui"
     COMMANDS = App.COMMANDS | {FleetCommands}
-    BINDINGS = [
-        Binding("question_mark", "help", "Help", id="app.help", tooltip="Every key on every screen"),
-        Binding("ctrl+s", "save_session", "Save session", id="app.save", tooltip="Export this session: Markdown report + JSONL"),
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "question_mark", "help", "Help", id="app.help", tooltip="Every key on every screen"
+        ),
+        Binding(
+            "ctrl+s",
+            "save_session",
+            "Save session",
+            id="app.save",
+            tooltip="Export this session: Markdown report + JSONL",
+        ),
         Binding("t", "transcripts", "Transcripts", id="app.transcripts", tooltip="Past sessions"),
         Binding("ctrl+t", "change_theme", "Theme", id="app.theme", show=False),
         Binding("q", "quit", "Quit", id="app.quit"),
@@ -183,7 +191,11 @@ class DetectiveApp(App[int]):
         if not self._pending:
             return
         pending, self._pending = self._pending, {}
-        live = [s for s in pending.values() if self.fleet[s.name].status in ("queued", "connecting", "probing")]
+        live = [
+            s
+            for s in pending.values()
+            if self.fleet[s.name].status in ("queued", "connecting", "probing")
+        ]
         if live:
             self.fleet = self.fleet.updated(*live)
 
@@ -194,7 +206,9 @@ class DetectiveApp(App[int]):
         self._pending.pop(name, None)
         if result.raw_lines:
             self._output[name] = list(result.raw_lines)
-        status = ERROR_STATUS.get(result.error_kind or "", "probe-failed") if result.error else "done"
+        status = (
+            ERROR_STATUS.get(result.error_kind or "", "probe-failed") if result.error else "done"
+        )
         state = replace(
             self.fleet[name],
             status=status,
@@ -209,25 +223,30 @@ class DetectiveApp(App[int]):
             self._next_key_prompt()
 
     # -- host keys -----------------------------------------------------------------------------
-    def _key_details(self, state: HostState) -> tuple[str, str]:
+    def _key_dialog_args(self, state: HostState) -> tuple[str, str, str, str, str]:
+        """(host, known_hosts name, key type, fingerprint, known_hosts file) for a key dialog."""
         key = state.result.hostkey if state.result else None
-        key_type = getattr(key, "key_type", None) or (key or {}).get("key_type", "") if not hasattr(key, "key_type") else key.key_type
-        fingerprint = getattr(key, "fingerprint", None) if hasattr(key, "fingerprint") else (key or {}).get("fingerprint", "")
-        return key_type or "", fingerprint or ""
+        known_hosts = str(self.session.known_hosts)
+        if key is None:
+            return state.name, state.host.target, "", "", known_hosts
+        where = key.host if key.port == 22 else f"[{key.host}]:{key.port}"
+        return state.name, where, key.key_type, key.fingerprint, known_hosts
 
     def _next_key_prompt(self) -> None:
         if self._prompting or not self._key_prompts:
             return
         state = self._key_prompts.pop(0)
-        key_type, fingerprint = self._key_details(state)
-        known_hosts = str(locations.known_hosts_file())
         self._prompting = True
         if state.status == "hostkey-changed":
-            screen: Screen[Any] = HostKeyChangedScreen(state.name, state.host.target, key_type, fingerprint, known_hosts)
-            self.push_screen(screen, lambda _: self._key_prompt_done())
+            self.push_screen(
+                HostKeyChangedScreen(*self._key_dialog_args(state)),
+                lambda _: self._key_prompt_done(),
+            )
         else:
-            screen = HostKeyScreen(state.name, state.host.target, key_type, fingerprint, known_hosts)
-            self.push_screen(screen, lambda accepted: self._key_decided(state, bool(accepted)))
+            self.push_screen(
+                HostKeyScreen(*self._key_dialog_args(state)),
+                lambda accepted: self._key_decided(state, bool(accepted)),
+            )
 
     def _key_prompt_done(self) -> None:
         self._prompting = False
@@ -236,15 +255,20 @@ class DetectiveApp(App[int]):
     def _key_decided(self, state: HostState, accepted: bool) -> None:
         self.session.record("hostkey-decision", host=state.name, accepted=accepted)
         if accepted:
-            self.run_worker(self._trust(state), name=f"trust {state.name}", group="trust", exit_on_error=False)
+            self.run_worker(
+                self._trust(state), name=f"trust {state.name}", group="trust", exit_on_error=False
+            )
         self._key_prompt_done()
 
     async def _trust(self, state: HostState) -> None:
         from tui.core.runner import add_known_host
 
         key = state.result.hostkey if state.result else None
-        await asyncio.to_thread(add_known_host, state.host, key, locations.known_hosts_file())
-        self.notify(f"Key added to {locations.known_hosts_file()}; probing {state.name} again.")
+        if key is None:
+            raise ValueError(f"{state.name}: the probe result carries no host key to trust")
+        known_hosts = self.session.known_hosts
+        await asyncio.to_thread(add_known_host, state.host, key, known_hosts)
+        self.notify(f"Key added to {known_hosts}; probing {state.name} again.")
         self.request_probe((state.name,))
 
     # -- navigation -----------------------------------------------------------------------------
@@ -283,12 +307,18 @@ class DetectiveApp(App[int]):
 
     def get_system_commands(self, screen: Screen) -> Any:
         yield from super().get_system_commands(screen)
-        yield SystemCommand("Transcripts", "Past sessions and their events", self.action_transcripts)
-        yield SystemCommand("Save session", "Markdown report + JSONL transcript", self.action_save_session)
+        yield SystemCommand(
+            "Transcripts", "Past sessions and their events", self.action_transcripts
+        )
+        yield SystemCommand(
+            "Save session", "Markdown report + JSONL transcript", self.action_save_session
+        )
 
     # -- session export -------------------------------------------------------------------------
     def action_save_session(self) -> None:
-        self.run_worker(self._save_session(), name="save session", group="save", exit_on_error=False)
+        self.run_worker(
+            self._save_session(), name="save session", group="save", exit_on_error=False
+        )
 
     async def _save_session(self) -> None:
         from tui.core.report import markdown_report
@@ -314,7 +344,9 @@ class DetectiveApp(App[int]):
         self.notify(f"Saved:\n{saved}", title="Session saved", timeout=10)
 
     # -- fixes and validation ---------------------------------------------------------------------
-    def request_fix(self, name: str, fix_id: str, params: dict[str, str], python: str | None) -> None:
+    def request_fix(
+        self, name: str, fix_id: str, params: dict[str, str], python: str | None
+    ) -> None:
         self.post_message(FixRequested(name, fix_id, params, python))
 
     @on(FixRequested)
@@ -329,9 +361,16 @@ class DetectiveApp(App[int]):
         if state.facts is None:
             self.notify(f"Probe {message.host} first.", severity="warning")
             return
-        plan = build_plan(state.facts, state.host, message.fix_id, message.params, python=message.python)
-        self.session.record("fix-opened", host=message.host, fix=message.fix_id, params=message.params)
-        self.push_screen(FixWizardScreen(state.host, plan, self.session), lambda _: self.request_probe((message.host,)))
+        plan = build_plan(
+            state.facts, state.host, message.fix_id, message.params, python=message.python
+        )
+        self.session.record(
+            "fix-opened", host=message.host, fix=message.fix_id, params=message.params
+        )
+        self.push_screen(
+            FixWizardScreen(state.host, plan, self.session),
+            lambda _: self.request_probe((message.host,)),
+        )
 
     @on(ValidateRequested)
     def _on_validate_requested(self, message: ValidateRequested) -> None:
@@ -397,7 +436,10 @@ def run_app(args: argparse.Namespace) -> int:
             from tui.demo.fleet import demo_fleet
 
             hosts: list[Host] = list(demo_fleet())
-            notice = "Demo fleet: simulated hosts run through the real probe and diagnosis. Press P to probe them all."
+            notice = (
+                "Demo fleet: simulated hosts run through the real probe and diagnosis. "
+                "Press P to probe them all."
+            )
         else:
             path = find_inventory(getattr(args, "hosts", None))
             hosts = list(load_inventory(path).hosts)
@@ -406,7 +448,8 @@ def run_app(args: argparse.Namespace) -> int:
 
                 hosts += demo_fleet()
                 notice = (
-                    "No inventory found, so this is this machine (local) plus the built-in demo fleet. "
+                    "No inventory found, so this is this machine (local) plus the built-in "
+                    "demo fleet. "
                     f"Write {locations.default_inventory()} or ./hosts.yaml to list your own hosts."
                 )
     except InventoryError as e:

@@ -29,8 +29,16 @@ class FleetCommands(Provider):
         read_only = getattr(app, "read_only", False)
         for state in app.fleet:
             name = state.name
-            yield f"Open host {name}", f"{state.host.target} · {state.status}", partial(app.open_host, name)
-            yield f"Probe host {name}", "Run the probe and diagnosis again", partial(app.request_probe, (name,))
+            yield (
+                f"Open host {name}",
+                f"{state.host.target} · {state.status}",
+                partial(app.open_host, name),
+            )
+            yield (
+                f"Probe host {name}",
+                "Run the probe and diagnosis again",
+                partial(app.request_probe, (name,)),
+            )
             if state.diagnosis is None:
                 continue
             for finding in state.diagnosis.findings:

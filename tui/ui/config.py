@@ -31,7 +31,9 @@ class Settings:
         if data is None:
             return cls()
         if not isinstance(data, dict):
-            raise ConfigError(f"{source}: expected a mapping of settings, got {type(data).__name__}")
+            raise ConfigError(
+                f"{source}: expected a mapping of settings, got {type(data).__name__}"
+            )
         known = {f.name: f for f in fields(cls)}
         values: dict[str, object] = {}
         for key, value in data.items():

@@ -1,7 +1,8 @@
 """The hosts table's `/` filter: words that must all match, optionally scoped as ``key:value``.
 
 ``blackwell``           any field contains it (name, tags, GPU, versions, finding ids and titles)
-``tag:sglang``          a tag contains it          ``finding:arch``  a finding id or title contains it
+``tag:sglang``          a tag contains it
+``finding:arch``        a finding id or title contains it
 ``gpu:5090`` ``sm:12``  GPU name / compute capability
 ``torch:13`` ``nvcc:12.8`` ``driver:580`` ``flashinfer:0.6`` ``status:unreach`` ``severity:crit``
 """

@@ -81,7 +81,9 @@ def cuda_boxes(facts: Facts, diagnosis: Diagnosis | None) -> tuple[CudaBox, ...]
         path_severity = "odd"
 
     return (
-        CudaBox("driver", "Driver CUDA", drv.cuda_version or "—", driver_detail, worst.get("driver")),
+        CudaBox(
+            "driver", "Driver CUDA", drv.cuda_version or "—", driver_detail, worst.get("driver")
+        ),
         CudaBox("torch", "torch CUDA", torch_value, torch_detail, worst.get("torch")),
         CudaBox("path", "PATH nvcc", path_value, path_detail, path_severity),
         CudaBox("jit", "FlashInfer JIT", jit_value, jit_detail, worst.get("jit")),

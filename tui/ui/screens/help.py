@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
@@ -19,9 +20,13 @@ def _keys(binding: Binding) -> str:
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,question_mark,q", "close", "Close", id="help.close")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,question_mark,q", "close", "Close", id="help.close")
+    ]
 
-    def __init__(self, sections: Sequence[tuple[str, Sequence[Binding]]], hidden: frozenset[str]) -> None:
+    def __init__(
+        self, sections: Sequence[tuple[str, Sequence[Binding]]], hidden: frozenset[str]
+    ) -> None:
         super().__init__()
         self.sections = sections
         self.hidden = hidden
@@ -34,7 +39,8 @@ class HelpScreen(ModalScreen[None]):
                 Content.assemble(
                     ("ctrl+p", "bold"),
                     " opens the command palette: every action above, plus one command per host, "
-                    "finding and fix. The mouse works everywhere: click a row, a tab, a column header.",
+                    "finding and fix. The mouse works everywhere: click a row, a tab, "
+                    "a column header.",
                 ),
                 id="help-note",
             )

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
@@ -38,7 +40,7 @@ TAB_FOCUS = {
 
 class HostScreen(Screen[None]):
     AUTO_FOCUS = "#findings"
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back", id="host.back"),
         Binding("p", "probe", "Re-probe", id="host.probe"),
         Binding("f", "fix", "Fix…", id="host.fix", tooltip="Preview and apply the selected fix"),
@@ -90,7 +92,11 @@ class HostScreen(Screen[None]):
         previous, self._state = self._state, state
         self._show_title(state)
         self._show_output(state)
-        if previous is None or previous.diagnosis is not state.diagnosis or previous.result is not state.result:
+        if (
+            previous is None
+            or previous.diagnosis is not state.diagnosis
+            or previous.result is not state.result
+        ):
             self._show_story(state)
 
     def _show_title(self, state: HostState) -> None:
@@ -214,6 +220,4 @@ class HostScreen(Screen[None]):
         self.post_message(ValidateRequested(self.host_name, python))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "fix" and getattr(self.app, "read_only", False):
-            return False
-        return True
+        return not (action == "fix" and getattr(self.app, "read_only", False))

@@ -1,12 +1,13 @@
-"""Host key dialogs: trust an unknown key (after reading its fingerprint), or refuse a changed one."""
+"""Host key dialogs: trust an unknown key after reading its fingerprint; refuse a changed one."""
 
 from __future__ import annotations
 
 import shlex
+from typing import ClassVar
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
@@ -16,12 +17,14 @@ from textual.widgets import Button, Static
 class HostKeyScreen(ModalScreen[bool]):
     """Dismisses with True when the user accepts the key (it is then added to known_hosts)."""
 
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "accept", "Trust key", id="hostkey.accept"),
         Binding("n,escape", "refuse", "Refuse", id="hostkey.refuse"),
     ]
 
-    def __init__(self, host: str, target: str, key_type: str, fingerprint: str, known_hosts: str) -> None:
+    def __init__(
+        self, host: str, target: str, key_type: str, fingerprint: str, known_hosts: str
+    ) -> None:
         super().__init__()
         self.host = host
         self.target = target
@@ -31,7 +34,9 @@ class HostKeyScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="-warning"):
-            yield Static(Content.styled(f"Unknown host key for {self.host}", "bold"), classes="dialog-title")
+            yield Static(
+                Content.styled(f"Unknown host key for {self.host}", "bold"), classes="dialog-title"
+            )
             yield Static(
                 Content.assemble(
                     "The server at ",
@@ -43,7 +48,8 @@ class HostKeyScreen(ModalScreen[bool]):
                     ("Fingerprint  ", "bold"),
                     (self.fingerprint, "bold $accent"),
                     "\n\n",
-                    "Compare it with the fingerprint the host's administrator gives you, e.g. from ",
+                    "Compare it with the fingerprint the host's administrator gives you, "
+                    "e.g. from ",
                     ("ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub", "italic"),
                     " run on the host itself. Trusting adds the key to ",
                     (self.known_hosts, "italic"),
@@ -70,9 +76,13 @@ class HostKeyScreen(ModalScreen[bool]):
 class HostKeyChangedScreen(ModalScreen[None]):
     """A changed key is never offered for trust: this only explains the risk and the way out."""
 
-    BINDINGS = [Binding("escape,enter", "close", "Close", id="hostkey.close")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,enter", "close", "Close", id="hostkey.close")
+    ]
 
-    def __init__(self, host: str, target: str, key_type: str, fingerprint: str, known_hosts: str) -> None:
+    def __init__(
+        self, host: str, target: str, key_type: str, fingerprint: str, known_hosts: str
+    ) -> None:
         super().__init__()
         self.host = host
         self.target = target
@@ -84,7 +94,9 @@ class HostKeyChangedScreen(ModalScreen[None]):
         remove = f"ssh-keygen -R {shlex.quote(self.target)} -f {shlex.quote(self.known_hosts)}"
         with Vertical(id="dialog", classes="-error"):
             yield Static(
-                Content.styled(f"HOST KEY CHANGED for {self.host} — connection refused", "bold $error"),
+                Content.styled(
+                    f"HOST KEY CHANGED for {self.host} — connection refused", "bold $error"
+                ),
                 classes="dialog-title",
             )
             yield Static(

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.reactive import reactive
@@ -67,9 +69,17 @@ def _cells(state: HostState) -> list[Text]:
 
 class HostsScreen(Screen[None]):
     AUTO_FOCUS = "#hosts-table"
-    BINDINGS = [
-        Binding("slash", "filter", "Filter", id="hosts.filter", tooltip="Filter by name, tag, finding, GPU, version"),
-        Binding("p", "probe_selected", "Probe", id="hosts.probe", tooltip="Probe the selected host"),
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "slash",
+            "filter",
+            "Filter",
+            id="hosts.filter",
+            tooltip="Filter by name, tag, finding, GPU, version",
+        ),
+        Binding(
+            "p", "probe_selected", "Probe", id="hosts.probe", tooltip="Probe the selected host"
+        ),
         Binding("P", "probe_all", "Probe all", id="hosts.probe_all", tooltip="Probe every host"),
         Binding("g", "toggle_groups", "Group by finding", id="hosts.group"),
         Binding("s", "sort_next", "Sort", id="hosts.sort", tooltip="Sort by the next column"),
@@ -91,7 +101,10 @@ class HostsScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="hosts-top"):
             yield Static(id="hosts-title")
-            yield Input(placeholder="filter: words or key:value (tag: finding: gpu: sm: torch: nvcc:)", id="filter")
+            yield Input(
+                placeholder="filter: words or key:value (tag: finding: gpu: sm: torch: nvcc:)",
+                id="filter",
+            )
             yield Static(id="filter-error")
         with ContentSwitcher(initial="hosts-table", id="hosts-switcher"):
             yield DataTable(id="hosts-table", cursor_type="row", zebra_stripes=True)
@@ -156,7 +169,9 @@ class HostsScreen(Screen[None]):
             if self._shown.get(name) is state:
                 continue
             old = _cells(self._shown[name]) if name in self._shown else None
-            for (key, _), cell, before in zip(COLUMNS, _cells(state), old or [None] * len(COLUMNS), strict=True):
+            for (key, _), cell, before in zip(
+                COLUMNS, _cells(state), old or [None] * len(COLUMNS), strict=True
+            ):
                 if before is None or cell != before:
                     table.update_cell(name, key, cell, update_width=True)
             self._shown[name] = state

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
@@ -12,9 +14,13 @@ from textual.widgets import Button, Markdown, Static
 
 
 class MessageScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,enter", "close", "Close", id="message.close")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,enter", "close", "Close", id="message.close")
+    ]
 
-    def __init__(self, title: str, body: str, *, severity: str = "error", markdown: bool = False) -> None:
+    def __init__(
+        self, title: str, body: str, *, severity: str = "error", markdown: bool = False
+    ) -> None:
         super().__init__()
         self.title_text = title
         self.body = body

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Markdown, OptionList, Static
@@ -16,7 +17,9 @@ from tui.core import transcript
 
 
 class TranscriptsScreen(Screen[None]):
-    BINDINGS = [Binding("escape", "back", "Back", id="transcripts.back")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Back", id="transcripts.back")
+    ]
 
     def __init__(self, current: Path | None = None) -> None:
         super().__init__()
@@ -24,7 +27,9 @@ class TranscriptsScreen(Screen[None]):
         self._paths: list[Path] = []
 
     def compose(self) -> ComposeResult:
-        yield Static("Sessions (newest first) — the current one is marked ●", id="transcripts-title")
+        yield Static(
+            "Sessions (newest first) — the current one is marked ●", id="transcripts-title"
+        )
         with Horizontal():
             yield OptionList(id="sessions")
             with VerticalScroll(id="session-view"):

@@ -1,0 +1,109 @@
+"""The built-in demo fleet: simulated hosts that go through the real probe and diagnosis.
+
+Each demo host is a fake host tree (``tui.demo.fakehost``) built once into the XDG cache dir
+and probed by the local transport with the tree as root prefix — no GPU, no SSH. One more
+host never answers (``simulate="unreachable"``), to show what an unreachable host looks like.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from tui.core import locations
+from tui.core.hosts import Host
+from tui.demo import fakehost
+
+META = ".demo-host.json"  # in each built tree: the fake host's env and interpreters
+
+
+@dataclass(frozen=True)
+class DemoHost:
+    name: str
+    spec: Callable[[], fakehost.FakeHostSpec] | None  # None: never answers
+    tags: tuple[str, ...]
+
+
+DEMO_HOSTS: tuple[DemoHost, ...] = (
+    DemoHost("ct200", fakehost.reference_ct200, ("demo", "blackwell", "sglang", "reference")),
+    DemoHost("h100-node", fakehost.healthy_h100, ("demo", "hopper")),
+    DemoHost("b200-old-driver", fakehost.b200_old_driver, ("demo", "blackwell")),
+    DemoHost("rtx5090-cu124", fakehost.rtx5090_cu124_torch, ("demo", "blackwell", "workstation")),
+    DemoHost("no-driver", fakehost.no_driver, ("demo",)),
+    DemoHost("gone-dark", None, ("demo",)),
+)
+
+
+def _digest(spec: fakehost.FakeHostSpec) -> str:
+    """Changes whenever the preset or the fake-host builder changes, so stale trees rebuild."""
+    builder = Path(fakehost.__file__).read_bytes()
+    return hashlib.sha256(repr(spec).encode() + builder).hexdigest()[:12]
+
+
+def _tree(name: str, spec: fakehost.FakeHostSpec, base: Path) -> tuple[Path, dict]:
+    """The built tree of one demo host and its meta (env, pythons), building it if needed.
+
+    Built in a staging dir and renamed into place, so a half-built tree is never used and
+    two processes starting at once do not trip over each other. The fake host's env and
+    interpreters are host paths, so they stay valid after the rename.
+    """
+    dest = base / f"{name}-{_digest(spec)}"
+    meta_file = dest / META
+    if not meta_file.is_file():
+        base.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=base))
+        try:
+            fake = fakehost.build_fake_host(staging / "root", spec)
+            meta = {"env": dict(fake.env), "pythons": list(fake.pythons)}
+            (staging / "root" / META).write_text(json.dumps(meta), encoding="utf-8")
+            try:
+                os.rename(staging / "root", dest)
+            except OSError:
+                if not meta_file.is_file():  # not a concurrent build that won: a real error
+                    raise
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return dest, json.loads(meta_file.read_text(encoding="utf-8"))
+
+
+def demo_fleet(cache_dir: Path | None = None, copies: int = 1) -> tuple[Host, ...]:
+    """The demo hosts, building their trees on first use.
+
+    ``copies`` > 1 repeats the fleet under numbered names (``ct200-07``) sharing the same
+    trees — the benchmark probes 100 hosts this way.
+    """
+    base = (cache_dir or locations.cache_dir()) / "demo"
+    hosts: list[Host] = []
+    for entry in DEMO_HOSTS:
+        if entry.spec is None:
+            hosts.append(
+                Host(name=entry.name, simulate="unreachable", tags=entry.tags, source="demo fleet")
+            )
+            continue
+        root, meta = _tree(entry.name, entry.spec(), base)
+        hosts.append(
+            Host(
+                name=entry.name,
+                local=True,
+                root=str(root),
+                env=meta["env"],
+                python=tuple(meta["pythons"]),
+                tags=entry.tags,
+                source="demo fleet",
+            )
+        )
+    if copies <= 1:
+        return tuple(hosts)
+    width = len(str(copies))
+    return tuple(
+        replace(h, name=f"{h.name}-{i:0{width}d}")
+        for i in range(1, copies + 1)
+        for h in hosts
+    )
+
