@@ -19,7 +19,9 @@ from tui.core.hosts import Host
 if TYPE_CHECKING:
     from tui.core.runner import Session
 
-HostStatus = Literal["fixed", "applied", "failed", "unresolved", "not-planned", "unreachable"]
+HostStatus = Literal[
+    "fixed", "applied", "failed", "unresolved", "not-planned", "skipped", "unreachable"
+]
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,7 @@ class FleetItem:
     plan: FixPlan | None
     error: str | None = None
     unreachable: bool = False
+    skipped: bool = False  # left out on purpose (it lacks the finding the fleet fix is for)
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,8 @@ class HostFixResult:
     def status(self) -> HostStatus:
         if self.item.unreachable:
             return "unreachable"
+        if self.item.skipped:
+            return "skipped"
         if self.item.plan is None:
             return "not-planned"
         if self.outcome is None or not self.outcome.applied:

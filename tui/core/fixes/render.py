@@ -1,0 +1,89 @@
+"""Plain-text views of plans and outcomes, shared by the CLI and the fix wizard."""
+
+from __future__ import annotations
+
+from tui.core.fixes.executor import FixOutcome
+from tui.core.fixes.plan import FixPlan
+
+STATUS_WORDS = {
+    "changed": "changed",
+    "unchanged": "already done",
+    "done": "done",
+    "failed": "FAILED",
+    "not-run": "not run",
+}
+
+
+def plan_heading(plan: FixPlan) -> str:
+    params = " ".join(f"{k}={v}" for k, v in plan.params.items())
+    where = f" for {plan.python}" if plan.python else ""
+    return f"Fix {plan.fix_id} on {plan.host.name}{where}" + (f" ({params})" if params else "")
+
+
+def preview_text(plan: FixPlan) -> str:
+    """The plan as the user confirms it: every exact command, what it changes, its undo."""
+    out = [plan_heading(plan)]
+    if plan.needs_root:
+        out.append(
+            "Needs root: root steps run through `sudo -n`."
+            if plan.sudo
+            else "Needs root (you are)."
+        )
+    for i, step in enumerate(plan.steps, 1):
+        root = "  [root]" if step.needs_root else ""
+        out += [
+            "",
+            f"Step {i}/{len(plan.steps)}: {step.title}{root}",
+            f"  changes: {step.changes}",
+            "  command:",
+            plan.effective_command(step),
+        ]
+        if step.undo is not None:
+            out += ["  undo:", step.undo]
+    if plan.verify_gone:
+        out += ["", "After a re-probe these findings must be gone: " + ", ".join(plan.verify_gone)]
+    if plan.notes:
+        out += ["", "Notes:", *(f"  - {n}" for n in plan.notes)]
+    return "\n".join(out)
+
+
+def outcome_text(outcome: FixOutcome) -> str:
+    """Per step result, before/after per changed environment, the verdict, and how to undo."""
+    plan = outcome.plan
+    out = [plan_heading(plan)]
+    for i, s in enumerate(outcome.steps, 1):
+        line = f"  {i}. {s.step.title}: {STATUS_WORDS[s.status]}"
+        if s.reports:
+            line += " — " + "; ".join(s.reports)
+        out.append(line)
+    if outcome.error:
+        out += ["", f"Stopped: {outcome.error}"]
+        changed = outcome.changed
+        if changed:
+            out.append("Changed so far: " + "; ".join(s.step.changes for s in changed))
+        else:
+            out.append("Nothing was changed.")
+    for c in outcome.contexts:
+        out += ["", f"{c.label}:"]
+        for k in sorted(set(c.before) | set(c.after)):
+            before, after = c.before.get(k, "(unset)"), c.after.get(k, "(unset)")
+            out.append(f"  {k}: {before}" + (f"  →  {after}" if after != before else "  (same)"))
+        if c.verdict_before or c.verdict_after:
+            out.append(f"  before: {c.verdict_before or '?'}")
+            out.append(f"  after:  {c.verdict_after or '?'}")
+    out.append("")
+    out.append("Findings before: " + (", ".join(outcome.findings_before) or "none"))
+    out.append("Findings after:  " + (", ".join(outcome.findings_after) or "none"))
+    if outcome.resolved:
+        out.append("Fixed: " + ", ".join(outcome.resolved))
+    if outcome.unresolved:
+        out.append("NOT fixed: " + ", ".join(outcome.unresolved))
+    if outcome.pending_restart:
+        out.append(
+            "Restart pending: "
+            + ", ".join(outcome.pending_restart)
+            + " still run with the old environment; the verdict above is for their next start."
+        )
+    if outcome.record:
+        out.append(f"Undo: detective-tui fix {plan.host.name} --undo {outcome.record}")
+    return "\n".join(out)
