@@ -1,0 +1,61 @@
+"""Fixtures for the TUI tests: the demo fleet built once, an app factory with a fixed clock
+and no animations, and a helper that lets workers finish."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+
+from tui.core.hosts import Host
+from tui.core.runner import Session
+from tui.core.transcript import Transcript
+from tui.demo.fleet import demo_fleet
+from tui.ui.app import DetectiveApp
+
+FIXED_NOW = datetime(2026, 1, 2, 3, 4, 5)
+
+
+def fixed_clock() -> datetime:
+    return FIXED_NOW
+
+
+@pytest.fixture(scope="session")
+def demo_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("demo-cache")
+    demo_fleet(base)
+    return base
+
+
+@pytest.fixture
+def demo_hosts(demo_cache: Path) -> tuple[Host, ...]:
+    return demo_fleet(demo_cache)
+
+
+def session_factory(**kwargs: Any) -> Callable[[], Session]:
+    def make() -> Session:
+        return Session(transcript=Transcript.open_session(), simulate_delay_s=0.05, **kwargs)
+
+    return make
+
+
+def make_app(hosts: Sequence[Host], **kwargs: Any) -> DetectiveApp:
+    kwargs.setdefault("session_factory", session_factory())
+    app = DetectiveApp(hosts, clock=fixed_clock, **kwargs)
+    app.animation_level = "none"
+    return app
+
+
+async def settle(pilot: Pilot, until: Callable[[], bool] = lambda: True, rounds: int = 400) -> None:
+    """Let workers finish and messages drain until ``until()`` holds (bounded, not timed)."""
+    for _ in range(rounds):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        if until():
+            await pilot.pause()
+            return
+    raise AssertionError("the app never reached the expected state")
