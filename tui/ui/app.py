@@ -28,7 +28,7 @@ from textual.worker import Worker, WorkerState
 from tui.core import exitcodes, locations
 from tui.core.hosts import Host
 from tui.ui.commands import FleetCommands
-from tui.ui.config import ConfigError, Settings, load_settings, save_theme
+from tui.ui.config import ConfigError, Settings, config_path, load_settings, save_theme
 from tui.ui.fleet import FleetState, HostState, queued
 from tui.ui.messages import (
     FixRequested,
@@ -112,7 +112,14 @@ class DetectiveApp(App[int]):
         self._key_prompts: list[HostState] = []
         self._prompting = False
         self.set_reactive(DetectiveApp.fleet, FleetState.of(hosts))
-        self.theme = self.settings.theme
+        if self.settings.theme in self.available_themes:
+            self.theme = self.settings.theme
+        else:
+            known = ", ".join(sorted(self.available_themes))
+            self.notice = (
+                f"Unknown theme {self.settings.theme!r} in {config_path()}; known: {known}"
+            )
+            self.settings = replace(self.settings, theme=self.theme)
 
     # -- lifecycle ----------------------------------------------------------------------------
     async def on_mount(self) -> None:
