@@ -1,0 +1,48 @@
+"""The remote side of detective-tui: scripts sent to hosts, and how to call them.
+
+``probe_script()`` is the complete POSIX sh probe (``probe.sh`` with ``pyfacts.py`` embedded as a
+heredoc fed to each interpreter). Run it as ``sh -s`` with ``probe_env(...)`` exported first; it
+prints the sentinel records described in ``probes/README.md``, which
+``tui.core.factbuild.FactBuilder`` turns into ``Facts``. Nothing here imports ``tui``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+from importlib import resources
+
+PROBE_VERSION = "1"
+SENTINEL = "@@DT1"
+
+
+@cache
+def probe_script() -> str:
+    """The whole probe: POSIX sh with the stdlib Python snippet embedded."""
+    here = resources.files(__name__)
+    script = here.joinpath("probe.sh").read_text(encoding="utf-8")
+    pyfacts = here.joinpath("pyfacts.py").read_text(encoding="utf-8").rstrip("\n")
+    if "\nDT_PYFACTS_EOF\n" in f"\n{pyfacts}\n":
+        raise ValueError("pyfacts.py must not contain the heredoc terminator line")
+    return script.replace("@DT_PROBE_VERSION@", PROBE_VERSION).replace("@DT_PYFACTS@", pyfacts)
+
+
+def probe_env(
+    pythons: Sequence[str], *, root: str | None = None, step_timeout_s: int = 10
+) -> dict[str, str]:
+    """Variables to export before running ``probe_script()`` with ``sh -s``.
+
+    ``pythons`` are host paths of interpreters to inspect (more are discovered from running
+    serving processes); ``root`` is a root prefix (a mounted image or a fake host tree) under
+    which every absolute path is examined; ``step_timeout_s`` bounds each external command.
+    """
+    if step_timeout_s < 1:
+        raise ValueError("step_timeout_s must be at least 1 second")
+    for p in pythons:
+        if "\n" in p:
+            raise ValueError(f"interpreter path contains a newline: {p!r}")
+    return {
+        "DT_ROOT": (root or "").rstrip("/"),
+        "DT_PYTHONS": "\n".join(pythons),
+        "DT_STEP_TIMEOUT": str(int(step_timeout_s)),
+    }

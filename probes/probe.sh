@@ -1,0 +1,677 @@
+# detective-tui probe — POSIX sh + coreutils. Prints sentinel records (probes/README.md).
+# Inputs (environment): DT_ROOT (root prefix, "" = this host), DT_PYTHONS (newline-separated
+# interpreters), DT_STEP_TIMEOUT (seconds per external command). Never imports torch/FlashInfer.
+# pyfacts.py is appended by probes.probe_script() as the body of the DT_PYFACTS heredoc.
+
+DT_VERSION='@DT_PROBE_VERSION@'
+R=${DT_ROOT:-}
+R=${R%/}
+DT_ROOT=$R
+export DT_ROOT
+T=${DT_STEP_TIMEOUT:-10}
+TAB=$(printf '\t')
+NL='
+'
+TO=
+command -v timeout >/dev/null 2>&1 && TO=timeout
+DONE=0
+TOTAL=8
+read -r T0 _ </proc/uptime 2>/dev/null || T0=
+
+rec() {
+  _l='@@DT1'
+  for _f in "$@"; do _l="$_l$TAB$_f"; done
+  printf '%s\n' "$_l"
+}
+
+step() {
+  DONE=$((DONE + 1))
+  rec step "$1" "$DONE" "$TOTAL"
+}
+
+deadline() {
+  if [ -n "$TO" ]; then "$TO" -k 2 "$T" "$@"; else "$@"; fi
+}
+
+# run CMD ARGS… under the step deadline; output (stdout+stderr) in _out, status in _rc.
+run() {
+  _out=$(deadline "$@" 2>&1 </dev/null)
+  _rc=$?
+}
+
+# run_pyfacts INDEX INTERPRETER — pyfacts.py on the interpreter's stdin; like run().
+run_pyfacts() {
+  _out=$(deadline "$2" -E - "$1" 2>&1 <<'DT_PYFACTS_EOF'
+@DT_PYFACTS@
+DT_PYFACTS_EOF
+)
+  _rc=$?
+}
+
+# emit_lines KIND ID TEXT — one record per non-empty line of TEXT.
+emit_lines() {
+  _ek=$1 _ei=$2 _eifs=$IFS
+  IFS=$NL
+  set -f
+  for _ln in $3; do rec "$_ek" "$_ei" "$_ln"; done
+  set +f
+  IFS=$_eifs
+}
+
+# emit_file KIND ID PATH — one record per line of a (small) file, read with builtins.
+emit_file() {
+  [ -f "$3" ] && [ -r "$3" ] || return 1
+  _n=0
+  while IFS= read -r _ln || [ -n "$_ln" ]; do
+    rec "$1" "$2" "$_ln"
+    _n=$((_n + 1))
+    [ "$_n" -ge 400 ] && break
+  done <"$3"
+  return 0
+}
+
+# resolve HOSTPATH — follow symlinks of the last component inside the root; result in _res.
+resolve() {
+  _res=$1 _hops=0
+  while [ -L "$R$_res" ] && [ "$_hops" -lt 8 ]; do
+    _t=$(readlink "$R$_res") || break
+    case $_t in
+      /*) _res=$_t ;;
+      *) _res=${_res%/*}/$_t ;;
+    esac
+    _hops=$((_hops + 1))
+  done
+}
+
+is_exe() { [ -f "$R$1" ] && [ -x "$R$1" ]; }
+
+# ---- toolkit candidates: "source<TAB>home" lines, probed once per home at the end ----------
+TKC=
+TKRAN=
+tk_add() { TKC="$TKC$1$TAB$2$NL"; }
+home_of() {
+  _h=${1%/*}
+  _h=${_h%/*}
+  [ -n "$_h" ] || _h=/
+}
+
+# which_nvcc CID SOURCE-SUFFIX PATHSTRING — `which -a nvcc` under PATHSTRING.
+which_nvcc() {
+  _wc=$1 _ws=$2 _wifs=$IFS _seen=: _hits=
+  IFS=:
+  set -f
+  for _d in $3; do
+    case $_d in /*) ;; *) continue ;; esac
+    case $_seen in *":$_d:"*) continue ;; esac
+    _seen="$_seen$_d:"
+    is_exe "$_d/nvcc" && _hits="$_hits$_d/nvcc$NL"
+  done
+  set +f
+  IFS=$NL
+  for _p in $_hits; do
+    rec which "$_wc" "$_p"
+    home_of "$_p"
+    tk_add "PATH$_ws" "$_h"
+  done
+  IFS=$_wifs
+}
+
+# scan_paths CID TEXT — absolute paths named in an assignment line (unit/profile files):
+# report which of them hold an executable nvcc (dir/nvcc) or are a toolkit home (dir/bin/nvcc).
+scan_paths() {
+  _sifs=$IFS
+  IFS=":=\"' $TAB"
+  set -f
+  for _tok in $2; do
+    case $_tok in /*) ;; *) continue ;; esac
+    if is_exe "$_tok/nvcc"; then rec nvccdir "$_tok" 1; else rec nvccdir "$_tok" 0; fi
+    [ -e "$R$_tok/bin/nvcc" ] && tk_add "config:$1" "$_tok"
+  done
+  set +f
+  IFS=$_sifs
+}
+
+# ---- contexts --------------------------------------------------------------------------
+CID=0
+PYS=
+
+# ctx_env CID BLOB — record the variables that matter from "NAME=value" lines; sets _c_*.
+ctx_env() {
+  _c_CUDA_HOME= _c_CUDA_PATH= _c_PATH= _c_HOME= _c_FIB= _c_CONDA=
+  _cifs=$IFS
+  IFS=$NL
+  set -f
+  for _kv in $2; do
+    _k=${_kv%%=*}
+    _v=${_kv#*=}
+    [ "$_k" = "$_kv" ] && continue
+    case $_k in
+      CUDA_HOME) _c_CUDA_HOME=$_v ;;
+      CUDA_PATH) _c_CUDA_PATH=$_v ;;
+      PATH) _c_PATH=$_v ;;
+      HOME) _c_HOME=$_v ;;
+      FLASHINFER_WORKSPACE_BASE) _c_FIB=$_v ;;
+      CONDA_PREFIX) _c_CONDA=$_v ;;
+    esac
+    case $_k in
+      CUDA_HOME | CUDA_PATH | PATH | LD_LIBRARY_PATH | FLASHINFER_* | TORCH_CUDA_ARCH_LIST | \
+        CUDA_VISIBLE_DEVICES | CUDA_DEVICE_ORDER | NVIDIA_VISIBLE_DEVICES | VLLM_* | SGLANG_* | \
+        HOME | USER | VIRTUAL_ENV | CONDA_PREFIX | TRITON_PTXAS_PATH | PYTORCH_NVML_BASED_CUDA_CHECK | MAX_JOBS)
+        case $_k in
+          *TOKEN* | *SECRET* | *PASSWORD* | *KEY* | *CREDENTIAL* | *AUTH*) _v='***' ;;
+        esac
+        rec env "$1" "$_k" "$_v"
+        ;;
+    esac
+  done
+  set +f
+  IFS=$_cifs
+}
+
+# ctx_finish CID SUFFIX — which nvcc, toolkit candidates and JIT cache dirs of a context.
+ctx_finish() {
+  [ -n "$_c_CUDA_HOME" ] && tk_add "CUDA_HOME$2" "$_c_CUDA_HOME"
+  [ -n "$_c_CUDA_PATH" ] && tk_add "CUDA_PATH$2" "$_c_CUDA_PATH"
+  [ -n "$_c_CONDA" ] && [ -e "$R$_c_CONDA/bin/nvcc" ] && tk_add "conda:$_c_CONDA" "$_c_CONDA"
+  which_nvcc "$1" "$2" "$_c_PATH"
+  _base=${_c_FIB:-$_c_HOME}
+  [ -n "$_base" ] || return 0
+  _cache=$_base/.cache/flashinfer
+  for _j in "$R$_cache"/*/ "$R$_cache"/*/*/; do
+    [ -d "$_j" ] || continue
+    _j=${_j%/}
+    if [ "${_j%/*}" = "$R$_cache" ]; then
+      case ${_j##*/} in [0-9]*) ;; *) continue ;; esac
+      [ -d "$_j/cached_ops" ] || continue
+    else
+      case ${_j%/*} in */[0-9]*) ;; *) continue ;; esac
+      case ${_j##*/} in cached_ops | generated | tmp | cubins) continue ;; esac
+    fi
+    rec jit "$1" "${_j#"$R"}"
+  done
+}
+
+ctx_ssh() {
+  rec ctx 0 ssh "ssh session"
+  run env
+  ctx_env 0 "$_out"
+  ctx_finish 0 ""
+  rec ctxkv 0 usr_local_cuda_exists "$ULC_EXISTS"
+}
+
+ctx_login() {
+  CID=$((CID + 1))
+  _sh=${SHELL:-/bin/sh}
+  if [ -n "$R" ]; then
+    rec ctx "$CID" login "login shell (profile files under the root)"
+    for _pf in "$R/etc/environment" "$R/etc/profile" "$R"/etc/profile.d/*.sh "$R$HOME/.profile" \
+      "$R$HOME/.bash_profile" "$R$HOME/.bash_login" "$R$HOME/.bashrc" "$R$HOME/.zshenv" "$R$HOME/.zprofile" "$R$HOME/.zshrc"; do
+      [ -f "$_pf" ] || continue
+      while IFS= read -r _ln || [ -n "$_ln" ]; do
+        case $_ln in
+          *=*)
+            rec profile "$CID" "$_ln"
+            case $_ln in *PATH* | *CUDA_HOME* | *CUDA_PATH*) scan_paths "$CID" "$_ln" ;; esac
+            ;;
+        esac
+      done <"$_pf"
+    done
+    rec ctxkv "$CID" usr_local_cuda_exists "$ULC_EXISTS"
+    return 0
+  fi
+  case ${_sh##*/} in bash | zsh) _fl=-ilc ;; *) _fl=-lc ;; esac
+  rec ctx "$CID" login "login shell (${_sh##*/} $_fl)"
+  run "$_sh" "$_fl" 'echo __DT_LOGIN_ENV__; exec env'
+  if [ "$_rc" = 124 ] || [ "$_rc" = 137 ]; then
+    rec timeout "login shell"
+  fi
+  case $_out in
+    *__DT_LOGIN_ENV__*)
+      ctx_env "$CID" "${_out#*__DT_LOGIN_ENV__"$NL"}"
+      ctx_finish "$CID" "@login shell"
+      ;;
+    *) rec error "login shell" "no environment from $_sh $_fl (exit $_rc)" ;;
+  esac
+  rec ctxkv "$CID" usr_local_cuda_exists "$ULC_EXISTS"
+}
+
+# unit_ctx CID UNIT — Environment=/EnvironmentFile= of a systemd unit and its drop-ins.
+unit_env_file() {
+  _uf=$1
+  [ -f "$R$_uf" ] || return 0
+  while IFS= read -r _ul || [ -n "$_ul" ]; do
+    case $_ul in
+      Environment=*)
+        rec unitenv "$2" "${_ul#Environment=}"
+        scan_paths "$2" "${_ul#Environment=}"
+        ;;
+      EnvironmentFile=*)
+        _ef=${_ul#EnvironmentFile=}
+        _ef=${_ef#-}
+        if [ -f "$R$_ef" ]; then
+          while IFS= read -r _el || [ -n "$_el" ]; do
+            rec unitenvfile "$2" "$_el"
+            scan_paths "$2" "$_el"
+          done <"$R$_ef"
+        fi
+        ;;
+    esac
+  done <"$R$_uf"
+}
+
+unit_ctx() {
+  CID=$((CID + 1))
+  set -- "$CID" "$1"
+  rec ctx "$CID" unit "unit $2"
+  rec ctxkv "$CID" unit "$2"
+  rec ctxkv "$CID" usr_local_cuda_exists "$ULC_EXISTS"
+  _udirs="/etc/systemd/system /run/systemd/system /usr/local/lib/systemd/system /lib/systemd/system /usr/lib/systemd/system"
+  for _ud in $_udirs; do
+    if [ -f "$R$_ud/$2" ]; then
+      rec ctxkv "$CID" unit_file "$_ud/$2"
+      unit_env_file "$_ud/$2" "$CID"
+      break
+    fi
+  done
+  for _ud in /usr/lib/systemd/system /lib/systemd/system /usr/local/lib/systemd/system /run/systemd/system /etc/systemd/system; do
+    for _dropin in "$R$_ud/$2.d"/*.conf; do
+      [ -f "$_dropin" ] || continue
+      rec ctxkv "$CID" unit_file "${_dropin#"$R"}"
+      unit_env_file "${_dropin#"$R"}" "$CID"
+    done
+  done
+  for _dd in /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin; do
+    if is_exe "$_dd/nvcc"; then rec nvccdir "$_dd" 1; else rec nvccdir "$_dd" 0; fi
+  done
+}
+
+# proc_ctx PID — a serving process: its interpreter, environment and systemd unit.
+UNITS=
+proc_ctx() {
+  _pd=$R/proc/$1
+  _out=$(tr '\0' '\n' 2>/dev/null <"$_pd/cmdline") || return 0
+  _argv0= _prog= _prev= _cmd=
+  _pifs=$IFS
+  IFS=$NL
+  set -f
+  for _a in $_out; do
+    if [ -z "$_argv0" ]; then _argv0=$_a; _cmd=$_a; continue; fi
+    _cmd="$_cmd $_a"
+    if [ -z "$_prog" ]; then
+      if [ "$_prev" = -m ]; then _prog=$_a; fi
+      case $_a in -*) ;; *) [ "$_prev" = -m ] || _prog=${_a##*/} ;; esac
+    fi
+    _prev=$_a
+  done
+  set +f
+  IFS=$_pifs
+  _exe=
+  [ -L "$_pd/exe" ] && _exe=$(readlink "$_pd/exe" 2>/dev/null)
+  _exe=${_exe% (deleted)}
+  case ${_exe##*/} in python*) ;; *) case ${_argv0##*/} in python*) ;; *) return 0 ;; esac ;; esac
+  case $_cmd in
+    *sglang* | *vllm* | *" serve" | *" serve "* | *.serve | *".serve "* | *_server* | *serve.py*) ;;
+    *) return 0 ;;
+  esac
+  CID=$((CID + 1))
+  _pcid=$CID
+  rec ctx "$_pcid" process "pid $1 ${_prog:-${_argv0##*/}}"
+  rec ctxkv "$_pcid" pid "$1"
+  rec ctxkv "$_pcid" exe "$_exe"
+  rec ctxkv "$_pcid" cmdline "$_cmd"
+  rec ctxkv "$_pcid" usr_local_cuda_exists "$ULC_EXISTS"
+  _unit=
+  if [ -r "$_pd/cgroup" ]; then
+    while IFS= read -r _cg || [ -n "$_cg" ]; do
+      _cgp=${_cg#*:}
+      _cgp=${_cgp#*:}
+      _gifs=$IFS
+      IFS=/
+      set -f
+      for _part in $_cgp; do
+        case $_part in user@*.service) ;; *.service) _unit=$_part ;; esac
+      done
+      set +f
+      IFS=$_gifs
+    done <"$_pd/cgroup"
+  fi
+  [ -n "$_unit" ] && rec ctxkv "$_pcid" unit "$_unit"
+  _penv=
+  if [ -r "$_pd/environ" ] && _penv=$(tr '\0' '\n' 2>/dev/null <"$_pd/environ"); then
+    rec ctxkv "$_pcid" environ_readable 1
+  else
+    _penv=
+    rec ctxkv "$_pcid" environ_readable 0
+  fi
+  ctx_env "$_pcid" "$_penv"
+  _ppath=$_c_PATH
+  ctx_finish "$_pcid" "@pid $1"
+  # the interpreter: argv[0] when it names one, else looked up on the process PATH, else exe
+  _py=
+  case $_argv0 in
+    /*) is_exe "$_argv0" && _py=$_argv0 ;;
+    */*) ;;
+    ?*)
+      _aifs=$IFS
+      IFS=:
+      set -f
+      for _d in $_ppath; do
+        case $_d in /*) ;; *) continue ;; esac
+        if [ -z "$_py" ] && is_exe "$_d/$_argv0"; then _py=$_d/$_argv0; fi
+      done
+      set +f
+      IFS=$_aifs
+      ;;
+  esac
+  [ -n "$_py" ] || _py=$_exe
+  [ -n "$_py" ] && PYS="$PYS$_py${TAB}process$TAB$_pcid$TAB${_prog:-}$NL"
+  if [ -n "$_unit" ]; then
+    case "$NL$UNITS" in *"$NL$_unit$NL"*) ;; *) UNITS="$UNITS$_unit$NL" ;; esac
+  fi
+}
+
+discover_processes() {
+  command -v grep >/dev/null 2>&1 || return 0
+  _found=$(grep -l -a -E 'sglang|vllm|serve' "$R"/proc/[0-9]*/cmdline 2>/dev/null)
+  _pids=
+  _uifs=$IFS
+  IFS=$NL
+  set -f
+  for _cf in $_found; do
+    _p=${_cf%/cmdline}
+    _p=${_p##*/}
+    [ "$_p" = "$$" ] && continue
+    _pids="$_pids $_p"
+  done
+  set +f
+  IFS=$_uifs
+  for _p in $_pids; do proc_ctx "$_p"; done
+  IFS=$NL
+  for _u in $UNITS; do
+    IFS=$_uifs
+    unit_ctx "$_u"
+  done
+  IFS=$_uifs
+}
+
+# ---- steps -----------------------------------------------------------------------------
+probe_host() {
+  if [ -r "$R/proc/sys/kernel/hostname" ]; then
+    read -r _hn <"$R/proc/sys/kernel/hostname"
+  elif [ -r "$R/etc/hostname" ]; then
+    read -r _hn <"$R/etc/hostname"
+  else
+    _hn=$(uname -n)
+  fi
+  rec host hostname "$_hn"
+  if [ -r "$R/proc/sys/kernel/osrelease" ]; then
+    read -r _kr <"$R/proc/sys/kernel/osrelease"
+    rec host kernel "$_kr"
+  fi
+  rec host arch "$(uname -m)"
+  _id=$(id 2>/dev/null)
+  _uid=${_id#uid=}
+  _uid=${_uid%%(*}
+  _user=${_id#*(}
+  _user=${_user%%)*}
+  rec host uid "$_uid"
+  rec host user "${_user:-${USER:-}}"
+  rec host shell "${SHELL:-}"
+  if [ "$_uid" != 0 ] && command -v sudo >/dev/null 2>&1; then
+    run sudo -n true
+    if [ "$_rc" = 0 ]; then rec host sudo yes; else rec host sudo no; fi
+  fi
+  for _sp in /usr/bin/python3 /usr/local/bin/python3 /bin/python3; do
+    if is_exe "$_sp"; then rec host python3 "$_sp"; break; fi
+  done
+  emit_file osr - "$R/etc/os-release" || emit_file osr - "$R/usr/lib/os-release"
+  ULC_EXISTS=0
+  [ -e "$R/usr/local/cuda" ] && ULC_EXISTS=1
+  if [ -e "$R/usr/local/cuda" ] || [ -L "$R/usr/local/cuda" ]; then
+    resolve /usr/local/cuda
+    rec ulc "$ULC_EXISTS" "$_res"
+  fi
+}
+
+# the nvidia-smi part runs in the background (it is the slowest, and can hang)
+SMI_DIR=
+smi_job() {
+  _smi=
+  _sifs=$IFS
+  IFS=:
+  set -f
+  for _d in $PATH; do
+    case $_d in /*) ;; *) continue ;; esac
+    if [ -z "$_smi" ] && is_exe "$_d/nvidia-smi"; then _smi=$_d/nvidia-smi; fi
+  done
+  set +f
+  IFS=$_sifs
+  [ -n "$_smi" ] || { is_exe /usr/bin/nvidia-smi && _smi=/usr/bin/nvidia-smi; }
+  if emit_file drvproc - "$R/proc/driver/nvidia/version"; then :; else rec drvproc-missing -; fi
+  if [ -z "$_smi" ]; then
+    rec smipath -
+    return 0
+  fi
+  rec smipath "$_smi"
+  run "$R$_smi"
+  emit_lines smi table "$_out"
+  rec smirc table "$_rc"
+  case $_rc in
+    124 | 137)
+      rec timeout nvidia-smi
+      return 0
+      ;;
+    0) ;;
+    *) return 0 ;;
+  esac
+  run "$R$_smi" --query-gpu=index,name,compute_cap,memory.total,uuid --format=csv,noheader
+  emit_lines smi query "$_out"
+  rec smirc query "$_rc"
+  case $_rc in 124 | 137) rec timeout "nvidia-smi --query-gpu" ;; esac
+}
+
+start_smi() {
+  SMI_DIR=$(mktemp -d 2>/dev/null) || SMI_DIR=
+  if [ -n "$SMI_DIR" ]; then
+    smi_job >"$SMI_DIR/out" 2>&1 &
+    SMI_PID=$!
+  else
+    smi_job
+  fi
+}
+
+finish_smi() {
+  [ -n "$SMI_DIR" ] || return 0
+  wait "$SMI_PID"
+  while IFS= read -r _ln || [ -n "$_ln" ]; do
+    case $_ln in @@DT1"$TAB"*) printf '%s\n' "$_ln" ;; esac
+  done <"$SMI_DIR/out"
+  rm -rf "$SMI_DIR"
+}
+
+cleanup() { [ -n "$SMI_DIR" ] && rm -rf "$SMI_DIR"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+probe_pythons() {
+  _i=0
+  _pifs=$IFS
+  IFS=$NL
+  set -f
+  _inv=
+  for _ip in ${DT_PYTHONS:-}; do
+    [ -n "$_ip" ] && _inv="$_inv$_ip${TAB}inventory${TAB}0$TAB$NL"
+  done
+  PYS=$_inv$PYS
+  for _entry in $PYS; do TOTAL=$((TOTAL + 1)); done
+  for _entry in $PYS; do
+    IFS=$_pifs
+    _i=$((_i + 1))
+    _pp=${_entry%%"$TAB"*}
+    _rest=${_entry#*"$TAB"}
+    _psrc=${_rest%%"$TAB"*}
+    _rest=${_rest#*"$TAB"}
+    _pctx=${_rest%%"$TAB"*}
+    step "python $_pp"
+    rec py "$_i" path "$_pp"
+    rec py "$_i" source "$_psrc"
+    rec py "$_i" context "$_pctx"
+    if [ ! -e "$R$_pp" ]; then
+      rec py "$_i" exists 0
+      continue
+    fi
+    rec py "$_i" exists 1
+    if [ ! -x "$R$_pp" ]; then
+      rec py "$_i" error "not executable"
+      continue
+    fi
+    run_pyfacts "$_i" "$R$_pp"
+    IFS=$NL
+    for _ln in $_out; do
+      case $_ln in
+        @@DT1"$TAB"*)
+          printf '%s\n' "$_ln"
+          case $_ln in *"${TAB}pip_nvcc$TAB"*)
+            _nv=${_ln##*"$TAB"}
+            home_of "$_nv"
+            tk_add "pip:$_pp" "$_h"
+            ;;
+          esac
+          ;;
+        *) rec py "$_i" stderr "$_ln" ;;
+      esac
+    done
+    rec pyrc "$_i" "$_rc"
+    case $_rc in 124 | 137) rec timeout "python $_pp" ;; esac
+  done
+  set +f
+  IFS=$_pifs
+}
+
+probe_toolkits() {
+  [ -e "$R/usr/local/cuda/bin/nvcc" ] && tk_add /usr/local/cuda /usr/local/cuda
+  for _tk in "$R"/usr/local/cuda-* "$R"/opt/cuda* "$R"/opt/nvidia/hpc_sdk/*/*/cuda/*; do
+    [ -e "$_tk/bin/nvcc" ] || continue
+    case ${_tk#"$R"} in
+      /usr/local/*) tk_add "/usr/local/cuda-*" "${_tk#"$R"}" ;;
+      /opt/cuda*) tk_add "/opt/cuda*" "${_tk#"$R"}" ;;
+      *) tk_add "hpc_sdk" "${_tk#"$R"}" ;;
+    esac
+  done
+  for _cb in "$R$HOME"/miniconda3 "$R$HOME"/anaconda3 "$R$HOME"/miniforge3 "$R"/opt/conda; do
+    for _ce in "$_cb" "$_cb"/envs/*; do
+      [ -e "$_ce/bin/nvcc" ] && tk_add "conda:${_ce#"$R"}" "${_ce#"$R"}"
+    done
+  done
+  _homes=
+  _tid=0
+  _tifs=$IFS
+  IFS=$NL
+  set -f
+  for _c in $TKC; do
+    _src=${_c%%"$TAB"*}
+    _home=${_c#*"$TAB"}
+    case "$NL$_homes" in
+      *"$NL$_home$NL"*)
+        rec tkcand "$_src" "$_home"
+        continue
+        ;;
+    esac
+    _homes="$_homes$_home$NL"
+    _tid=$((_tid + 1))
+    rec tk "$_tid" "$_home"
+    rec tkcand "$_src" "$_home"
+    IFS=$_tifs
+    probe_toolkit "$_tid" "$_home"
+    IFS=$NL
+  done
+  set +f
+  IFS=$_tifs
+}
+
+probe_toolkit() {
+  _nvcc=$2/bin/nvcc
+  [ "$2" = / ] && _nvcc=/bin/nvcc
+  rec tkkv "$1" nvcc "$_nvcc"
+  resolve "$2"
+  [ "$_res" != "$2" ] && rec tkkv "$1" realpath "$_res"
+  if [ ! -e "$R$_nvcc" ]; then
+    rec tkkv "$1" exists 0
+    return 0
+  fi
+  rec tkkv "$1" exists 1
+  _run=$R$_nvcc
+  _first=
+  { IFS= read -r _first <"$R$_nvcc"; } 2>/dev/null
+  case $_first in
+    '#!'*)
+      while IFS= read -r _wl || [ -n "$_wl" ]; do
+        case $_wl in
+          *exec\ *nvcc*)
+            _w=${_wl#*exec }
+            _w=${_w%% *}
+            _w=${_w#\"}
+            _w=${_w%\"}
+            case $_w in /*)
+              rec tkkv "$1" wrapper_of "$_w"
+              [ -n "$R" ] && is_exe "$_w" && _run=$R$_w
+              ;;
+            esac
+            ;;
+        esac
+      done <"$R$_nvcc"
+      ;;
+  esac
+  if [ -x "$R$_nvcc" ]; then
+    rec tkkv "$1" executable 1
+    # the same nvcc reached through another home (symlink, wrapper) runs once
+    resolve "${_run#"$R"}"
+    _key=$_res
+    case $_key in */bin/nvcc) resolve "${_key%/bin/nvcc}" && _key=$_res/bin/nvcc ;; esac
+    _seen_tid=
+    case "$NL$TKRAN" in *"$NL$_key$TAB"*)
+      _seen_tid=${TKRAN#*"$_key$TAB"}
+      _seen_tid=${_seen_tid%%"$NL"*}
+      ;;
+    esac
+    if [ -n "$_seen_tid" ]; then
+      eval "_out=\$_tko_$_seen_tid _rc=\$_tkr_$_seen_tid"
+    else
+      run "$_run" --version
+      eval "_tko_$1=\$_out _tkr_$1=\$_rc"
+      TKRAN="$TKRAN$_key$TAB$1$NL"
+    fi
+    emit_lines tkout "$1" "$_out"
+    rec tkrc "$1" "$_rc"
+    case $_rc in 124 | 137) rec timeout "nvcc $_nvcc" ;; esac
+  else
+    rec tkkv "$1" executable 0
+  fi
+  [ "$_rc" = 0 ] && [ -x "$R$_nvcc" ] && return 0
+  emit_file tkjson "$1" "$R$2/version.json" || true
+}
+
+# ---- main ------------------------------------------------------------------------------
+rec begin "$DT_VERSION" "$R"
+step host
+probe_host
+step driver
+start_smi
+step "ssh session"
+ctx_ssh
+step "login shell"
+ctx_login
+step processes
+discover_processes
+probe_pythons
+step toolkits
+probe_toolkits
+step gpus
+finish_smi
+_el=
+if [ -n "$T0" ] && read -r _t1 _ </proc/uptime 2>/dev/null; then
+  _el=$(((${_t1%.*}${_t1#*.} - ${T0%.*}${T0#*.}) * 10))
+fi
+step end
+rec end "$_el"
+exit 0

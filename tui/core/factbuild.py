@@ -1,0 +1,527 @@
+"""Probe records → ``Facts``.
+
+``FactBuilder.feed`` takes the probe's output one line at a time (SSH banners, motd and stderr
+noise included: a line without the ``@@DT1`` sentinel is ignored) and ``facts()`` returns the
+``Facts`` known so far — valid at any time, with ``probe.complete=False`` until the end record
+arrives. The record protocol is documented in ``probes/README.md``; the text of tools and files
+is interpreted by ``tui.core.parsers`` only.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from probes import SENTINEL
+from tui.core import parsers
+from tui.core.facts import (
+    DriverInfo,
+    EnvContext,
+    Facts,
+    HostInfo,
+    ProbeMeta,
+    PythonEnv,
+    Toolkit,
+)
+from tui.core.redact import MASK, SECRET_NAME
+
+
+@dataclass(frozen=True)
+class ProbeProgress:
+    step: str
+    done: int
+    total: int | None
+
+
+# fields after the kind; the last one keeps any tabs it contains
+ARITY: Mapping[str, int] = {
+    "begin": 2,
+    "step": 3,
+    "host": 2,
+    "osr": 2,
+    "ulc": 2,
+    "drvproc": 2,
+    "drvproc-missing": 1,
+    "smipath": 1,
+    "smi": 2,
+    "smirc": 2,
+    "ctx": 3,
+    "ctxkv": 3,
+    "env": 3,
+    "which": 2,
+    "profile": 2,
+    "unitenv": 2,
+    "unitenvfile": 2,
+    "nvccdir": 2,
+    "jit": 2,
+    "py": 3,
+    "pydist": 3,
+    "pymeta": 3,
+    "pyfile": 3,
+    "pyrc": 2,
+    "tk": 2,
+    "tkcand": 2,
+    "tkkv": 3,
+    "tkout": 2,
+    "tkrc": 2,
+    "tkjson": 2,
+    "timeout": 1,
+    "error": 2,
+    "end": 1,
+}
+
+# variables kept in EnvContext.vars (the probe sends only these; replayed contexts are filtered)
+WANTED_VARS = re.compile(
+    r"^(CUDA_HOME|CUDA_PATH|PATH|LD_LIBRARY_PATH|FLASHINFER_\w+|TORCH_CUDA_ARCH_LIST"
+    r"|CUDA_VISIBLE_DEVICES|CUDA_DEVICE_ORDER|NVIDIA_VISIBLE_DEVICES|VLLM_\w+|SGLANG_\w+|HOME|USER"
+    r"|VIRTUAL_ENV|CONDA_PREFIX|TRITON_PTXAS_PATH|PYTORCH_NVML_BASED_CUDA_CHECK|MAX_JOBS)$"
+)
+SYSTEMD_DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+DIST_FLASHINFER = ("flashinfer-python", "flashinfer")
+
+
+def _int(text: str | None) -> int | None:
+    try:
+        return int(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+def _norm(path: str) -> str:
+    return posixpath.normpath(path) if path.startswith("/") else path
+
+
+def _keep_vars(env: Mapping[str, str]) -> dict[str, str]:
+    return {
+        k: (MASK if SECRET_NAME.search(k) else v) for k, v in env.items() if WANTED_VARS.match(k)
+    }
+
+
+@dataclass
+class _Ctx:
+    kind: str
+    label: str
+    kv: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+    which: list[str] = field(default_factory=list)
+    profile: list[str] = field(default_factory=list)
+    unitenv: list[str] = field(default_factory=list)
+    unitenvfile: list[str] = field(default_factory=list)
+    jit: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Py:
+    kv: dict[str, str] = field(default_factory=dict)
+    sites: list[str] = field(default_factory=list)
+    dists: dict[str, str] = field(default_factory=dict)
+    meta: dict[str, list[str]] = field(default_factory=dict)
+    files: dict[str, list[str]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Tk:
+    home: str
+    kv: dict[str, str] = field(default_factory=dict)
+    out: list[str] = field(default_factory=list)
+    json: list[str] = field(default_factory=list)
+    rc: int | None = None
+
+
+class FactBuilder:
+    """Accumulates probe records; ``facts()`` may be called at any point."""
+
+    def __init__(self) -> None:
+        self._begin: tuple[str, str] | None = None
+        self._end: str | None = None
+        self._host: dict[str, str] = {}
+        self._osr: list[str] = []
+        self._ulc: tuple[str, str] | None = None
+        self._drvproc: list[str] = []
+        self._smipath: str | None = None
+        self._smi: dict[str, list[str]] = {"table": [], "query": []}
+        self._smirc: dict[str, int | None] = {}
+        self._ctx: dict[str, _Ctx] = {}
+        self._nvccdir: dict[str, bool] = {}
+        self._py: dict[str, _Py] = {}
+        self._tk: dict[str, _Tk] = {}
+        self._tksrc: dict[str, list[str]] = {}
+        self._timeouts: list[str] = []
+        self._errors: list[str] = []
+
+    # -- input ------------------------------------------------------------------------
+    def feed(self, line: str) -> ProbeProgress | None:
+        at = line.find(SENTINEL + "\t")
+        if at < 0:
+            return None
+        parts = line[at:].rstrip("\r\n").split("\t", 1)
+        if len(parts) < 2:
+            return None
+        kind, _, rest = parts[1].partition("\t")
+        arity = ARITY.get(kind)
+        if arity is None:
+            return None
+        fields = rest.split("\t", arity - 1) if arity > 1 else [rest]
+        fields += [""] * (arity - len(fields))
+        handler = getattr(self, "_on_" + kind.replace("-", "_"))
+        return handler(*fields)
+
+    def _on_begin(self, version: str, root: str) -> None:
+        self._begin = (version, root)
+
+    def _on_step(self, name: str, done: str, total: str) -> ProbeProgress:
+        return ProbeProgress(name, _int(done) or 0, _int(total))
+
+    def _on_end(self, elapsed_ms: str) -> ProbeProgress:
+        self._end = elapsed_ms
+        return ProbeProgress("end", 1, 1)
+
+    def _on_host(self, key: str, value: str) -> None:
+        self._host[key] = value
+
+    def _on_osr(self, _: str, line: str) -> None:
+        self._osr.append(line)
+
+    def _on_ulc(self, exists: str, target: str) -> None:
+        self._ulc = (exists, target)
+
+    def _on_drvproc(self, _: str, line: str) -> None:
+        self._drvproc.append(line)
+
+    def _on_drvproc_missing(self, _: str) -> None:
+        self._drvproc = []
+
+    def _on_smipath(self, path: str) -> None:
+        self._smipath = path
+
+    def _on_smi(self, which: str, line: str) -> None:
+        self._smi.setdefault(which, []).append(line)
+
+    def _on_smirc(self, which: str, rc: str) -> None:
+        self._smirc[which] = _int(rc)
+
+    def _on_ctx(self, cid: str, kind: str, label: str) -> None:
+        self._ctx[cid] = _Ctx(kind, label)
+
+    def _ctx_of(self, cid: str) -> _Ctx:
+        return self._ctx.setdefault(cid, _Ctx("process", f"context {cid}"))
+
+    def _on_ctxkv(self, cid: str, key: str, value: str) -> None:
+        self._ctx_of(cid).kv[key] = value
+
+    def _on_env(self, cid: str, name: str, value: str) -> None:
+        self._ctx_of(cid).env[name] = value
+
+    def _on_which(self, cid: str, path: str) -> None:
+        self._ctx_of(cid).which.append(path)
+
+    def _on_profile(self, cid: str, line: str) -> None:
+        self._ctx_of(cid).profile.append(line)
+
+    def _on_unitenv(self, cid: str, value: str) -> None:
+        self._ctx_of(cid).unitenv.append(value)
+
+    def _on_unitenvfile(self, cid: str, line: str) -> None:
+        self._ctx_of(cid).unitenvfile.append(line)
+
+    def _on_jit(self, cid: str, path: str) -> None:
+        self._ctx_of(cid).jit.append(path)
+
+    def _on_nvccdir(self, directory: str, flag: str) -> None:
+        self._nvccdir[directory] = flag == "1"
+
+    def _py_of(self, idx: str) -> _Py:
+        return self._py.setdefault(idx, _Py())
+
+    def _on_py(self, idx: str, key: str, value: str) -> None:
+        py = self._py_of(idx)
+        if key == "site":
+            py.sites.append(value)
+        elif key in ("warning", "stderr"):
+            py.notes.append(value)
+        else:
+            py.kv[key] = value
+
+    def _on_pydist(self, idx: str, k: str, dirname: str) -> None:
+        self._py_of(idx).dists[k] = dirname
+
+    def _on_pymeta(self, idx: str, k: str, line: str) -> None:
+        self._py_of(idx).meta.setdefault(k, []).append(line)
+
+    def _on_pyfile(self, idx: str, label: str, line: str) -> None:
+        self._py_of(idx).files.setdefault(label, []).append(line)
+
+    def _on_pyrc(self, idx: str, rc: str) -> None:
+        self._py_of(idx).kv["rc"] = rc
+
+    def _on_tk(self, tid: str, home: str) -> None:
+        self._tk[tid] = _Tk(home)
+
+    def _on_tkcand(self, source: str, home: str) -> None:
+        sources = self._tksrc.setdefault(home, [])
+        if source not in sources:
+            sources.append(source)
+
+    def _tk_of(self, tid: str) -> _Tk | None:
+        return self._tk.get(tid)
+
+    def _on_tkkv(self, tid: str, key: str, value: str) -> None:
+        tk = self._tk_of(tid)
+        if tk is not None:
+            tk.kv[key] = value
+
+    def _on_tkout(self, tid: str, line: str) -> None:
+        tk = self._tk_of(tid)
+        if tk is not None:
+            tk.out.append(line)
+
+    def _on_tkrc(self, tid: str, rc: str) -> None:
+        tk = self._tk_of(tid)
+        if tk is not None:
+            tk.rc = _int(rc)
+
+    def _on_tkjson(self, tid: str, line: str) -> None:
+        tk = self._tk_of(tid)
+        if tk is not None:
+            tk.json.append(line)
+
+    def _on_timeout(self, step: str) -> None:
+        self._timeouts.append(step)
+
+    def _on_error(self, step: str, message: str) -> None:
+        self._errors.append(f"{step}: {message}")
+
+    # -- output -----------------------------------------------------------------------
+    def facts(self) -> Facts:
+        contexts = self._contexts()
+        labels = {cid: c.label for cid, c in zip(self._ctx, contexts, strict=True)}
+        jit = {cid: tuple(c.jit) for cid, c in self._ctx.items()}
+        usr_local_cuda = None
+        if self._ulc is not None and self._ulc[0] == "1":
+            usr_local_cuda = _norm(self._ulc[1])
+        return Facts(
+            host=self._host_info(),
+            driver=self._driver(),
+            gpus=self._gpus(),
+            toolkits=tuple(self._toolkit(tk) for tk in self._tk.values()),
+            usr_local_cuda=usr_local_cuda,
+            contexts=contexts,
+            pythons=tuple(self._python(py, labels, jit) for py in self._py.values()),
+            probe=self._meta(),
+        )
+
+    def _host_info(self) -> HostInfo:
+        h = self._host
+        osr = parsers.parse_os_release("\n".join(self._osr))
+        sudo = h.get("sudo")
+        return HostInfo(
+            hostname=h.get("hostname"),
+            os_id=osr.get("ID"),
+            os_version_id=osr.get("VERSION_ID"),
+            os_pretty=osr.get("PRETTY_NAME"),
+            kernel=h.get("kernel"),
+            arch=h.get("arch"),
+            user=h.get("user") or None,
+            is_root=h.get("uid") == "0",
+            sudo_nopasswd=None if sudo is None else sudo == "yes",
+            shell=h.get("shell") or None,
+            python3=h.get("python3"),
+        )
+
+    def _driver(self) -> DriverInfo:
+        proc = parsers.parse_proc_driver_version("\n".join(self._drvproc))
+        common = {
+            "proc_version": proc.version if proc else None,
+            "kernel_module": proc.kernel_module if proc else None,
+        }
+        if self._smipath is None:
+            return DriverInfo(
+                state="error", message="no nvidia-smi result (probe incomplete)", **common
+            )
+        if self._smipath == "-":
+            return DriverInfo(
+                state="no-nvidia-smi" if proc else "no-driver",
+                message="nvidia-smi not found on PATH",
+                **common,
+            )
+        text = "\n".join(self._smi.get("table", []))
+        rc = self._smirc.get("table")
+        header = parsers.parse_smi_header(text)
+        if rc == 0 and header is not None:
+            return DriverInfo(
+                state="ok",
+                smi_version=header.driver_version,
+                cuda_version=header.cuda_version,
+                smi_exit=rc,
+                **common,
+            )
+        if rc is None:
+            return DriverInfo(state="error", message="nvidia-smi did not finish", **common)
+        state = parsers.classify_smi_failure(text, rc)
+        message = text.strip() or None
+        if state == "timeout":
+            message = "nvidia-smi did not answer before the step deadline"
+        return DriverInfo(state=state, smi_exit=rc, message=message, **common)
+
+    def _gpus(self) -> tuple:
+        if self._smirc.get("query") == 0:
+            gpus = parsers.parse_query_gpu("\n".join(self._smi.get("query", [])))
+            if gpus:
+                return gpus
+        if self._smirc.get("table") == 0:
+            return parsers.parse_smi_table_gpus("\n".join(self._smi.get("table", [])))
+        return ()
+
+    def _toolkit(self, tk: _Tk) -> Toolkit:
+        kv = tk.kv
+        exists = kv.get("exists") == "1"
+        executable = kv.get("executable") == "1"
+        parsed = parsers.parse_nvcc_version("\n".join(tk.out)) if tk.rc == 0 else None
+        source = "nvcc" if parsed else None
+        if parsed is None and tk.json:
+            parsed = parsers.parse_cuda_version_json("\n".join(tk.json))
+            source = "version.json" if parsed else None
+        error = None
+        if not exists:
+            error = "no bin/nvcc in this directory"
+        elif not executable:
+            error = "bin/nvcc is not executable (Permission denied)"
+        elif tk.rc in parsers.TIMEOUT_EXIT_CODES:
+            error = "nvcc --version did not answer before the step deadline"
+        elif tk.rc not in (0, None):
+            first = next((ln for ln in tk.out if ln.strip()), "")
+            error = f"nvcc --version exited {tk.rc}: {first}".rstrip(": ")
+        realpath = kv.get("realpath")
+        return Toolkit(
+            home=tk.home,
+            nvcc=kv.get("nvcc", posixpath.join(tk.home, "bin/nvcc")),
+            exists=exists,
+            executable=exists and executable,
+            version=parsed.release if parsed else None,
+            full_version=parsed.full if parsed else None,
+            version_source=source,
+            realpath=_norm(realpath) if realpath else None,
+            wrapper_of=kv.get("wrapper_of"),
+            sources=tuple(self._tksrc.get(tk.home, ())),
+            error=error,
+        )
+
+    def _known_nvcc_dirs(self) -> dict[str, bool]:
+        known = dict(self._nvccdir)
+        for c in self._ctx.values():
+            for path in c.which:
+                known[posixpath.dirname(path)] = True
+        return known
+
+    def _which_for(self, path_value: str, known: Mapping[str, bool]) -> tuple[str, ...]:
+        out: list[str] = []
+        for d in path_value.split(":"):
+            if d.startswith("/") and known.get(d) and posixpath.join(d, "nvcc") not in out:
+                out.append(posixpath.join(d, "nvcc"))
+        return tuple(out)
+
+    def _contexts(self) -> tuple[EnvContext, ...]:
+        ssh_env = next((c.env for c in self._ctx.values() if c.kind == "ssh"), {})
+        known = self._known_nvcc_dirs()
+        out: list[EnvContext] = []
+        for c in self._ctx.values():
+            which = tuple(c.which)
+            env = dict(c.env)
+            if c.kind == "login" and c.profile:
+                env = _keep_vars(parsers.apply_shell_assignments(c.profile, ssh_env))
+                which = self._which_for(env.get("PATH", ""), known)
+            elif c.kind == "unit":
+                base = {"PATH": SYSTEMD_DEFAULT_PATH}
+                env = _keep_vars(
+                    {**base, **parsers.parse_systemd_environment(c.unitenv, c.unitenvfile)}
+                )
+                which = self._which_for(env["PATH"], known)
+            kind = c.kind if c.kind in ("ssh", "login", "process", "unit") else "process"
+            out.append(
+                EnvContext(
+                    kind=kind,  # type: ignore[arg-type]
+                    label=c.label,
+                    vars=env,
+                    which_nvcc=which,
+                    usr_local_cuda_exists=c.kv.get("usr_local_cuda_exists") == "1",
+                    pid=_int(c.kv.get("pid")),
+                    exe=c.kv.get("exe") or None,
+                    cmdline=c.kv.get("cmdline"),
+                    unit=c.kv.get("unit"),
+                    environ_readable=c.kv.get("environ_readable", "1") == "1",
+                )
+            )
+        return tuple(out)
+
+    def _python(
+        self, py: _Py, labels: Mapping[str, str], jit: Mapping[str, tuple[str, ...]]
+    ) -> PythonEnv:
+        kv = py.kv
+        packages: dict[str, str] = {}
+        for k, dirname in py.dists.items():
+            parsed = parsers.parse_dist_metadata("\n".join(py.meta.get(k, []))) or (
+                parsers.parse_dist_dir_name(dirname)
+            )
+            if parsed is not None:
+                packages.setdefault(parsed[0], parsed[1])
+        torch = parsers.parse_torch_version_py("\n".join(py.files.get("torch_version", [])))
+        fi = parsers.parse_flashinfer_build_meta(
+            "\n".join(py.files.get("flashinfer_build_meta", []))
+        )
+        if fi is None:
+            fi = next((packages[d] for d in DIST_FLASHINFER if d in packages), None)
+        source = kv.get("source", "inventory")
+        cid = kv.get("context", "0")
+        return PythonEnv(
+            path=kv.get("path", ""),
+            source=source if source in ("inventory", "process", "discovered") else "discovered",  # type: ignore[arg-type]
+            context=labels.get(cid),
+            exists=kv.get("exists", "1") == "1",
+            version=kv.get("version"),
+            prefix=kv.get("prefix"),
+            site_packages=tuple(py.sites),
+            torch_version=torch.version if torch else packages.get("torch"),
+            torch_cuda=torch.cuda if torch else None,
+            flashinfer_version=fi,
+            flashinfer_cubin_version=packages.get("flashinfer-cubin"),
+            flashinfer_jit_cache_version=packages.get("flashinfer-jit-cache"),
+            packages=packages,
+            jit_cache_dirs=jit.get(cid, ()),
+            error=self._python_error(py),
+        )
+
+    @staticmethod
+    def _python_error(py: _Py) -> str | None:
+        kv = py.kv
+        if kv.get("error"):
+            return kv["error"]
+        rc = _int(kv.get("rc"))
+        if rc in parsers.TIMEOUT_EXIT_CODES:
+            return "the interpreter did not answer before the step deadline"
+        if rc not in (0, None):
+            tail = " | ".join(py.notes[-3:])
+            return f"the interpreter exited {rc}" + (f": {tail}" if tail else "")
+        return None
+
+    def _meta(self) -> ProbeMeta:
+        version, root = self._begin if self._begin else ("", "")
+        elapsed = _int(self._end) if self._end else None
+        return ProbeMeta(
+            probe_version=version,
+            root=root or None,
+            duration_s=elapsed / 1000 if elapsed is not None else None,
+            timed_out=tuple(self._timeouts),
+            errors=tuple(self._errors),
+            complete=self._end is not None,
+        )
+
+
+def facts_from_output(text: str) -> Facts:
+    """``Facts`` from a whole probe output (any noise lines are ignored)."""
+    builder = FactBuilder()
+    for line in text.splitlines():
+        builder.feed(line)
+    return builder.facts()
