@@ -12,10 +12,7 @@ import pytest
 from textual.pilot import Pilot
 
 from tui.core.hosts import Host
-from tui.core.runner import Session
 from tui.core.transcript import Transcript
-from tui.demo.fleet import demo_fleet
-from tui.ui.app import DetectiveApp
 
 FIXED_NOW = datetime(2026, 1, 2, 3, 4, 5)
 
@@ -26,6 +23,8 @@ def fixed_clock() -> datetime:
 
 @pytest.fixture(scope="session")
 def demo_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tui.demo.fleet import demo_fleet
+
     base = tmp_path_factory.mktemp("demo-cache")
     demo_fleet(base)
     return base
@@ -33,17 +32,23 @@ def demo_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def demo_hosts(demo_cache: Path) -> tuple[Host, ...]:
+    from tui.demo.fleet import demo_fleet
+
     return demo_fleet(demo_cache)
 
 
-def session_factory(**kwargs: Any) -> Callable[[], Session]:
-    def make() -> Session:
+def session_factory(**kwargs: Any) -> Callable[[], Any]:
+    def make() -> Any:
+        from tui.core.runner import Session
+
         return Session(transcript=Transcript.open_session(), simulate_delay_s=0.05, **kwargs)
 
     return make
 
 
-def make_app(hosts: Sequence[Host], **kwargs: Any) -> DetectiveApp:
+def make_app(hosts: Sequence[Host], **kwargs: Any) -> Any:
+    from tui.ui.app import DetectiveApp
+
     kwargs.setdefault("session_factory", session_factory())
     app = DetectiveApp(hosts, clock=fixed_clock, **kwargs)
     app.animation_level = "none"
