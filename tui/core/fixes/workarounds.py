@@ -25,6 +25,7 @@ ARCH_ITEM = re.compile(r"\d+\.\d+[a-z]?")
 SGLANG_FLAG = "--sampling-backend"
 SGLANG_VALUE = "pytorch"
 VLLM_ENV = {"VLLM_USE_FLASHINFER_SAMPLER": "0"}
+ENGINES = ("sglang", "vllm")
 
 
 def validate_arch_list(value: str) -> str:
@@ -66,13 +67,15 @@ def set_flashinfer_arch_list(
 
 
 def _engine(ctx: EnvContext, py: PythonEnv | None) -> str | None:
-    text = ctx.cmdline or ""
-    if "sglang" in text:
-        return "sglang"
-    if "vllm" in text:
-        return "vllm"
+    """sglang or vllm, from the module or program the process runs (not from its paths)."""
+    args = (ctx.cmdline or "").split()
+    words = [args[0].rsplit("/", 1)[-1], *args[1:]] if args else []
+    for word in words:
+        for name in ENGINES:
+            if word == name or word.startswith(name + "."):
+                return name
     if py is not None:
-        for name in ("sglang", "vllm"):
+        for name in ENGINES:
             if name in py.packages:
                 return name
     return None
