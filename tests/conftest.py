@@ -55,13 +55,19 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SSHD]:
     yield from _start(tmp_path_factory, "sshd")
 
 
+def home_with_bashrc(tmp_path_factory: pytest.TempPathFactory, name: str, rc: str) -> Path:
+    """A home dir whose .bashrc is ``rc``; an sshd with ``SetEnv HOME=<it>`` makes root's bash
+    read that file instead of the machine's own /root/.bashrc."""
+    home = tmp_path_factory.mktemp(name)
+    (home / ".bashrc").write_text(rc)
+    return home
+
+
 @pytest.fixture(scope="session")
 def sshd_banner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SSHD]:
-    """An sshd whose sessions run a shell rc file that prints a banner on stdout and stderr
-    (``SetEnv BASH_ENV``: root's bash reads it for every command)."""
-    rc = tmp_path_factory.mktemp("banner-rc") / "rc.sh"
-    rc.write_text(BANNER_RC)
-    yield from _start(tmp_path_factory, "sshd-banner", extra=f"SetEnv BASH_ENV={rc}\n")
+    """An sshd whose sessions run a ~/.bashrc that prints a banner on stdout and stderr."""
+    home = home_with_bashrc(tmp_path_factory, "banner-home", BANNER_RC)
+    yield from _start(tmp_path_factory, "sshd-banner", extra=f"SetEnv HOME={home}\n")
 
 
 @dataclass(frozen=True)

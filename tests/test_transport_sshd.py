@@ -1,0 +1,287 @@
+"""The transport and runner against a real OpenSSH sshd on 127.0.0.1 (and the local transport)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+from pathlib import Path
+
+import pytest
+from conftest import SSHEnv, make_ssh_env
+from sshd import SSHD, keygen, start_sshd
+
+from tui.cli import main
+from tui.core.hosts import Host
+from tui.core.runner import Session, add_known_host, trust_host
+from tui.core.transcript import Transcript, read_events
+from tui.core.transport import HostKeyChanged
+
+pytestmark = pytest.mark.sshd
+
+HOSTILE = "a b $(touch /tmp/detective-pwned) `id` ; | & 'q' \"d\" \\ \n new line $HOME"
+
+
+def fake(ssh_env: SSHEnv) -> Host:
+    return Host(name="fake", ssh=ssh_env.alias)
+
+
+def session(ssh_env: SSHEnv, **kw: object) -> Session:
+    return Session(known_hosts=ssh_env.known_hosts, ssh_config=ssh_env.ssh_config, **kw)
+
+
+def processes_with(*argv: str) -> list[int]:
+    """PIDs on this machine (where the sshd runs) whose argv contains ``argv`` in order."""
+    needle = "\0".join(argv).encode() + b"\0"
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if needle in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+async def gone(*argv: str, within_s: float = 10.0) -> bool:
+    """Poll until no process has that argv (a deadline, not a timing assertion)."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + within_s
+    while loop.time() < end:
+        if not processes_with(*argv):
+            return True
+        await asyncio.sleep(0.05)
+    return False
+
+
+def unique_sleep() -> str:
+    return str(random.randint(100_000, 999_999))
+
+
+async def test_run_script_over_alias(ssh_env: SSHEnv, tmp_path: Path) -> None:
+    transcript = Transcript(tmp_path / "t.jsonl")
+    async with session(ssh_env, transcript=transcript) as s:
+        r = await s.run_script(
+            fake(ssh_env),
+            'printf "%s|" "$V"; echo; echo to-stderr >&2; exit 3',
+            env={"V": HOSTILE},
+        )
+    assert r.exit_status == 3 and r.error is None and not r.timed_out
+    assert r.output == f"{HOSTILE}|\nto-stderr\n"
+    assert not Path("/tmp/detective-pwned").exists()
+    events = read_events(tmp_path / "t.jsonl")
+    (cmd,) = [e for e in events if e["kind"] == "command"]
+    assert cmd["host"] == "fake" and cmd["exit_status"] == 3
+    assert cmd["command"] == r.command and "exit 3" in cmd["script"]
+    assert cmd["output"] == r.output
+
+
+async def test_interpreters_and_stdin(ssh_env: SSHEnv) -> None:
+    async with session(ssh_env) as s:
+        py = await s.run_script(
+            fake(ssh_env),
+            "import os; print(os.environ['X'] * 2)",
+            env={"X": "ab"},
+            interpreter="python3 -",
+        )
+        fed = await s.run_script(
+            fake(ssh_env), 'read line; echo "got $line"', stdin="hello\n", interpreter="sh -c"
+        )
+    assert py.output == "abab\n" and py.exit_status == 0
+    assert fed.output == "got hello\n" and fed.exit_status == 0
+
+
+async def test_user_at_host_port_target(ssh_env: SSHEnv) -> None:
+    host = Host(name="adhoc", ssh=f"root@127.0.0.1:{ssh_env.sshd.port}")
+    async with session(ssh_env) as s:
+        r = await s.run_script(host, "id -u")
+    assert r.output == "0\n"
+
+
+async def test_one_connection_many_channels(ssh_env: SSHEnv) -> None:
+    """More concurrent commands than sshd's MaxSessions (10) on one host: the per-connection
+    channel cap queues them instead of failing, and the connection is reused."""
+    host = fake(ssh_env)
+    async with session(ssh_env) as s:
+        results = await asyncio.gather(
+            *(s.run_script(host, f"sleep 0.2; echo {i}") for i in range(24))
+        )
+        transport = s.pool.transport(host)
+        conn = await transport.connection()
+        again = await s.run_script(host, "echo again")
+        assert await transport.connection() is conn
+    assert [r.output for r in results] == [f"{i}\n" for i in range(24)]
+    assert all(r.ok for r in results) and again.ok
+
+
+async def test_remote_deadline_kills_the_command(ssh_env: SSHEnv) -> None:
+    n = unique_sleep()
+    async with session(ssh_env) as s:
+        r = await s.run_script(fake(ssh_env), f"echo started; sleep {n}; echo never", deadline_s=1)
+    assert r.timed_out and r.error_kind == "timeout"
+    assert r.output == "started\n"
+    assert await gone("sleep", n)
+
+
+async def test_cancel_kills_the_remote_process_group(ssh_env: SSHEnv) -> None:
+    n = unique_sleep()
+    started = asyncio.Event()
+    async with session(ssh_env) as s:
+        task = asyncio.create_task(
+            s.run_script(
+                fake(ssh_env),
+                f"sleep {n} & sleep {n}; wait",  # a child and a grandchild
+                on_line=lambda _line: None,
+                deadline_s=600,
+            )
+        )
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 15
+        while not processes_with("sleep", n) and loop.time() < end:
+            await asyncio.sleep(0.05)
+        started.set()
+        assert processes_with("sleep", n), "the remote command never started"
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert await gone("sleep", n)
+
+
+async def test_banner_from_shell_rc_does_not_break_output(
+    sshd_banner: SSHD, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = make_ssh_env(sshd_banner, tmp_path / "ssh", monkeypatch)
+    async with session(env) as s:
+        r = await s.run_script(fake(env), "echo payload")
+    assert r.exit_status == 0
+    assert "Welcome to a very chatty host" in r.output
+    assert r.output.endswith("payload\n")
+
+
+async def test_unreachable_port_is_a_clear_error(ssh_env: SSHEnv) -> None:
+    from sshd import free_port
+
+    host = Host(name="nobody", ssh=f"root@127.0.0.1:{free_port()}")
+    async with session(ssh_env, connect_timeout=5) as s:
+        r = await s.run_script(host, "true")
+        p = await s.probe(Host(name="demo-down", ssh="x", simulate="unreachable"))
+    assert r.exit_status is None and r.error_kind == "unreachable"
+    assert "127.0.0.1" in r.error and "cannot connect" in r.error
+    assert p.error_kind == "unreachable" and p.error == "no answer (simulated demo host)"
+    assert not p.reachable and p.facts is None
+
+
+async def test_unknown_key_is_refused_then_trusted(ssh_env: SSHEnv) -> None:
+    ssh_env.known_hosts.write_text("")
+    host = fake(ssh_env)
+    async with session(ssh_env) as s:
+        r = await s.run_script(host, "true")
+        p = await s.probe(host)
+    fp = ssh_env.sshd.host_fingerprint
+    assert r.error_kind == "hostkey-unknown" and r.exit_status is None
+    assert fp in r.error and "detective-tui trust fakehost" in r.error
+    assert p.error_kind == "hostkey-unknown" and p.hostkey is not None
+    assert p.hostkey.fingerprint == fp and p.hostkey.key_type == "ssh-ed25519"
+
+    key_type, fingerprint = info = await trust_host(
+        host, known_hosts=ssh_env.known_hosts, ssh_config=ssh_env.ssh_config
+    )
+    assert (key_type, fingerprint) == ("ssh-ed25519", fp)
+    assert ssh_env.known_hosts.read_text() == ""  # trust_host writes nothing
+    assert add_known_host(host, info, ssh_env.known_hosts) is True
+    assert ssh_env.known_hosts.read_text().startswith(f"[127.0.0.1]:{ssh_env.sshd.port} ")
+    assert add_known_host(host, info, ssh_env.known_hosts) is False  # already there
+    async with session(ssh_env) as s:
+        assert (await s.run_script(host, "echo ok")).output == "ok\n"
+
+
+async def test_changed_key_is_refused_and_never_trusted(ssh_env: SSHEnv, tmp_path: Path) -> None:
+    other = tmp_path / "other_key"
+    keygen(other)
+    pub = other.with_suffix(".pub").read_text().split()[:2]
+    stale = f"[127.0.0.1]:{ssh_env.sshd.port} {' '.join(pub)}\n"
+    ssh_env.known_hosts.write_text(stale)
+    host = fake(ssh_env)
+    async with session(ssh_env) as s:
+        p = await s.probe(host)
+    assert p.error_kind == "hostkey-changed" and p.facts is None
+    assert "HOST KEY CHANGED" in p.error and ssh_env.sshd.host_fingerprint in p.error
+    assert "ssh-keygen -R" in p.error
+    with pytest.raises(HostKeyChanged):
+        await trust_host(host, known_hosts=ssh_env.known_hosts, ssh_config=ssh_env.ssh_config)
+    assert ssh_env.known_hosts.read_text() == stale
+
+
+def test_trust_cli(ssh_env: SSHEnv, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    ssh_env.known_hosts.write_text("")
+    # no terminal and no --yes: refuse, write nothing
+    assert main(["trust", "fakehost"]) == 3
+    captured = capsys.readouterr()
+    assert ssh_env.sshd.host_fingerprint in captured.out and "--yes" in captured.err
+    assert ssh_env.known_hosts.read_text() == ""
+    assert main(["trust", "fakehost", "--yes"]) == 0
+    assert "Added [127.0.0.1]:" in capsys.readouterr().out
+    assert main(["trust", "fakehost", "--yes"]) == 0
+    assert "already trusted" in capsys.readouterr().out
+    assert main(["trust", "local"]) == 3
+
+
+def test_trust_cli_refuses_changed_key(
+    ssh_env: SSHEnv, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    other = tmp_path / "other_key"
+    keygen(other)
+    stale = f"[127.0.0.1]:{ssh_env.sshd.port} " + " ".join(
+        other.with_suffix(".pub").read_text().split()[:2]
+    )
+    ssh_env.known_hosts.write_text(stale + "\n")
+    assert main(["trust", "fakehost", "--yes"]) == 2
+    assert "HOST KEY CHANGED" in capsys.readouterr().err
+    assert ssh_env.known_hosts.read_text() == stale + "\n"
+
+
+async def test_restarted_host_with_new_key_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same address comes back with a new host key (a reinstall, or an attacker)."""
+    first = start_sshd(tmp_path / "first")
+    try:
+        env = make_ssh_env(first, tmp_path / "ssh", monkeypatch)
+        async with session(env) as s:
+            assert (await s.run_script(fake(env), "true")).ok
+    finally:
+        first.stop()
+    second = start_sshd(tmp_path / "second")
+    try:
+        config, _ = second.write_client_files(tmp_path / "ssh2")
+        env2 = SSHEnv(second, config, env.known_hosts)  # old known_hosts, new port + key
+        env.known_hosts.write_text(
+            env.known_hosts.read_text().replace(f":{first.port} ", f":{second.port} ")
+        )
+        async with session(env2) as s:
+            r = await s.run_script(fake(env2), "true")
+        assert r.error_kind == "hostkey-changed"
+    finally:
+        second.stop()
+
+
+async def test_local_transport_same_semantics(tmp_path: Path) -> None:
+    n = unique_sleep()
+    local = Host(name="local", local=True)
+    async with Session() as s:
+        r = await s.run_script(local, 'printf "%s" "$V"; exit 4', env={"V": HOSTILE})
+        slow = await s.run_script(local, f"sleep {n}", deadline_s=1)
+        m = unique_sleep()
+        task = asyncio.create_task(s.run_script(local, f"sleep {m} & sleep {m}; wait"))
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 10
+        while len(processes_with("sleep", m)) < 2 and loop.time() < end:
+            await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    assert r.exit_status == 4 and r.output == HOSTILE + "\n"  # output is whole lines
+    assert slow.timed_out and await gone("sleep", n)
+    assert await gone("sleep", m)
+    assert os.getpgid(0) == os.getpgrp()  # we never killed our own group
