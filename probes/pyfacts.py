@@ -120,7 +120,7 @@ def report_dists(sites):
                     if line.startswith(("Name:", "Version:")):
                         rec("pymeta", INDEX, count, line)
             except OSError as exc:
-                rec("py", INDEX, "warning", "%s: %s" % (host(path), exc.strerror or exc))
+                rec("py", INDEX, "warning", f"{host(path)}: {exc.strerror or exc}")
 
 
 def report_file(sites, relpath, label):
@@ -131,7 +131,7 @@ def report_file(sites, relpath, label):
                 for line in file_lines(path):
                     rec("pyfile", INDEX, label, line)
             except OSError as exc:
-                rec("py", INDEX, "warning", "%s: %s" % (host(path), exc.strerror or exc))
+                rec("py", INDEX, "warning", f"{host(path)}: {exc.strerror or exc}")
             return
 
 
@@ -149,7 +149,7 @@ def report_pip_nvcc(sites):
 
 
 def main():
-    rec("py", INDEX, "version", "%d.%d.%d" % sys.version_info[:3])
+    rec("py", INDEX, "version", ".".join(str(n) for n in sys.version_info[:3]))
     rec("py", INDEX, "executable", host(sys.executable))
     rec("py", INDEX, "prefix", host(sys.prefix))
     sites = site_dirs()
@@ -164,5 +164,5 @@ def main():
 try:
     main()
 except Exception as exc:  # the probe must report, never crash
-    rec("py", INDEX, "error", "%s: %s" % (type(exc).__name__, exc))
+    rec("py", INDEX, "error", f"{type(exc).__name__}: {exc}")
 sys.stdout.flush()
