@@ -1,0 +1,222 @@
+"""The fix wizard: preview → confirm → live output → before/after verdict → undo / restart offer.
+
+Self-contained: ``FixWizardScreen(host, plan, session)`` needs a ``tui.core.runner.Session``
+and a plan from ``tui.core.fixes.build_plan``. It dismisses with the last ``FixOutcome``
+(``None`` when nothing ran). Every run goes through ``tui.core.fixes.executor.apply_plan``,
+so the transcript gets the commands, their output and the user's decisions.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar, Literal
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.reactive import reactive
+from textual.screen import ModalScreen
+from textual.widgets import Button, Log, Static
+
+from tui.core.facts import Facts
+from tui.core.fixes import make_stamp
+from tui.core.fixes.executor import FixOutcome, apply_plan
+from tui.core.fixes.plan import FixPlan
+from tui.core.fixes.render import outcome_text, plan_heading, preview_text
+from tui.core.fixes.restart import restart_plan
+from tui.core.fixes.undo import load_record, mark_undone, undo_plan
+from tui.core.hosts import Host
+
+if TYPE_CHECKING:
+    from tui.core.runner import Session
+
+Stage = Literal["preview", "running", "done", "failed"]
+
+
+class FixLine(Message):
+    """One line of live output from the running plan."""
+
+    def __init__(self, line: str) -> None:
+        super().__init__()
+        self.line = line
+
+
+class FixDone(Message):
+    def __init__(self, outcome: FixOutcome, kind: str) -> None:
+        super().__init__()
+        self.outcome = outcome
+        self.kind = kind  # "fix", "undo" or "restart"
+
+
+class FixWizardScreen(ModalScreen[FixOutcome | None]):
+    DEFAULT_CSS = """
+    FixWizardScreen #dialog { max-width: 120; height: 90%; }
+    FixWizardScreen #fix-preview { height: 1fr; border: round $primary-darken-2; }
+    FixWizardScreen #fix-output { height: 1fr; border: round $secondary; display: none; }
+    FixWizardScreen #fix-verdict { height: auto; max-height: 16; display: none; }
+    FixWizardScreen.-running #fix-output, FixWizardScreen.-done #fix-output { display: block; }
+    FixWizardScreen.-done #fix-verdict { display: block; }
+    FixWizardScreen.-running #fix-preview, FixWizardScreen.-done #fix-preview { display: none; }
+    FixWizardScreen #fix-status { height: auto; margin-top: 1; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("a", "apply", "Apply", id="fix.apply"),
+        Binding("u", "undo", "Undo", id="fix.undo"),
+        Binding("r", "restart", "Restart units", id="fix.restart"),
+        Binding("escape", "close", "Close", id="fix.close"),
+    ]
+
+    stage: reactive[Stage] = reactive("preview")
+
+    def __init__(
+        self, host: Host, plan: FixPlan, session: Session, before: Facts | None = None
+    ) -> None:
+        super().__init__()
+        self.host = host
+        self.plan = plan
+        self.session = session
+        self.before = before
+        self.outcome: FixOutcome | None = None  # the last run (fix, undo or restart)
+        self.record: str | None = None  # undo record of the applied fix, until it is undone
+        self.restart_units: tuple[str, ...] = ()  # units still running the old environment
+        self.pending: FixPlan | None = None  # an undo/restart plan shown, awaiting confirmation
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="-warning"):
+            yield Static(
+                Content.styled(plan_heading(self.plan), "bold"),
+                classes="dialog-title",
+                id="fix-title",
+            )
+            with VerticalScroll(id="fix-preview"):
+                yield Static(Content(preview_text(self.plan)), id="fix-preview-text")
+            yield Log(id="fix-output", highlight=False)
+            with VerticalScroll(id="fix-verdict"):
+                yield Static(id="fix-verdict-text")
+            yield Static(self._status_text(), id="fix-status")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Apply", variant="warning", id="apply")
+                yield Button("Undo", variant="default", id="undo", disabled=True)
+                yield Button("Restart units", variant="default", id="restart", disabled=True)
+                yield Button("Close", variant="primary", id="close")
+
+    def on_mount(self) -> None:
+        self.query_one("#close", Button).focus()
+
+    def _status_text(self) -> str:
+        if self.plan.needs_root and self.plan.sudo:
+            return "Root steps run through `sudo -n`; press Apply (a) to run the commands above."
+        return "Nothing has run yet. Press Apply (a) to run the commands above, Close to leave."
+
+    def watch_stage(self, stage: Stage) -> None:
+        self.set_class(stage == "running", "-running")
+        self.set_class(stage in ("done", "failed"), "-done")
+        if not self.is_mounted:
+            return
+        self.query_one("#apply", Button).disabled = stage != "preview" and self.pending is None
+        self.query_one("#close", Button).disabled = stage == "running"
+
+    def _set_status(self, text: str) -> None:
+        self.query_one("#fix-status", Static).update(Content(text))
+
+    # -- actions ---------------------------------------------------------------------------
+
+    @on(Button.Pressed, "#apply")
+    def action_apply(self) -> None:
+        if self.stage == "running":
+            return
+        if self.pending is not None:
+            plan, self.pending = self.pending, None
+            kind = "undo" if plan.fix_id.startswith("undo:") else "restart"
+            self.session.record("decision", host=self.host.name, action=kind, answer="yes")
+            self._start(plan, kind)
+            return
+        if self.stage != "preview":
+            return
+        self.session.record("decision", host=self.host.name, fix=self.plan.fix_id, answer="yes")
+        self._start(self.plan, "fix")
+
+    @on(Button.Pressed, "#undo")
+    def action_undo(self) -> None:
+        if self.stage == "running" or self.record is None:
+            return
+        record = load_record(self.host.name, self.record)
+        self._offer(undo_plan(record, self.host, sudo=self.plan.sudo, stamp=make_stamp()))
+
+    @on(Button.Pressed, "#restart")
+    def action_restart(self) -> None:
+        if self.stage == "running" or not self.restart_units:
+            return
+        units = self.restart_units
+        self._offer(restart_plan(self.host, units, sudo=self.plan.sudo, stamp=make_stamp()))
+
+    @on(Button.Pressed, "#close")
+    def action_close(self) -> None:
+        if self.stage == "running":
+            return
+        if self.stage == "preview" and self.outcome is None:
+            self.session.record("decision", host=self.host.name, fix=self.plan.fix_id, answer="no")
+        self.dismiss(self.outcome)
+
+    def _offer(self, plan: FixPlan) -> None:
+        """Show a follow-up plan (undo, restart) and wait for Apply as its own confirmation."""
+        self.pending = plan
+        self.query_one("#fix-verdict-text", Static).update(Content(preview_text(plan)))
+        self.query_one("#apply", Button).disabled = False
+        self.query_one("#apply", Button).label = "Confirm"
+        self._set_status("Press Confirm (a) to run the commands above.")
+
+    def _start(self, plan: FixPlan, kind: str) -> None:
+        self.query_one("#fix-output", Log).write_line(
+            f"$ {kind}: {plan.fix_id} on {self.host.name}"
+        )
+        self.query_one("#apply", Button).label = "Apply"
+        self.stage = "running"
+        self._set_status("Running… every command and its output goes to the session transcript.")
+        self._run(plan, kind)
+
+    @work(exclusive=True, group="fix", exit_on_error=False)
+    async def _run(self, plan: FixPlan, kind: str) -> None:
+        before = self.before if kind == "fix" else None
+        outcome = await apply_plan(
+            self.session,
+            self.host,
+            plan,
+            lambda line: self.post_message(FixLine(line)),
+            before=before,
+            record_undo=kind == "fix",
+        )
+        self.post_message(FixDone(outcome, kind))
+
+    def on_fix_line(self, message: FixLine) -> None:
+        self.query_one("#fix-output", Log).write_line(message.line)
+
+    def on_fix_done(self, message: FixDone) -> None:
+        outcome = self.outcome = message.outcome
+        if message.kind == "fix":
+            self.record = outcome.record
+            self.restart_units = outcome.pending_restart
+        elif message.kind == "undo" and outcome.applied and self.record is not None:
+            mark_undone(load_record(self.host.name, self.record))
+            self.record = None
+            self.restart_units = outcome.pending_restart
+        else:
+            self.restart_units = ()
+        self.query_one("#fix-verdict-text", Static).update(Content(outcome_text(outcome)))
+        self.stage = "done" if outcome.applied else "failed"
+        can_undo = self.record is not None
+        self.query_one("#undo", Button).disabled = not can_undo
+        self.query_one("#restart", Button).disabled = not self.restart_units
+        if not outcome.applied:
+            status = f"Stopped: {outcome.error}"
+        elif outcome.unresolved:
+            status = "Applied, but these findings remain: " + ", ".join(outcome.unresolved)
+        elif message.kind == "fix" and outcome.pending_restart:
+            status = "Applied. Restart (r) so the service starts with the new environment."
+        else:
+            status = "Done." + (" Undo (u) reverses it." if can_undo else "")
+        self._set_status(status)
+        self.query_one("#fix-verdict", VerticalScroll).scroll_home(animate=False)
