@@ -183,13 +183,13 @@ class DetectiveApp(App[int]):
             )
 
     async def _probe(self, host: Host) -> None:
-        from tui.core.diagnosis import diagnose
-
         async with self._slots:
             self._buffer(host.name, status="connecting")
             result = await self.session.probe(host, self._on_progress)
         diagnosis = None
         if result.facts is not None and result.error is None:
+            from tui.core.diagnosis import diagnose
+
             diagnosis = await asyncio.to_thread(diagnose, result.facts)
         self.post_message(ProbeFinished(result, diagnosis))
 
