@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import ClassVar
 
@@ -55,7 +56,8 @@ class TranscriptsScreen(Screen[None]):
 
     @work(exclusive=True, group="transcript-view", exit_on_error=False)
     async def _show(self, path: Path) -> None:
-        self.query_one("#session-md", Markdown).update(transcript.export(path, "md"))
+        text = await asyncio.to_thread(transcript.export, path, "md")
+        await self.query_one("#session-md", Markdown).update(text)
 
     def action_back(self) -> None:
         self.dismiss()
