@@ -98,11 +98,11 @@ async def _probe_all(
 
 
 def run(args: argparse.Namespace) -> int:
-    err = Console(stderr=True)
+    err = Console(stderr=True, soft_wrap=True)
     try:
         hosts = select_hosts(getattr(args, "hosts", None), args.targets, args.all_hosts)
     except InventoryError as exc:
-        err.print(f"detective-tui probe: {exc}", highlight=False, markup=False)
+        print(f"detective-tui probe: {exc}", file=sys.stderr)
         return exitcodes.USAGE
     with Transcript.open_session() as transcript:
         transcript.record("cli", command="probe", targets=[h.name for h in hosts])

@@ -234,7 +234,7 @@ class _Loader:
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
                 raise self.error(
                     knode,
-                    f"key {key!r} is unknown in {what}{hint}; allowed keys: "
+                    f"key {key!r} is unknown{hint}; allowed in {what}: "
                     + ", ".join(sorted(allowed)),
                     key=key,
                 )

@@ -1,0 +1,88 @@
+"""``detective-tui probe`` end to end: JSON shape, exit codes, inventory errors, progress."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tui.cli import main
+
+CUDA13 = Path("/usr/local/cuda-13.0/bin/nvcc")
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.skipif(not CUDA13.exists(), reason="this machine has no /usr/local/cuda-13.0")
+def test_probe_local_json_lists_cuda13(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(capsys, "probe", "local", "--json")
+    assert code == 0, err
+    (host,) = json.loads(out)
+    assert set(host) >= {"host", "reachable", "error", "facts"}
+    assert host["host"] == "local" and host["reachable"] is True and host["error"] is None
+    toolkits = {t["home"]: t for t in host["facts"]["toolkits"]}
+    assert toolkits["/usr/local/cuda-13.0"]["version"] == "13.0"
+    assert host["facts"]["probe"]["complete"] is True
+    assert "local: ok" in err  # progress and the per-host outcome go to stderr
+
+
+def test_unreachable_host_exit_2_and_others_still_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inv = tmp_path / "hosts.yaml"
+    inv.write_text(
+        "hosts:\n"
+        "  - name: down\n    ssh: root@127.0.0.1:1\n"
+        "  - name: demo-down\n    simulate: unreachable\n"
+        "  - name: here\n    local: true\n"
+    )
+    code, out, _err = run_cli(capsys, "--hosts", str(inv), "probe", "--json")
+    assert code == 2
+    results = json.loads(out)
+    assert [r["host"] for r in results] == ["down", "demo-down", "here"]
+    assert [r["reachable"] for r in results] == [False, False, True]
+    assert "cannot connect" in results[0]["error"] and results[0]["facts"] is None
+    assert results[1]["error"] == "no answer (simulated demo host)"
+    assert results[2]["error"] is None and results[2]["facts"]["probe"]["complete"]
+
+
+def test_sub_command_hosts_option_and_summary(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inv = tmp_path / "inv.yaml"
+    inv.write_text("hosts:\n  - name: box\n    local: true\n")
+    code, out, _ = run_cli(capsys, "probe", "--hosts", str(inv), "--all")
+    assert code == 0
+    assert "box" in out and "ok" in out
+
+
+def test_bad_inventory_exit_3_names_file_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inv = tmp_path / "hosts.yaml"
+    inv.write_text("hosts:\n  - name: a\n    local: true\n    pyhton: /x\n")
+    code, out, err = run_cli(capsys, "--hosts", str(inv), "probe")
+    assert code == 3 and out == ""
+    assert f"{inv}:4: key 'pyhton' is unknown" in err and "did you mean 'python'" in err
+
+
+def test_bad_target_exit_3(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(capsys, "probe", "gpu1;reboot")
+    assert code == 3
+    assert "target 'gpu1;reboot': contains spaces or shell characters" in err
+
+
+def test_probe_is_recorded_in_the_transcript(
+    capsys: pytest.CaptureFixture[str], isolated_xdg: Path
+) -> None:
+    from tui.core.transcript import list_sessions, read_events
+
+    assert run_cli(capsys, "probe", "local", "--json")[0] == 0
+    (session,) = list_sessions()
+    kinds = [e["kind"] for e in read_events(session)]
+    assert kinds == ["session-start", "cli", "command", "probe"]
