@@ -116,7 +116,7 @@ which_nvcc() {
   IFS=$_wifs
 }
 
-# scan_paths CID TEXT — absolute paths named in an assignment line (unit/profile files):
+# scan_paths SOURCE TEXT — absolute paths named in an assignment line (unit/profile files):
 # report which of them hold an executable nvcc (dir/nvcc) or are a toolkit home (dir/bin/nvcc).
 scan_paths() {
   _sifs=$IFS
@@ -125,7 +125,7 @@ scan_paths() {
   for _tok in $2; do
     case $_tok in /*) ;; *) continue ;; esac
     if is_exe "$_tok/nvcc"; then rec nvccdir "$_tok" 1; else rec nvccdir "$_tok" 0; fi
-    [ -e "$R$_tok/bin/nvcc" ] && tk_add "config:$1" "$_tok"
+    [ -e "$R$_tok/bin/nvcc" ] && tk_add "$1" "$_tok"
   done
   set +f
   IFS=$_sifs
@@ -211,7 +211,7 @@ ctx_login() {
         case $_ln in
           *=*)
             rec profile "$CID" "$_ln"
-            case $_ln in *PATH* | *CUDA_HOME* | *CUDA_PATH*) scan_paths "$CID" "$_ln" ;; esac
+            case $_ln in *PATH* | *CUDA_HOME* | *CUDA_PATH*) scan_paths profile "$_ln" ;; esac
             ;;
         esac
       done <"$_pf"
@@ -243,7 +243,7 @@ unit_env_file() {
     case $_ul in
       Environment=*)
         rec unitenv "$2" "${_ul#Environment=}"
-        scan_paths "$2" "${_ul#Environment=}"
+        scan_paths "unit $3" "${_ul#Environment=}"
         ;;
       EnvironmentFile=*)
         _ef=${_ul#EnvironmentFile=}
@@ -251,7 +251,7 @@ unit_env_file() {
         if [ -f "$R$_ef" ]; then
           while IFS= read -r _el || [ -n "$_el" ]; do
             rec unitenvfile "$2" "$_el"
-            scan_paths "$2" "$_el"
+            scan_paths "unit $3" "$_el"
           done <"$R$_ef"
         fi
         ;;
@@ -269,7 +269,7 @@ unit_ctx() {
   for _ud in $_udirs; do
     if [ -f "$R$_ud/$2" ]; then
       rec ctxkv "$CID" unit_file "$_ud/$2"
-      unit_env_file "$_ud/$2" "$CID"
+      unit_env_file "$_ud/$2" "$CID" "$2"
       break
     fi
   done
@@ -277,7 +277,7 @@ unit_ctx() {
     for _dropin in "$R$_ud/$2.d"/*.conf; do
       [ -f "$_dropin" ] || continue
       rec ctxkv "$CID" unit_file "${_dropin#"$R"}"
-      unit_env_file "${_dropin#"$R"}" "$CID"
+      unit_env_file "${_dropin#"$R"}" "$CID" "$2"
     done
   done
   for _dd in /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin; do
@@ -404,11 +404,11 @@ probe_host() {
     _hn=$(uname -n)
   fi
   rec host hostname "$_hn"
-  if [ -r "$R/proc/sys/kernel/osrelease" ]; then
-    read -r _kr <"$R/proc/sys/kernel/osrelease"
-    rec host kernel "$_kr"
-  fi
-  rec host arch "$(uname -m)"
+  _un=$(uname -r -m)
+  _kr=${_un% *}
+  [ -r "$R/proc/sys/kernel/osrelease" ] && read -r _kr <"$R/proc/sys/kernel/osrelease"
+  rec host kernel "$_kr"
+  rec host arch "${_un##* }"
   _id=$(id 2>/dev/null)
   _uid=${_id#uid=}
   _uid=${_uid%%(*}

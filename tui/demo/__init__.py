@@ -1,0 +1,1 @@
+"""Demo fleet and fake hosts: simulated GPU hosts that run through the real probe."""

@@ -1,0 +1,542 @@
+"""Fake GPU hosts: directory trees that the real probe inspects through its root prefix.
+
+A fake host is a temp dir holding what the probe looks at — ``usr/bin/nvidia-smi`` and
+``…/bin/nvcc`` shims that print real captured outputs (``tui/demo/fixtures/``, copies of
+``shared/fixtures/``), toolkit trees with ``version.json``, venv-like trees whose
+``bin/python3`` links to this machine's interpreter (so the probe's stdlib snippet runs) with
+``torch/version.py`` and ``*.dist-info/METADATA`` files, ``proc/<pid>/…`` of a serving
+process, ``proc/driver/nvidia/version``, ``etc/os-release``, unit files and profile files.
+
+Trees are relocatable (relative symlinks; shims find their data next to ``$0``), so a tree can
+be built in a staging dir and renamed. Specs are plain data; the presets at the bottom are the
+demo fleet and the test hosts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import posixpath
+import shlex
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+FIXTURES = "fixtures"
+SMI_QUERY_ARGS = "--query-gpu=index,name,compute_cap,memory.total,uuid --format=csv,noheader"
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+NO_DRIVER_TEXTS = {
+    "table": "nvidia-smi/nvidia-smi-550.163.01-no-kernel-driver.txt",
+    "list": "nvidia-smi/nvidia-smi-550.163.01-no-kernel-driver-L.txt",
+    "query": "nvidia-smi/nvidia-smi-550.163.01-no-kernel-driver-query-gpu.txt",
+}
+# /proc/driver/nvidia/version in the open-module layout of the fixture, for drivers we have no
+# capture of (the build line and date are those of the 580.95.05 capture).
+PROC_VERSION_TEMPLATE = (
+    "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  {version}  Release Build  "
+    "(dvs-builder@U22-I3-B17-02-5)  Tue Sep 23 09:55:41 UTC 2025\n"
+    "GCC version:  gcc version 11.4.0 (Ubuntu 11.4.0-1ubuntu1~22.04.2) \n"
+)
+
+
+def fixture_text(name: str) -> str:
+    """A fixture shipped with the package, e.g. ``"nvcc/nvcc-12.8.93.txt"``."""
+    return resources.files(__package__).joinpath(FIXTURES, name).read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------------------------------
+# the spec (data)
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    name: str
+    compute_cap: str | None  # None prints [N/A] (the probe then uses the name table)
+    memory_mib: int | None
+
+
+@dataclass(frozen=True)
+class DriverSpec:
+    """What nvidia-smi prints. ``failure`` picks a real failure text instead of the table."""
+
+    table_fixture: str | None = None  # nvidia-smi/… default table
+    proc_version: str | None = None  # "580.95.05"; None: /proc/driver/nvidia/version absent
+    proc_fixture: str | None = None  # a captured proc file to use verbatim
+    failure: str | None = None  # "not-loaded" (the real no-kernel-driver text, exit 9)
+    hang: bool = False  # nvidia-smi sleeps forever (the probe's step deadline must hit)
+    installed: bool = True  # False: no nvidia-smi binary at all
+
+
+@dataclass(frozen=True)
+class ToolkitSpec:
+    home: str  # "/usr/local/cuda-12.8"
+    nvcc_fixture: str  # "nvcc/nvcc-12.8.93.txt"
+    cuda_version: str  # toolkit release for version.json, "12.8.1"
+    list_gpu_arch_fixture: str | None = None
+    executable: bool = True  # False: bin/nvcc has mode 0644
+
+
+@dataclass(frozen=True)
+class WrapperSpec:
+    """A shell-script nvcc that execs another (``/usr/local/bin/nvcc``, Debian's ``/usr/bin``)."""
+
+    path: str
+    target: str
+    text: str | None = None  # verbatim script; default: ``exec <target> "$@"``
+
+
+@dataclass(frozen=True)
+class VenvSpec:
+    path: str  # "/root/venv_sglang211"
+    dists: tuple[tuple[str, str], ...] = ()  # (dist-info name, version): ("torch", "2.9.1")
+    torch_version_py: str | None = None  # fixture name of torch/version.py
+    torch_version: str | None = None  # rewrite __version__ in that file (see reference_ct200)
+    flashinfer: str | None = None  # writes flashinfer/_build_meta.py and its dist-info
+    pip_nvcc_fixture: str | None = None  # nvidia/cu13/bin/nvcc printing this fixture
+
+    @property
+    def python(self) -> str:
+        return posixpath.join(self.path, "bin", "python3")
+
+
+@dataclass(frozen=True)
+class ProcessSpec:
+    pid: int
+    argv: tuple[str, ...]
+    environ: Mapping[str, str]
+    exe: str  # what /proc/PID/exe points to (a host path; need not exist in the tree)
+    unit: str | None = None  # systemd service named in /proc/PID/cgroup
+    environ_readable: bool = True
+
+
+@dataclass(frozen=True)
+class FakeHostSpec:
+    hostname: str
+    os_release: str
+    gpus: tuple[GpuSpec, ...]
+    driver: DriverSpec
+    toolkits: tuple[ToolkitSpec, ...] = ()
+    usr_local_cuda: str | None = None  # link target, e.g. "/usr/local/cuda-12.8"
+    wrappers: tuple[WrapperSpec, ...] = ()
+    venvs: tuple[VenvSpec, ...] = ()
+    inventory_pythons: tuple[str, ...] = ()  # default: every venv's bin/python3
+    processes: tuple[ProcessSpec, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)  # the SSH session's variables
+    files: Mapping[str, str] = field(default_factory=dict)  # more files: unit files, profiles
+    jit_cache_dirs: tuple[str, ...] = ()  # FlashInfer workspaces to create (host paths)
+
+
+@dataclass(frozen=True)
+class FakeHost:
+    root: Path
+    env: dict[str, str]  # the SSH-session env (PATH, CUDA_HOME…) as host paths
+    pythons: tuple[str, ...]  # inventory interpreters (host paths)
+
+
+# ---------------------------------------------------------------------------------------
+# the builder
+# ---------------------------------------------------------------------------------------
+
+NVIDIA_SMI_SHIM = """#!/bin/sh
+# detective-tui fake nvidia-smi: prints captured outputs stored next to this script.
+d="${0%/*}/../share/detective-tui-fake/nvidia-smi"
+[ -f "$d/hang" ] && exec sleep 100000
+case "$*" in
+  "") f=table ;;
+  "-L") f=list ;;
+  "QUERY_ARGS") f=query ;;
+  *) echo "Invalid combination of input arguments. Please run 'nvidia-smi -h' for help."; exit 2 ;;
+esac
+cat "$d/$f.out"
+exit "$(cat "$d/$f.rc")"
+""".replace("QUERY_ARGS", SMI_QUERY_ARGS)
+
+NVCC_SHIM = """#!/bin/sh
+# detective-tui fake nvcc: prints captured outputs stored next to this script.
+d="${0%/*}"
+case "$1" in
+  --version | -V) cat "$d/.nvcc-version.out" ;;
+  --list-gpu-arch)
+    [ -f "$d/.nvcc-list-gpu-arch.out" ] || exit 1
+    cat "$d/.nvcc-list-gpu-arch.out" ;;
+  "") echo "nvcc fatal   : No input files specified; use option --help for more information" >&2
+      exit 1 ;;
+  *) echo "nvcc fatal   : this is a detective-tui fake nvcc: it cannot compile" >&2; exit 1 ;;
+esac
+"""
+
+
+def _under(root: Path, host_path: str) -> Path:
+    if not host_path.startswith("/"):
+        raise ValueError(f"fake host paths must be absolute: {host_path!r}")
+    return root / host_path.lstrip("/")
+
+
+def _write(path: Path, text: str | bytes, mode: int | None = None) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    if mode is not None:
+        path.chmod(mode)
+
+
+def _symlink(root: Path, link_host: str, target_host: str) -> None:
+    """A relative symlink, so the tree stays valid when moved."""
+    link = _under(root, link_host)
+    link.parent.mkdir(parents=True, exist_ok=True)
+    rel = posixpath.relpath(target_host, posixpath.dirname(link_host))
+    link.symlink_to(rel)
+
+
+def _metadata(name: str, version: str) -> str:
+    return f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\nSummary: fake\n\n"
+
+
+def _uuid(hostname: str, index: int) -> str:
+    h = hashlib.sha256(f"{hostname}/{index}".encode()).hexdigest()
+    return f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+
+def _smi_outputs(spec: FakeHostSpec) -> dict[str, tuple[str, int]]:
+    drv = spec.driver
+    if drv.failure == "not-loaded":
+        return {k: (fixture_text(v), 9) for k, v in NO_DRIVER_TEXTS.items()}
+    if drv.failure is not None:
+        raise ValueError(f"unknown driver failure {drv.failure!r}")
+    query = "".join(
+        f"{i}, {g.name}, {g.compute_cap or '[N/A]'}, "
+        f"{f'{g.memory_mib} MiB' if g.memory_mib is not None else '[N/A]'}, "
+        f"{_uuid(spec.hostname, i)}\n"
+        for i, g in enumerate(spec.gpus)
+    )
+    listing = "".join(
+        f"GPU {i}: {g.name} (UUID: {_uuid(spec.hostname, i)})\n" for i, g in enumerate(spec.gpus)
+    )
+    table = fixture_text(drv.table_fixture) if drv.table_fixture else ""
+    return {"table": (table, 0), "query": (query, 0), "list": (listing, 0)}
+
+
+def _build_driver(root: Path, spec: FakeHostSpec) -> None:
+    drv = spec.driver
+    if drv.proc_fixture:
+        _write(_under(root, "/proc/driver/nvidia/version"), fixture_text(drv.proc_fixture))
+    elif drv.proc_version:
+        _write(
+            _under(root, "/proc/driver/nvidia/version"),
+            PROC_VERSION_TEMPLATE.format(version=drv.proc_version),
+        )
+    if not drv.installed:
+        return
+    _write(_under(root, "/usr/bin/nvidia-smi"), NVIDIA_SMI_SHIM, 0o755)
+    data = _under(root, "/usr/share/detective-tui-fake/nvidia-smi")
+    for name, (text, rc) in _smi_outputs(spec).items():
+        _write(data / f"{name}.out", text)
+        _write(data / f"{name}.rc", f"{rc}\n")
+    if drv.hang:
+        _write(data / "hang", "")
+
+
+def _write_nvcc(bin_dir: Path, nvcc_fixture: str, arch_fixture: str | None, mode: int) -> None:
+    _write(bin_dir / "nvcc", NVCC_SHIM, mode)
+    _write(bin_dir / ".nvcc-version.out", fixture_text(nvcc_fixture))
+    if arch_fixture:
+        _write(bin_dir / ".nvcc-list-gpu-arch.out", fixture_text(arch_fixture))
+
+
+def _build_toolkit(root: Path, tk: ToolkitSpec) -> None:
+    home = _under(root, tk.home)
+    _write_nvcc(
+        home / "bin", tk.nvcc_fixture, tk.list_gpu_arch_fixture, 0o755 if tk.executable else 0o644
+    )
+    nvcc_full = fixture_text(tk.nvcc_fixture).split(", V")[-1].split()[0]
+    version_json = {
+        "cuda": {"name": "CUDA SDK", "version": tk.cuda_version},
+        "cuda_nvcc": {"name": "CUDA NVCC", "version": nvcc_full},
+    }
+    _write(home / "version.json", json.dumps(version_json, indent=3) + "\n")
+
+
+def _build_venv(root: Path, venv: VenvSpec) -> None:
+    base = _under(root, venv.path)
+    real = Path(os.path.realpath(sys.executable))
+    (base / "bin").mkdir(parents=True, exist_ok=True)
+    for name in ("python3", "python"):
+        link = base / "bin" / name
+        if not link.exists():
+            link.symlink_to(real)
+    _write(
+        base / "pyvenv.cfg",
+        f"home = {real.parent}\ninclude-system-site-packages = false\n"
+        f"version = {'.'.join(map(str, sys.version_info[:3]))}\n",
+    )
+    # the interpreter is this machine's, so the site dir is named for its version
+    site = base / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+    site.mkdir(parents=True, exist_ok=True)
+    for dist, version in venv.dists:
+        _write(
+            site / f"{dist.replace('-', '_')}-{version}.dist-info" / "METADATA",
+            _metadata(dist, version),
+        )
+    if venv.torch_version_py:
+        text = fixture_text(venv.torch_version_py)
+        if venv.torch_version:
+            lines = [
+                f"__version__ = '{venv.torch_version}'" if ln.startswith("__version__") else ln
+                for ln in text.split("\n")
+            ]
+            text = "\n".join(lines)
+        _write(site / "torch" / "version.py", text)
+        _write(site / "torch" / "__init__.py", "")
+    if venv.flashinfer:
+        _write(site / "flashinfer" / "__init__.py", "")
+        _write(site / "flashinfer" / "_build_meta.py", f"__version__ = {venv.flashinfer!r}\n")
+        _write(
+            site / f"flashinfer_python-{venv.flashinfer}.dist-info" / "METADATA",
+            _metadata("flashinfer-python", venv.flashinfer),
+        )
+    if venv.pip_nvcc_fixture:
+        _write_nvcc(site / "nvidia" / "cu13" / "bin", venv.pip_nvcc_fixture, None, 0o755)
+        full = fixture_text(venv.pip_nvcc_fixture).split(", V")[-1].split()[0]
+        _write(
+            site / f"nvidia_cuda_nvcc-{full}.dist-info" / "METADATA",
+            _metadata("nvidia-cuda-nvcc", full),
+        )
+
+
+def _build_process(root: Path, proc: ProcessSpec) -> None:
+    pdir = _under(root, f"/proc/{proc.pid}")
+    _write(pdir / "cmdline", b"".join(a.encode() + b"\0" for a in proc.argv))
+    environ = b"".join(f"{k}={v}".encode() + b"\0" for k, v in proc.environ.items())
+    _write(pdir / "environ", environ, 0o644 if proc.environ_readable else 0o000)
+    (pdir / "exe").symlink_to(proc.exe)
+    cgroup = (
+        f"0::/system.slice/{proc.unit}\n"
+        if proc.unit
+        else "0::/user.slice/user-0.slice/session-1.scope\n"
+    )
+    _write(pdir / "cgroup", cgroup)
+
+
+def build_fake_host(dest: Path, spec: FakeHostSpec) -> FakeHost:
+    """Write the tree of ``spec`` into ``dest`` (created; must not hold another host)."""
+    root = Path(dest)
+    root.mkdir(parents=True, exist_ok=True)
+    _write(_under(root, "/etc/hostname"), f"{spec.hostname}\n")
+    _write(_under(root, "/etc/os-release"), spec.os_release)
+    _build_driver(root, spec)
+    for tk in spec.toolkits:
+        _build_toolkit(root, tk)
+    if spec.usr_local_cuda:
+        _symlink(root, "/usr/local/cuda", spec.usr_local_cuda)
+    for w in spec.wrappers:
+        text = w.text if w.text is not None else f'#!/bin/sh\nexec {shlex.quote(w.target)} "$@"\n'
+        _write(_under(root, w.path), text, 0o755)
+    for venv in spec.venvs:
+        _build_venv(root, venv)
+    for proc in spec.processes:
+        _build_process(root, proc)
+    for path, text in spec.files.items():
+        _write(_under(root, path), text)
+    for d in spec.jit_cache_dirs:
+        (_under(root, d) / "cached_ops").mkdir(parents=True, exist_ok=True)
+    pythons = spec.inventory_pythons or tuple(v.python for v in spec.venvs)
+    return FakeHost(root=root, env=dict(spec.env), pythons=pythons)
+
+
+# ---------------------------------------------------------------------------------------
+# presets
+# ---------------------------------------------------------------------------------------
+
+UBUNTU_2204 = (
+    'PRETTY_NAME="Ubuntu 22.04.5 LTS"\nNAME="Ubuntu"\nVERSION_ID="22.04"\n'
+    'VERSION="22.04.5 LTS (Jammy Jellyfish)"\nVERSION_CODENAME=jammy\nID=ubuntu\nID_LIKE=debian\n'
+)
+RTX_PRO_6000 = GpuSpec("NVIDIA RTX PRO 6000 Blackwell Server Edition", "12.0", 97887)
+CUDA_128 = ToolkitSpec("/usr/local/cuda-12.8", "nvcc/nvcc-12.8.93.txt", "12.8.1")
+CUDA_130 = ToolkitSpec(
+    "/usr/local/cuda-13.0", "nvcc/nvcc-13.0.88.txt", "13.0.2", "nvcc/nvcc-13.0.88-list-gpu-arch.txt"
+)
+
+
+def _ssh_env(path_head: str, **extra: str) -> dict[str, str]:
+    return {"HOME": "/root", "USER": "root", "PATH": f"{path_head}:{SYSTEM_PATH}", **extra}
+
+
+def reference_ct200(
+    *, with_cuda13: bool = False, flashinfer: str = "0.6.8", service: bool = True
+) -> FakeHostSpec:
+    """The seed case: 8× RTX PRO 6000 (SM 12.0), driver 580.95.05 (CUDA 13.0), only CUDA 12.8
+    on disk and in CUDA_HOME, torch 2.9.1+cu130, FlashInfer 0.6.8, SGLang as a systemd service.
+    """
+    venv = "/root/venv_sglang211"
+    cuda = "/usr/local/cuda-12.8"
+    py = f"{venv}/bin/python3"
+    unit = "sglang.service"
+    env_path = f"{cuda}/bin:{venv}/bin:/usr/local/bin:/usr/bin:/bin"
+    processes: tuple[ProcessSpec, ...] = ()
+    files: dict[str, str] = {
+        "/root/.bashrc": f"export CUDA_HOME={cuda}\nexport PATH={cuda}/bin:$PATH\n",
+    }
+    if service:
+        processes = (
+            ProcessSpec(
+                pid=4242,
+                argv=(
+                    py,
+                    "-m",
+                    "sglang.launch_server",
+                    "--model-path",
+                    "/models/Kimi-K2.6",
+                    "--tp",
+                    "8",
+                    "--port",
+                    "30000",
+                ),
+                environ={
+                    "PATH": env_path,
+                    "CUDA_HOME": cuda,
+                    "HOME": "/root",
+                    "CUDA_VISIBLE_DEVICES": "0,1,2,3,4,5,6,7",
+                    "HF_TOKEN": "hf_demo_secret_value",
+                    "LANG": "C.UTF-8",
+                },
+                exe="/usr/bin/python3.12",
+                unit=unit,
+            ),
+        )
+        files[f"/etc/systemd/system/{unit}"] = (
+            "[Unit]\nDescription=SGLang server\n\n[Service]\n"
+            f"Environment=CUDA_HOME={cuda}\n"
+            f'Environment="PATH={env_path}"\n'
+            "Environment=CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7\n"
+            f"ExecStart={py} -m sglang.launch_server --model-path /models/Kimi-K2.6"
+            " --tp 8 --port 30000\n"
+            "Restart=always\n\n[Install]\nWantedBy=multi-user.target\n"
+        )
+    return FakeHostSpec(
+        hostname="ct200",
+        os_release=UBUNTU_2204,
+        gpus=(RTX_PRO_6000,) * 8,
+        driver=DriverSpec(
+            table_fixture="nvidia-smi/SYNTHETIC-nvidia-smi-rtxpro6000-server-x8-580.95.05.txt",
+            proc_fixture="proc/proc-driver-nvidia-version-580.95.05-open-x86_64.txt",
+        ),
+        toolkits=(CUDA_128, CUDA_130) if with_cuda13 else (CUDA_128,),
+        venvs=(
+            VenvSpec(
+                path=venv,
+                dists=(
+                    ("torch", "2.9.1"),
+                    ("sglang", "0.5.6"),
+                    ("sgl-kernel", "0.3.18"),
+                    ("triton", "3.5.1"),
+                    ("nvidia-cuda-runtime", "13.0.96"),
+                    ("nvidia-nccl-cu13", "2.27.7"),
+                ),
+                # torch 2.9.1+cu130's version.py: the real 2.11.0+cu130 file with __version__
+                # rewritten (no 2.9.1+cu130 capture exists; the layout is the same apart from
+                # the extra rocm field 2.10+ adds).
+                torch_version_py="torch/torch-version.py-2.11.0+cu130-x86_64-pypi.py",
+                torch_version="2.9.1+cu130",
+                flashinfer=flashinfer,
+            ),
+        ),
+        processes=processes,
+        env=_ssh_env(f"{venv}/bin:{cuda}/bin", CUDA_HOME=cuda, LD_LIBRARY_PATH=f"{cuda}/lib64"),
+        files=files,
+        jit_cache_dirs=(f"/root/.cache/flashinfer/{flashinfer}",),
+    )
+
+
+def healthy_h100() -> FakeHostSpec:
+    """4× H100 (SM 9.0) on driver 570.148.08 (CUDA 12.8; the real 4-GPU capture), nvcc 12.8 at
+    /usr/local/cuda-12.8 with /usr/local/cuda → it, torch 2.8.0+cu128, FlashInfer 0.6.8."""
+    venv = "/opt/venv"
+    return FakeHostSpec(
+        hostname="h100-node",
+        os_release=UBUNTU_2204,
+        gpus=(GpuSpec("NVIDIA H100 80GB HBM3", "9.0", 81559),) * 4,
+        driver=DriverSpec(
+            table_fixture="nvidia-smi/nvidia-smi-h100x4-570.148.08.txt", proc_version="570.148.08"
+        ),
+        toolkits=(CUDA_128,),
+        usr_local_cuda="/usr/local/cuda-12.8",
+        venvs=(
+            VenvSpec(
+                path=venv,
+                dists=(("torch", "2.8.0"), ("vllm", "0.10.1"), ("triton", "3.4.0")),
+                torch_version_py="torch/torch-version.py-2.8.0+cu128-x86_64-pypi.py",
+                flashinfer="0.6.8",
+            ),
+        ),
+        env=_ssh_env(f"{venv}/bin:/usr/local/cuda/bin", CUDA_HOME="/usr/local/cuda"),
+    )
+
+
+def b200_old_driver() -> FakeHostSpec:
+    """8× B200 (SM 10.0) on driver 575.57.08 (CUDA 12.9, the real capture) with a cu130 torch:
+    the driver is too old for torch (13.x needs ≥580); nvcc 13.0 at /usr/local/cuda-13.0."""
+    venv = "/opt/venv"
+    return FakeHostSpec(
+        hostname="b200-old-driver",
+        os_release=UBUNTU_2204,
+        gpus=(GpuSpec("NVIDIA B200", "10.0", 183359),) * 8,
+        driver=DriverSpec(
+            table_fixture="nvidia-smi/nvidia-smi-b200x8-575.57.08.txt", proc_version="575.57.08"
+        ),
+        toolkits=(CUDA_130,),
+        usr_local_cuda="/usr/local/cuda-13.0",
+        venvs=(
+            VenvSpec(
+                path=venv,
+                dists=(("torch", "2.11.0"), ("sglang", "0.5.9"), ("triton", "3.6.0")),
+                torch_version_py="torch/torch-version.py-2.11.0+cu130-x86_64-pypi.py",
+                flashinfer="0.7.2",
+            ),
+        ),
+        env=_ssh_env(f"{venv}/bin:/usr/local/cuda/bin"),
+    )
+
+
+def rtx5090_cu124_torch() -> FakeHostSpec:
+    """RTX 5090 (SM 12.0) on driver 570.124.06 (the real capture) with torch 2.6.0+cu124, which
+    has no sm_120 kernels; nvcc 12.8 at /usr/local/cuda-12.8."""
+    venv = "/home/ml/venv"
+    return FakeHostSpec(
+        hostname="rtx5090-cu124",
+        os_release=UBUNTU_2204,
+        gpus=(GpuSpec("NVIDIA GeForce RTX 5090", "12.0", 32607),),
+        driver=DriverSpec(
+            table_fixture="nvidia-smi/nvidia-smi-rtx5090-570.124.06.txt", proc_version="570.124.06"
+        ),
+        toolkits=(CUDA_128,),
+        usr_local_cuda="/usr/local/cuda-12.8",
+        venvs=(
+            VenvSpec(
+                path=venv,
+                dists=(("torch", "2.6.0"), ("vllm", "0.8.1"), ("triton", "3.2.0")),
+                torch_version_py="torch/torch-version.py-2.6.0+cu124-x86_64-pypi.py",
+            ),
+        ),
+        env=_ssh_env(f"{venv}/bin:/usr/local/cuda/bin"),
+    )
+
+
+def no_driver() -> FakeHostSpec:
+    """nvidia-smi present, kernel module not loaded: the real 550.163.01 text, exit 9;
+    /proc/driver/nvidia/version absent."""
+    return FakeHostSpec(
+        hostname="no-driver",
+        os_release=UBUNTU_2204,
+        gpus=(),
+        driver=DriverSpec(failure="not-loaded"),
+        toolkits=(CUDA_128,),
+        usr_local_cuda="/usr/local/cuda-12.8",
+        env=_ssh_env("/usr/local/cuda/bin"),
+    )
