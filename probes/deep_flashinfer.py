@@ -29,15 +29,15 @@ class _Capture(logging.Handler):
         try:
             self.messages.append(record.getMessage())
         except Exception as e:  # a broken log call must not hide the rest
-            self.messages.append("unformattable log record: %r" % (e,))
+            self.messages.append(f"unformattable log record: {e!r}")
 
 
 def _error(e):
-    return "%s: %s" % (type(e).__name__, e)
+    return f"{type(e).__name__}: {e}"
 
 
 def _arch_text(arch):
-    return "%s.%s" % (arch[0], arch[1])
+    return f"{arch[0]}.{arch[1]}"
 
 
 def collect():

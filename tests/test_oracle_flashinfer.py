@@ -154,7 +154,7 @@ def _gen_cases(tree: Path) -> list[dict[str, Any]]:
             torch_cuda = rng.choice(["13.0", "13.0", "12.8", "12.9", None])
             devices = [] if torch_cuda is None else rng.sample(caps, rng.choice([1, 1, 1, 2, 3]))
             if rng.random() < 0.35 and torch_cuda is not None:
-                devices = [(12, 0)] + devices[:1]
+                devices = [(12, 0), *devices[:1]]
             cases.append(
                 {"version": version, "env": env, "torch_cuda": torch_cuda, "devices": devices}
             )

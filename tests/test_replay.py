@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from tui.core.flashinfer_replay import Nvcc, ReplayInput, replay, run, visible_d
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 HOME128 = "/usr/local/cuda-12.8"
+HOME130 = "/usr/local/cuda-13.0"
 
 # the columns of the §13 matrix: one representative list of versions each
 COLUMNS = {
@@ -278,9 +280,7 @@ def test_no_nvcc_and_cpu_torch_error_is_the_warning() -> None:
 
 
 def test_torch_missing_is_an_import_error() -> None:
-    r = run(
-        ReplayInput(version="0.7.2", devices=((9, 0),), torch_installed=False, torch_cuda=None)
-    )
+    r = run(ReplayInput(version="0.7.2", devices=((9, 0),), torch_installed=False, torch_cuda=None))
     assert r.import_error == "ModuleNotFoundError: No module named 'torch'"
 
 
@@ -347,9 +347,8 @@ def _facts(env: dict[str, str], gpus=((0, "12.0"),), **kw) -> tuple[Facts, Pytho
         ),
         toolkits=(
             Toolkit(home=HOME128, nvcc=f"{HOME128}/bin/nvcc", version="12.8"),
-            Toolkit(home="/usr/local/cuda-13.0", nvcc="/usr/local/cuda-13.0/bin/nvcc",
-                    version="13.0"),
-        ),  # fmt: skip
+            Toolkit(home=HOME130, nvcc=f"{HOME130}/bin/nvcc", version="13.0"),
+        ),
         contexts=(EnvContext(kind="ssh", label="ssh session", vars=env, **kw),),
         pythons=(py,),
     )
@@ -381,8 +380,7 @@ def test_cuda_visible_devices_order_and_stop() -> None:
 
 def test_no_driver_means_no_devices() -> None:
     facts, py = _facts({"CUDA_HOME": HOME128})
-    facts = Facts(driver=DriverInfo(state="no-driver"), toolkits=facts.toolkits,
-                  contexts=facts.contexts, pythons=facts.pythons)  # fmt: skip
+    facts = dataclasses.replace(facts, driver=DriverInfo(state="no-driver"))
     r = replay(facts, py, facts.contexts[0])
     assert r.warnings == () and r.target_cuda_archs == ()
 
