@@ -204,6 +204,7 @@ ctx_login() {
   _sh=${SHELL:-/bin/sh}
   if [ -n "$R" ]; then
     rec ctx "$CID" login "login shell (profile files under the root)"
+    rec ctxkv "$CID" replay 1
     for _pf in "$R/etc/environment" "$R/etc/profile" "$R"/etc/profile.d/*.sh "$R$HOME/.profile" \
       "$R$HOME/.bash_profile" "$R$HOME/.bash_login" "$R$HOME/.bashrc" "$R$HOME/.zshenv" "$R$HOME/.zprofile" "$R$HOME/.zshrc"; do
       [ -f "$_pf" ] || continue

@@ -430,7 +430,7 @@ class FactBuilder:
         for c in self._ctx.values():
             which = tuple(c.which)
             env = dict(c.env)
-            if c.kind == "login" and c.profile:
+            if c.kind == "login" and c.kv.get("replay") == "1":
                 env = _keep_vars(parsers.apply_shell_assignments(c.profile, ssh_env))
                 which = self._which_for(env.get("PATH", ""), known)
             elif c.kind == "unit":

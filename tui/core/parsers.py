@@ -90,12 +90,15 @@ class SmiHeader:
 
 
 _SMI_VERSION = re.compile(r"NVIDIA-SMI\s+(\d+(?:\.\d+)+)")
-_SMI_DRIVER = re.compile(r"(?:Driver|KMD) Version:\s*(\d+(?:\.\d+)+)")
-_SMI_CUDA = re.compile(r"CUDA(?: UMD)? Version:\s*(\d+\.\d+)")
+_SMI_DRIVER = re.compile(r"(?:Driver|KMD) Version\s*:\s*(\d+(?:\.\d+)+)")
+_SMI_CUDA = re.compile(r"CUDA(?: UMD)? Version\s*:\s*(\d+\.\d+)")
 
 
 def parse_smi_header(text: str) -> SmiHeader | None:
-    """The header of the default ``nvidia-smi`` table, in all four layouts (R535 … R610+)."""
+    """The header of the default ``nvidia-smi`` table, in all four layouts (R535 … R610+).
+
+    Also reads the ``Driver Version : …`` / ``CUDA Version : …`` lines of ``nvidia-smi -q``.
+    """
     driver = _SMI_DRIVER.search(text)
     cuda = _SMI_CUDA.search(text)
     smi = _SMI_VERSION.search(text)
@@ -273,17 +276,6 @@ def parse_proc_driver_version(text: str) -> ProcDriverVersion | None:
             flavour = "open" if "Open Kernel Module" in line else "proprietary"
             return ProcDriverVersion(m.group(1), flavour, line.strip())
     return None
-
-
-def parse_cgroup_unit(text: str) -> str | None:
-    """``/proc/PID/cgroup`` → the systemd service the process belongs to (deepest ``*.service``)."""
-    best: str | None = None
-    for line in text.splitlines():
-        path = line.split(":", 2)[-1]
-        for part in path.split("/"):
-            if part.endswith(".service") and not re.match(r"^user@\d+\.service$", part):
-                best = part
-    return best
 
 
 # ---------------------------------------------------------------------------------------

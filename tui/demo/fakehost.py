@@ -404,6 +404,7 @@ def reference_ct200(
                     "HOME": "/root",
                     "CUDA_VISIBLE_DEVICES": "0,1,2,3,4,5,6,7",
                     "HF_TOKEN": "hf_demo_secret_value",
+                    "SGLANG_API_KEY": "sk-demo-secret-value",
                     "LANG": "C.UTF-8",
                 },
                 exe="/usr/bin/python3.12",
