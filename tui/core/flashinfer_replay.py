@@ -147,6 +147,21 @@ def replay(facts: Facts, python: PythonEnv, context: EnvContext | None) -> Flash
     return run(replay_input(facts, python, context))
 
 
+def find_cuda_home(
+    env: Mapping[str, str], which_nvcc: str | None, usr_local_cuda_exists: bool
+) -> tuple[str | None, str]:
+    """torch.utils.cpp_extension's ``_find_cuda_home()``: (home or None, how it was found)."""
+    cuda_home_var = env.get("CUDA_HOME")
+    home = cuda_home_var or env.get("CUDA_PATH")
+    if home is not None:
+        return home, f"{'CUDA_HOME' if cuda_home_var else 'CUDA_PATH'}={home}"
+    if which_nvcc:
+        return posixpath.dirname(posixpath.dirname(which_nvcc)), f"`which nvcc` = {which_nvcc}"
+    if usr_local_cuda_exists:
+        return "/usr/local/cuda", "the default /usr/local/cuda"
+    return None, "nothing (no CUDA_HOME, CUDA_PATH or nvcc on PATH)"
+
+
 # -- the simulation --------------------------------------------------------------------------
 
 
@@ -158,39 +173,45 @@ class _Process:
         self.era = era
         self.env = inp.env
         self._version: tuple[str, str] | None = None
+        self.origin = "nothing (no CUDA_HOME, CUDA_PATH or nvcc on PATH)"
+        self.drop_error: str | None = None
+        self.dropped: tuple[tuple[int, int], ...] = ()
 
     # torch.utils.cpp_extension._find_cuda_home()
     def torch_cuda_home(self) -> str | None:
-        if self.inp.torch_cuda is None:
+        if self.inp.torch_cuda is None:  # CPU builds of torch set CUDA_HOME = None
             return None
-        home = self.env.get("CUDA_HOME") or self.env.get("CUDA_PATH")
-        if home is None and self.inp.which_nvcc:
-            home = posixpath.dirname(posixpath.dirname(self.inp.which_nvcc))
-        if home is None and self.inp.usr_local_cuda_exists:
-            home = "/usr/local/cuda"
-        return home
+        return find_cuda_home(self.env, self.inp.which_nvcc, self.inp.usr_local_cuda_exists)[0]
 
     # flashinfer.jit.cpp_ext.get_cuda_path()
     def cuda_path(self) -> str:
         mode = self.era.path_mode
         if mode == "torch":
+            self.origin = "torch's CUDA_HOME"
             return self.torch_cuda_home() or "/usr/local/cuda"
         if mode == "torch-then-which":
             home = self.torch_cuda_home()
             if home is not None:
+                self.origin = "torch's CUDA_HOME"
                 return home
             if self.inp.which_nvcc:
+                self.origin = f"`which nvcc` = {self.inp.which_nvcc}"
                 return self.inp.which_nvcc  # 0.3.1 returns the nvcc file, not its home
             raise RuntimeError("Could not find nvcc")
-        home = self.env.get("CUDA_HOME") or self.env.get("CUDA_PATH")
+        cuda_home_var = self.env.get("CUDA_HOME")
+        home = cuda_home_var or self.env.get("CUDA_PATH")
         if home is not None:
+            name = "CUDA_HOME" if cuda_home_var else "CUDA_PATH"
+            self.origin = f"{name}={home}"
             return home
         if self.inp.which_nvcc:
+            self.origin = f"`which nvcc` = {self.inp.which_nvcc}"
             return posixpath.dirname(posixpath.dirname(self.inp.which_nvcc))
         if mode == "env-which":
             raise RuntimeError("Could not find nvcc")
         cuda_home = "/usr/local/cuda"
         if self.inp.usr_local_cuda_exists:
+            self.origin = "its default /usr/local/cuda (no CUDA_HOME, CUDA_PATH or nvcc on PATH)"
             return cuda_home
         raise RuntimeError(f"Could not find nvcc and default {cuda_home=} doesn't exist")
 
@@ -281,11 +302,14 @@ class _Process:
 
     def detect(self, warnings: list[str]) -> set[tuple[int, str | int]]:
         archs: set[tuple[int, str | int]] = set()
-        try:
-            for major, minor in self.inp.devices:
+        for position, (major, minor) in enumerate(self.inp.devices):
+            try:
                 archs.add(self.normalise(major, minor))
-        except Exception as e:
-            warnings.append(self.warning_text(e))
+            except Exception as e:  # one try around the loop: this GPU and all later ones go
+                warnings.append(self.warning_text(e))
+                self.drop_error = str(e)
+                self.dropped = self.inp.devices[position:]
+                break
         return archs
 
     def warning_text(self, e: BaseException) -> str:
@@ -379,8 +403,24 @@ def _compiles(inp: ReplayInput, nvcc_path: str | None, archs: set) -> bool | Non
     return None if None in verdicts else True
 
 
+@dataclass(frozen=True)
+class ReplayTrace:
+    """The replay plus how it got there, for explanations."""
+
+    replay: FlashInferReplay
+    origin: str  # where the toolkit came from: "CUDA_HOME=/usr/local/cuda-12.8", …
+    drop_error: str | None  # why arch detection stopped (the exception text)
+    dropped: tuple[tuple[int, int], ...]  # the GPUs that got no target because of it
+    era: Era | None
+
+
 def run(inp: ReplayInput) -> FlashInferReplay:
     """Replay one FlashInfer import + first JIT call for ``inp``."""
+    return trace(inp).replay
+
+
+def trace(inp: ReplayInput) -> ReplayTrace:
+    """``run`` with the reasons kept."""
     era = era_for(inp.version)
     base = FlashInferReplay(
         python=inp.python,
@@ -393,7 +433,8 @@ def run(inp: ReplayInput) -> FlashInferReplay:
         context=inp.context,
     )
     if era is None:
-        return replace(base, import_error=f"unknown FlashInfer version {inp.version!r}")
+        unknown = replace(base, import_error=f"unknown FlashInfer version {inp.version!r}")
+        return ReplayTrace(unknown, "", None, (), None)
     proc = _Process(inp, era)
     warnings: list[str] = []
     import_error: str | None = None
@@ -442,7 +483,7 @@ def run(inp: ReplayInput) -> FlashInferReplay:
         compiles = False
     else:
         compiles = _compiles(inp, nvcc_path, archs)
-    return FlashInferReplay(
+    replayed = FlashInferReplay(
         python=inp.python,
         version=inp.version,
         cuda_home=cuda_home,
@@ -459,3 +500,4 @@ def run(inp: ReplayInput) -> FlashInferReplay:
         check_message=check_error,
         workspace=None if import_error else _workspace(inp, era, archs),
     )
+    return ReplayTrace(replayed, proc.origin, proc.drop_error, proc.dropped, era)
