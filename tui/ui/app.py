@@ -375,7 +375,7 @@ class DetectiveApp(App[int]):
             "fix-opened", host=message.host, fix=message.fix_id, params=message.params
         )
         self.push_screen(
-            FixWizardScreen(state.host, plan, self.session),
+            FixWizardScreen(state.host, plan, self.session, before=state.facts),
             lambda _: self.request_probe((message.host,)),
         )
 
