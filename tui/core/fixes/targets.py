@@ -40,19 +40,24 @@ def pick_python(facts: Facts, python: str | None) -> PythonEnv | None:
     return existing[0] if existing else None
 
 
-def _serves(ctx: EnvContext, py: PythonEnv | None) -> bool:
+def _serves(ctx: EnvContext, facts: Facts, py: PythonEnv | None) -> bool:
+    """Does this serving process run ``py`` (any probe entry for the same interpreter path)?"""
     if py is None:
         return True
-    if ctx.label == py.context or ctx.exe == py.path:
+    if any(p.path == py.path and p.context == ctx.label for p in facts.pythons):
         return True
-    return bool(py.prefix and ctx.exe and ctx.exe.startswith(py.prefix.rstrip("/") + "/"))
+    argv0 = (ctx.cmdline or "").split(" ", 1)[0]
+    if py.path in (ctx.exe, argv0):
+        return True
+    prefix = (py.prefix or "").rstrip("/")
+    return bool(prefix and any((x or "").startswith(prefix + "/") for x in (ctx.exe, argv0)))
 
 
 def serving_contexts(facts: Facts, py: PythonEnv | None) -> tuple[EnvContext, ...]:
     return tuple(
         c
         for c in facts.contexts
-        if c.kind in SERVING_KINDS and c.pid is not None and _serves(c, py)
+        if c.kind in SERVING_KINDS and c.pid is not None and _serves(c, facts, py)
     )
 
 
