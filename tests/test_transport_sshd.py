@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import random
 from pathlib import Path
@@ -12,10 +13,13 @@ from conftest import SSHEnv, make_ssh_env
 from sshd import SSHD, keygen, start_sshd
 
 from tui.cli import main
+from tui.core.factbuild import ProbeProgress
+from tui.core.facts import Facts
 from tui.core.hosts import Host
 from tui.core.runner import Session, add_known_host, trust_host
 from tui.core.transcript import Transcript, read_events
 from tui.core.transport import HostKeyChanged
+from tui.demo.fakehost import FakeHost, build_fake_host, reference_ct200
 
 pytestmark = pytest.mark.sshd
 
@@ -285,3 +289,98 @@ async def test_local_transport_same_semantics(tmp_path: Path) -> None:
     assert slow.timed_out and await gone("sleep", n)
     assert await gone("sleep", m)
     assert os.getpgid(0) == os.getpgrp()  # we never killed our own group
+
+
+# -- the real probe over SSH, on fake hosts -------------------------------------------------
+
+
+def fake_host(tree: FakeHost, name: str, *, ssh: str | None = None) -> Host:
+    """An inventory host for a fake host tree: over SSH when ``ssh`` is given, else local."""
+    return Host(
+        name=name,
+        ssh=ssh,
+        local=ssh is None,
+        root=str(tree.root),
+        env=tree.env,
+        python=tree.pythons,
+    )
+
+
+def comparable(facts: Facts) -> dict:
+    data = facts.to_json()
+    data["probe"].pop("duration_s")
+    return data
+
+
+async def test_probe_over_ssh_equals_probe_over_local(ssh_env: SSHEnv, tmp_path: Path) -> None:
+    tree = build_fake_host(tmp_path / "ct200", reference_ct200(with_cuda13=True))
+    async with session(ssh_env) as s:
+        over_ssh, local = await s.probe_many(
+            [fake_host(tree, "ct200", ssh="fakehost"), fake_host(tree, "ct200-local")]
+        )
+    assert over_ssh.ok, over_ssh.error
+    assert local.ok, local.error
+    assert comparable(over_ssh.facts) == comparable(local.facts)
+
+
+async def test_reference_host_facts_over_real_ssh(ssh_env: SSHEnv, tmp_path: Path) -> None:
+    tree = build_fake_host(tmp_path / "ct200", reference_ct200())
+    progress: list[object] = []
+    async with session(ssh_env) as s:
+        result = await s.probe(
+            fake_host(tree, "ct200", ssh="fakehost"), lambda _h, item: progress.append(item)
+        )
+    assert result.ok, result.error
+    facts = result.facts
+    assert facts is not None and facts.probe.complete
+    assert facts.driver.state == "ok"
+    assert (facts.driver.smi_version, facts.driver.cuda_version) == ("580.95.05", "13.0")
+    assert len(facts.gpus) == 8
+    assert {g.compute_cap for g in facts.gpus} == {"12.0"}
+    assert {g.name for g in facts.gpus} == {"NVIDIA RTX PRO 6000 Blackwell Server Edition"}
+    tk = facts.toolkit_at("/usr/local/cuda-12.8")
+    assert tk is not None and (tk.version, tk.full_version) == ("12.8", "12.8.93")
+    assert [t.home for t in facts.toolkits] == ["/usr/local/cuda-12.8"]
+    venv = [p for p in facts.pythons if p.path == "/root/venv_sglang211/bin/python3"]
+    assert {p.source for p in venv} == {"inventory", "process"}  # one per context it runs in
+    for py in venv:
+        assert (py.torch_version, py.torch_cuda) == ("2.9.1+cu130", "13.0")
+        assert py.flashinfer_version == "0.6.8"
+    ssh_ctx = facts.contexts[0]
+    assert ssh_ctx.kind == "ssh" and ssh_ctx.vars["CUDA_HOME"] == "/usr/local/cuda-12.8"
+    (server,) = [c for c in facts.contexts if c.kind == "process"]
+    assert server.unit == "sglang.service"
+    assert server.vars["CUDA_HOME"] == "/usr/local/cuda-12.8"
+    steps = [p for p in progress if isinstance(p, ProbeProgress)]
+    assert steps and steps[-1].done == steps[-1].total
+
+
+async def test_banner_host_gives_the_same_facts(
+    ssh_env: SSHEnv, sshd_banner: SSHD, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tree = build_fake_host(tmp_path / "ct200", reference_ct200())
+    async with session(ssh_env) as s:
+        plain = await s.probe(fake_host(tree, "ct200", ssh="fakehost"))
+    chatty_env = make_ssh_env(sshd_banner, tmp_path / "chatty", monkeypatch)
+    async with session(chatty_env) as s:
+        chatty = await s.probe(fake_host(tree, "ct200", ssh="fakehost"))
+    assert chatty.ok, chatty.error
+    assert "Welcome to a very chatty host" in chatty.raw_lines
+    assert comparable(chatty.facts) == comparable(plain.facts)
+
+
+async def test_hung_nvidia_smi_hits_its_step_deadline_and_the_rest_arrives(
+    ssh_env: SSHEnv, tmp_path: Path
+) -> None:
+    spec = reference_ct200()
+    spec = dataclasses.replace(spec, driver=dataclasses.replace(spec.driver, hang=True))
+    tree = build_fake_host(tmp_path / "hung", spec)
+    async with session(ssh_env, step_timeout_s=1, probe_deadline_s=60) as s:
+        result = await s.probe(fake_host(tree, "hung", ssh="fakehost"))
+    assert result.ok, result.error
+    facts = result.facts
+    assert facts is not None and facts.probe.complete
+    assert facts.driver.state == "timeout"
+    assert any("nvidia-smi" in step for step in facts.probe.timed_out)
+    assert facts.toolkit_at("/usr/local/cuda-12.8") is not None
+    assert any(p.flashinfer_version == "0.6.8" for p in facts.pythons)
