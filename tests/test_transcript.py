@@ -61,14 +61,14 @@ def test_secrets_never_reach_the_file(tmp_path: Path) -> None:
     with Transcript(tmp_path / "s.jsonl") as tr:
         tr.record(
             "command",
-            command="env HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz0123 sh -s",
+            command="env HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz0123 'DB_PASSWORD=two words' sh -s",
             output="export AWS_SECRET_ACCESS_KEY=abc123\nurl https://bob:hunter2@example.com/x\n",
             env={"WANDB_API_KEY": "k", "CUDA_HOME": "/usr/local/cuda"},
             fingerprint="SHA256:AAAA",
             key_type="ssh-ed25519",
         )
     raw = (tmp_path / "s.jsonl").read_text()
-    for secret in ("hf_abcdefghijklmnopqrstuvwxyz0123", "abc123", "hunter2", '"k"'):
+    for secret in ("hf_abcdefghijklmnopqrstuvwxyz0123", "two words", "abc123", "hunter2", '"k"'):
         assert secret not in raw
     (event,) = read_events(tmp_path / "s.jsonl")
     assert event["env"] == {"WANDB_API_KEY": "***", "CUDA_HOME": "/usr/local/cuda"}

@@ -58,10 +58,19 @@ def _mask_assignment(m: re.Match[str]) -> str:
     return f"{m.group('name')}={quote}{MASK}{quote}"
 
 
+# 'NAME=value with spaces' as shlex.quote writes an ``env`` argument on a command line.
+_QUOTED_ASSIGNMENT = re.compile(r"'(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>[^'\n]*)'")
+
+
+def _mask_quoted(m: re.Match[str]) -> str:
+    return f"'{m.group('name')}={MASK}'" if is_secret_name(m.group("name")) else m.group(0)
+
+
 def redact_text(text: str) -> str:
     """Mask credentials inside free text (command lines, output, messages)."""
     for pattern, replacement in TEXT_RULES:
         text = pattern.sub(replacement, text)
+    text = _QUOTED_ASSIGNMENT.sub(_mask_quoted, text)
     return _ASSIGNMENT.sub(_mask_assignment, text)
 
 
