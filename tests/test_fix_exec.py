@@ -1,0 +1,285 @@
+"""Fixes executed for real over a loopback OpenSSH sshd against fake host trees.
+
+The reference host (SM 12.0, CUDA_HOME=/usr/local/cuda-12.8, torch cu130, FlashInfer 0.6.8,
+sglang.service) also has /usr/local/cuda-13.0: pointing the unit and the venv at it must turn
+the critical verdict into none after a re-probe, and undo must bring the verdict back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+import pytest
+from conftest import SSHEnv
+from tui.core.diagnosis import diagnose
+
+from tui.core.facts import Facts
+from tui.core.fixes import build_plan
+from tui.core.fixes.executor import apply_plan
+from tui.core.fixes.plan import FixPlan, Step
+from tui.core.fixes.render import outcome_text
+from tui.core.fixes.undo import list_records, load_record, mark_undone, undo_plan
+from tui.core.hosts import Host
+from tui.core.runner import Session
+from tui.demo.fakehost import build_fake_host, fixture_text, reference_ct200
+
+pytestmark = pytest.mark.sshd
+
+VENV = "/root/venv_sglang211"
+ACTIVATE = f"""# This file must be used with "source bin/activate" *from bash*
+deactivate () {{
+    unset VIRTUAL_ENV
+}}
+VIRTUAL_ENV={VENV}
+export VIRTUAL_ENV
+PATH="$VIRTUAL_ENV/bin:$PATH"
+export PATH
+"""
+DROPIN = "etc/systemd/system/sglang.service.d/50-detective-tui-cuda.conf"
+
+
+def fake_ct200(dest: Path, ssh_alias: str, *, with_cuda13: bool = True) -> Host:
+    spec = reference_ct200(with_cuda13=with_cuda13)
+    spec = dataclasses.replace(spec, files={**spec.files, f"{VENV}/bin/activate": ACTIVATE})
+    fake = build_fake_host(dest, spec)
+    return Host(name="ct200", ssh=ssh_alias, root=str(fake.root), env=fake.env, python=fake.pythons)
+
+
+def session(ssh_env: SSHEnv) -> Session:
+    return Session(known_hosts=ssh_env.known_hosts, ssh_config=ssh_env.ssh_config)
+
+
+def critical(facts: Facts) -> set[str]:
+    return {f.id for f in diagnose(facts).findings if f.severity == "critical"}
+
+
+async def test_use_installed_toolkit_fixes_the_reference_host_and_undo_restores(
+    tmp_path: Path, ssh_env: SSHEnv
+) -> None:
+    host = fake_ct200(tmp_path / "ct200 root", ssh_env.alias)
+    root = Path(host.root or "")
+    activate = root / VENV.lstrip("/") / "bin/activate"
+    async with session(ssh_env) as s:
+        before = (await s.probe(host)).facts
+        assert before is not None
+        assert "flashinfer-arch-rejected" in critical(before)
+        plan = build_plan(before, host, "use-installed-toolkit", {"path": "/usr/local/cuda-13.0"})
+        assert plan.units == ("sglang.service",)
+        lines: list[str] = []
+        outcome = await apply_plan(s, host, plan, lines.append, before=before)
+        text = outcome_text(outcome)
+        assert outcome.applied, text
+        assert [r.status for r in outcome.steps] == ["changed", "changed"]
+        assert "flashinfer-arch-rejected" in outcome.findings_before
+        assert "flashinfer-arch-rejected" in outcome.resolved
+        assert outcome.unresolved == ()
+        assert outcome.ok
+        assert outcome.pending_restart == ("sglang.service",)  # pid 4242 still has 12.8
+        assert any("skipped systemctl daemon-reload" in line for line in lines)
+        unit_change = next(c for c in outcome.contexts if c.label.startswith("pid 4242"))
+        assert unit_change.before["CUDA_HOME"] == "/usr/local/cuda-12.8"
+        assert unit_change.after["CUDA_HOME"] == "/usr/local/cuda-13.0"
+        assert "check fail" in (unit_change.verdict_before or "")
+        assert "targets 12.0f → check pass" in (unit_change.verdict_after or "")
+        assert (root / DROPIN).is_file()
+        assert "export CUDA_HOME=/usr/local/cuda-13.0" in activate.read_text()
+        live = outcome.facts_after
+        assert live is not None
+
+        again = await apply_plan(s, host, plan, before=live)
+        assert [r.status for r in again.steps] == ["unchanged", "unchanged"]
+        assert again.record is None
+
+        (record,) = list_records("ct200")
+        assert record.id == outcome.record
+        undo = undo_plan(record, host, sudo=False, stamp="20261129-130000")
+        undone = await apply_plan(s, host, undo, record_undo=False)
+        assert undone.applied, outcome_text(undone)
+        mark_undone(record)
+        assert set(undone.findings_after) == set(outcome.findings_before)
+        assert "flashinfer-arch-rejected" in undone.findings_after
+        assert not (root / DROPIN).exists()
+        assert activate.read_text() == ACTIVATE
+        assert list_records("ct200") == []
+
+
+async def test_clear_jit_cache_moves_the_directory(tmp_path: Path, ssh_env: SSHEnv) -> None:
+    host = fake_ct200(tmp_path / "root", ssh_env.alias)
+    root = Path(host.root or "")
+    cache = root / "root/.cache/flashinfer"
+    (cache / "0.6.8/cached_ops/sampling").mkdir(parents=True, exist_ok=True)
+    (cache / "0.6.8/cached_ops/sampling/sampling.so").write_text("built by nvcc 12.8")
+    async with session(ssh_env) as s:
+        before = (await s.probe(host)).facts
+        assert before is not None
+        plan = build_plan(before, host, "clear-flashinfer-jit-cache", {}, stamp="20261129-140000")
+        outcome = await apply_plan(s, host, plan, before=before)
+        assert outcome.applied and [r.status for r in outcome.steps] == ["changed"]
+        moved = root / "root/.cache/flashinfer.moved-20261129-140000"
+        assert (moved / "0.6.8/cached_ops/sampling/sampling.so").read_text() == "built by nvcc 12.8"
+        assert not cache.exists()
+        after = outcome.facts_after
+        assert after is not None
+        assert all(not p.jit_cache_dirs for p in after.pythons)
+        record = load_record("ct200", "last")
+        undone = await apply_plan(
+            s, host, undo_plan(record, host, sudo=False, stamp="x"), record_undo=False
+        )
+        assert undone.applied
+        assert (cache / "0.6.8/cached_ops/sampling/sampling.so").is_file()
+
+
+async def test_a_failing_step_stops_the_plan_and_reports_what_changed(
+    tmp_path: Path, ssh_env: SSHEnv
+) -> None:
+    host = fake_ct200(tmp_path / "root", ssh_env.alias)
+    root = Path(host.root or "")
+    marker = root / "etc/marker.conf"
+    plan = FixPlan(
+        fix_id="use-installed-toolkit",
+        host=host,
+        params={},
+        steps=(
+            Step(
+                title="Write a marker",
+                command=f"printf x > '{marker}'\necho '@@dt changed marker written'",
+                undo=f"rm -f '{marker}'",
+                changes="writes /etc/marker.conf",
+                needs_root=False,
+            ),
+            Step(
+                title="Fail",
+                command="echo 'about to fail' >&2\nfalse\necho 'never printed'",
+                undo=None,
+                changes="nothing",
+                needs_root=False,
+            ),
+            Step(
+                title="Never runs",
+                command=f"printf y > '{root}/etc/never'",
+                undo=None,
+                changes="nothing",
+                needs_root=False,
+            ),
+        ),
+        verify_gone=("flashinfer-arch-rejected",),
+        stamp="20261129-150000",
+    )
+    async with session(ssh_env) as s:
+        outcome = await apply_plan(s, host, plan)
+    assert [r.status for r in outcome.steps] == ["changed", "failed", "not-run"]
+    assert not outcome.applied and not outcome.ok
+    assert outcome.error == "step 2 (Fail) failed: exit status 1"
+    assert "never printed" not in outcome.steps[1].output
+    assert "about to fail" in outcome.steps[1].output
+    assert marker.read_text() == "x" and not (root / "etc/never").exists()
+    text = outcome_text(outcome)
+    assert "Stopped: step 2 (Fail) failed" in text
+    assert "Changed so far: writes /etc/marker.conf" in text
+    assert f"Undo: detective-tui fix ct200 --undo {outcome.record}" in text
+    record = load_record("ct200", outcome.record or "")
+    assert [s.title for s in record.steps] == ["Write a marker"]
+
+
+async def test_sudo_that_wants_a_password_is_reported_not_waited_for(
+    tmp_path: Path, ssh_env: SSHEnv
+) -> None:
+    host = fake_ct200(tmp_path / "root", ssh_env.alias)
+    fake_bin = tmp_path / "fake bin"
+    fake_bin.mkdir()
+    sudo = fake_bin / "sudo"
+    sudo.write_text("#!/bin/sh\necho 'sudo: a password is required' >&2\nexit 1\n")
+    sudo.chmod(0o755)
+    host = dataclasses.replace(host, env={**host.env, "PATH": f"{fake_bin}:{host.env['PATH']}"})
+    async with session(ssh_env) as s:
+        before = (await s.probe(host)).facts
+        assert before is not None
+        as_user = dataclasses.replace(
+            before, host=dataclasses.replace(before.host, is_root=False, user="ubuntu")
+        )
+        plan = build_plan(as_user, host, "use-installed-toolkit", {"path": "/usr/local/cuda-13.0"})
+        assert plan.sudo and plan.preview_commands()[0].startswith("sudo -n sh -c ")
+        outcome = await apply_plan(s, host, plan, before=as_user)
+    assert [r.status for r in outcome.steps] == ["failed", "not-run"]
+    assert "sudo on ct200 needs a password" in (outcome.error or "")
+    assert outcome.record is None
+
+
+FAKE_TOOL = """#!/bin/sh
+echo "$(basename "$0") $*" >> "$DT_FAKE_LOG"
+"""
+
+
+def fake_apt_tools(bin_dir: Path, root: Path) -> None:
+    """curl, dpkg and apt-get that only record their arguments (and act out their effect)."""
+    nvcc_banner = fixture_text("nvcc/nvcc-13.0.88.txt")
+    scripts = {
+        "curl": FAKE_TOOL + 'while [ $# -gt 0 ]; do [ "$1" = -o ] && : > "$2"; shift; done\n',
+        "dpkg": FAKE_TOOL
+        + f'state="{root}/var/lib/dpkg/cuda-keyring"\n'
+        + 'case "$1" in -s) [ -e "$state" ] ;; -i) mkdir -p "${state%/*}"; : > "$state" ;; esac\n',
+        "apt-get": FAKE_TOOL
+        + 'case "$*" in *"install -y --no-install-recommends cuda-toolkit-13-0"*)\n'
+        + f'  mkdir -p "{root}/usr/local/cuda-13.0/bin"\n'
+        + f"  cat > \"{root}/usr/local/cuda-13.0/bin/nvcc\" <<'NVCC'\n"
+        + f"#!/bin/sh\ncat <<'EOF'\n{nvcc_banner.rstrip()}\nEOF\nNVCC\n"
+        + f'  chmod 755 "{root}/usr/local/cuda-13.0/bin/nvcc" ;;\nesac\n',
+    }
+    for name, text in scripts.items():
+        path = bin_dir / name
+        path.write_text(text)
+        path.chmod(0o755)
+
+
+async def test_apt_install_runs_the_distro_commands(tmp_path: Path, ssh_env: SSHEnv) -> None:
+    host = fake_ct200(tmp_path / "root", ssh_env.alias, with_cuda13=False)
+    root = Path(host.root or "")
+    fake_bin = tmp_path / "fake-bin"
+    fake_bin.mkdir()
+    fake_apt_tools(fake_bin, root)
+    log = tmp_path / "calls.log"
+    env = {**host.env, "PATH": f"{fake_bin}:{host.env['PATH']}", "DT_FAKE_LOG": str(log)}
+    host = dataclasses.replace(host, env=env)
+    async with session(ssh_env) as s:
+        before = (await s.probe(host)).facts
+        assert before is not None
+        plan = build_plan(before, host, "install-cuda-toolkit-apt", {})
+        outcome = await apply_plan(s, host, plan, before=before)
+        assert outcome.applied, outcome_text(outcome)
+        calls = log.read_text().splitlines()
+        tmp = calls[1].split(" -o ")[1].split("/cuda-keyring")[0]
+        url = (
+            "https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2204/x86_64/"
+            "cuda-keyring_1.1-1_all.deb"
+        )
+        assert [c.replace(tmp, "TMP") for c in calls] == [
+            "dpkg -s cuda-keyring",
+            f"curl -fsSL -o TMP/cuda-keyring_1.1-1_all.deb {url}",
+            "dpkg -i TMP/cuda-keyring_1.1-1_all.deb",
+            "apt-get update",
+            "apt-get install -y --no-install-recommends cuda-toolkit-13-0",
+        ]
+        assert not os.path.exists(tmp)  # the downloaded .deb is cleaned up
+        assert [r.status for r in outcome.steps] == [
+            "changed",
+            "done",
+            "changed",
+            "changed",
+            "changed",
+        ]
+        after = outcome.facts_after
+        assert after is not None and after.toolkit_at("/usr/local/cuda-13.0") is not None
+        assert "flashinfer-arch-rejected" in outcome.resolved and outcome.ok
+
+        log.unlink()
+        again = await apply_plan(s, host, plan, before=after)
+        assert [r.status for r in again.steps] == [
+            "unchanged",
+            "done",
+            "unchanged",
+            "unchanged",
+            "unchanged",
+        ]
+        assert log.read_text().splitlines() == ["dpkg -s cuda-keyring", "apt-get update"]
