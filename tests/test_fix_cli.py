@@ -1,0 +1,179 @@
+"""``detective-tui fix`` end to end on fake hosts (local transport, the real probe and rules)."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tui.cli import main
+from tui.core import exitcodes
+from tui.demo.fakehost import build_fake_host, reference_ct200
+
+DROPIN = "etc/systemd/system/sglang.service.d/50-detective-tui-cuda.conf"
+
+
+def tree_digest(root: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    }
+
+
+def inventory(tmp_path: Path, *, broken: bool = False, ghost: bool = False) -> tuple[Path, Path]:
+    spec = reference_ct200(with_cuda13=True)
+    if broken:  # a plain file where the drop-in directory must go: the first step fails
+        spec = dataclasses.replace(
+            spec, files={**spec.files, "/etc/systemd/system/sglang.service.d": "not a dir\n"}
+        )
+    fake = build_fake_host(tmp_path / "ct200 root", spec)
+    hosts: list[dict[str, object]] = [
+        {
+            "name": "ct200",
+            "local": True,
+            "root": str(fake.root),
+            "env": fake.env,
+            "python": list(fake.pythons),
+        }
+    ]
+    if ghost:
+        hosts.append({"name": "ghost", "local": True, "simulate": "unreachable"})
+    path = tmp_path / "hosts.yaml"
+    path.write_text(yaml.safe_dump({"hosts": hosts}))
+    return path, fake.root
+
+
+@pytest.fixture
+def no_tty(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+
+
+def test_dry_run_prints_the_proposed_commands_and_changes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_tty: None
+) -> None:
+    inv, root = inventory(tmp_path)
+    before = tree_digest(root)
+    rc = main(["fix", "ct200", "use-installed-toolkit", "--dry-run", "--hosts", str(inv)])
+    out = capsys.readouterr().out
+    assert rc == exitcodes.OK
+    # no NAME=VALUE: the diagnosis proposed the toolkit already on the host
+    assert "Fix use-installed-toolkit on ct200 for /root/venv_sglang211/bin/python3" in out
+    assert "(path=/usr/local/cuda-13.0)" in out
+    assert f"d='{root}/etc/systemd/system/sglang.service.d'" in out
+    assert 'Environment="CUDA_HOME=/usr/local/cuda-13.0"' in out
+    assert tree_digest(root) == before
+
+
+def test_dry_run_json_lists_exact_commands(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_tty: None
+) -> None:
+    inv, _root = inventory(tmp_path)
+    rc = main(
+        [
+            "fix",
+            "ct200",
+            "set-flashinfer-arch-list",
+            "value=12.0a",
+            "--dry-run",
+            "--json",
+            "--hosts",
+            str(inv),
+        ]
+    )
+    assert rc == exitcodes.OK
+    (item,) = json.loads(capsys.readouterr().out)
+    assert item["fix"] == "set-flashinfer-arch-list" and item["params"] == {"value": "12.0a"}
+    assert len(item["commands"]) == 1  # the unit; the fake venv has no activate script
+    assert 'Environment="FLASHINFER_CUDA_ARCH_LIST=12.0a"' in item["commands"][0]
+    assert item["verify_gone"] == ["flashinfer-arch-rejected"]
+
+
+def test_without_a_terminal_and_without_yes_nothing_is_changed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_tty: None
+) -> None:
+    inv, root = inventory(tmp_path)
+    before = tree_digest(root)
+    rc = main(["fix", "ct200", "use-installed-toolkit", "--hosts", str(inv)])
+    assert rc == exitcodes.USAGE
+    assert "no terminal to ask on" in capsys.readouterr().err
+    assert tree_digest(root) == before
+
+
+def test_yes_applies_verifies_and_undo_restores(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_tty: None
+) -> None:
+    inv, root = inventory(tmp_path)
+    rc = main(["fix", "ct200", "use-installed-toolkit", "--yes", "--hosts", str(inv)])
+    out = capsys.readouterr().out
+    assert rc == exitcodes.OK, out
+    assert "Fixed: flashinfer-arch-rejected" in out
+    assert "Restart pending: sglang.service" in out
+    assert "Not restarted. Restart later with: systemctl restart sglang.service" in out
+    assert (root / DROPIN).is_file()
+
+    assert main(["fix", "ct200", "--history", "--hosts", str(inv)]) == exitcodes.OK
+    history = capsys.readouterr().out
+    assert "use-installed-toolkit path=/usr/local/cuda-13.0  (1 step(s) to undo)" in history
+
+    rc = main(["fix", "ct200", "--undo", "last", "--yes", "--hosts", str(inv)])
+    out = capsys.readouterr().out
+    assert rc == exitcodes.OK, out
+    assert "The verdict is back to what it was before the fix." in out
+    assert not (root / DROPIN).exists()
+    assert main(["fix", "ct200", "--history", "--hosts", str(inv)]) == exitcodes.OK
+    assert "No fixes to undo on ct200." in capsys.readouterr().out
+
+
+def test_a_failed_fix_exits_1_and_says_where_it_stopped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_tty: None
+) -> None:
+    inv, _root = inventory(tmp_path, broken=True)
+    rc = main(["fix", "ct200", "use-installed-toolkit", "--yes", "--hosts", str(inv)])
+    out = capsys.readouterr().out
+    assert rc == exitcodes.CRITICAL
+    assert "Stopped: step 1 (Set CUDA_HOME, PATH for sglang.service) failed" in out
+    assert "Nothing was changed." in out
+
+
+def test_fleet_fix_reports_every_host(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_tty: None
+) -> None:
+    inv, _root = inventory(tmp_path, ghost=True)
+    rc = main(["fix", "ct200,ghost", "use-installed-toolkit", "--yes", "--hosts", str(inv)])
+    captured = capsys.readouterr()
+    assert rc == exitcodes.UNREACHABLE
+    rows = [
+        line.split()[:2] for line in captured.out.splitlines() if line[:5] in ("ct200", "ghost")
+    ]
+    assert ["ct200", "fixed"] in rows and ["ghost", "unreachable"] in rows
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["fix", "ct200", "frobnicate"], "unknown fix 'frobnicate'"),
+        (["fix", "ct200"], "name a fix"),
+        (["fix", "ct200", "use-installed-toolkit", "path"], "is not NAME=VALUE"),
+        (
+            ["fix", "ct200", "clear-flashinfer-jit-cache", "path=/x", "--dry-run"],
+            "does not take path",
+        ),
+        (
+            ["fix", "ct200", "use-installed-toolkit", "path=/opt/none", "--dry-run"],
+            "no CUDA toolkit",
+        ),
+        (["fix", "ct200", "--undo", "nope"], "no undo record 'nope'"),
+    ],
+)
+def test_bad_usage_exits_3_with_a_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_tty: None, argv: list[str], message: str
+) -> None:
+    inv, _root = inventory(tmp_path)
+    assert main([*argv, "--hosts", str(inv)]) == exitcodes.USAGE
+    assert message in capsys.readouterr().err
