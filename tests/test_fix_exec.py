@@ -283,3 +283,46 @@ async def test_apt_install_runs_the_distro_commands(tmp_path: Path, ssh_env: SSH
             "unchanged",
         ]
         assert log.read_text().splitlines() == ["dpkg -s cuda-keyring", "apt-get update"]
+
+
+async def test_fix_wizard_previews_applies_and_undoes(tmp_path: Path) -> None:
+    from textual.app import App
+    from textual.widgets import Log
+
+    from tui.ui.screens.fix_wizard import FixWizardScreen
+
+    host = dataclasses.replace(fake_ct200(tmp_path / "root", "unused"), ssh=None, local=True)
+    root = Path(host.root or "")
+    async with Session() as s:
+        facts = (await s.probe(host)).facts
+        assert facts is not None
+        plan = build_plan(facts, host, "use-installed-toolkit", {"path": "/usr/local/cuda-13.0"})
+        wizard = FixWizardScreen(host, plan, s, before=facts)
+
+        class WizardApp(App[None]):
+            def on_mount(self) -> None:
+                self.push_screen(wizard)
+
+        app = WizardApp()
+        async with app.run_test(size=(120, 40)) as pilot:
+            assert wizard.stage == "preview" and not (root / DROPIN).exists()
+            await pilot.press("a")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert wizard.stage == "done"
+            assert wizard.outcome is not None and wizard.outcome.ok
+            assert wizard.restart_units == ("sglang.service",)
+            assert (root / DROPIN).is_file()
+            assert any("step 1/2" in line for line in wizard.query_one(Log).lines)
+
+            await pilot.press("u")  # shows the undo commands; Apply confirms them
+            assert wizard.pending is not None and not wizard.query_one("#apply").disabled
+            await pilot.press("a")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert wizard.record is None and not (root / DROPIN).exists()
+            assert wizard.outcome is not None and wizard.outcome.applied
+            assert "flashinfer-arch-rejected" in wizard.outcome.findings_after
+            await pilot.press("escape")
+            await pilot.pause()
+            assert app.screen is not wizard
