@@ -134,6 +134,7 @@ scan_paths() {
 # ---- contexts --------------------------------------------------------------------------
 CID=0
 PYS=
+PYRAN=
 
 # ctx_env CID BLOB — record the variables that matter from "NAME=value" lines; sets _c_*.
 ctx_env() {
@@ -526,12 +527,27 @@ probe_pythons() {
       rec py "$_i" error "not executable"
       continue
     fi
-    run_pyfacts "$_i" "$R$_pp"
+    # an interpreter seen before (inventory and a serving process) runs once
+    _seenpy=
+    case "$NL$PYRAN" in *"$NL$_pp$TAB"*)
+      _seenpy=${PYRAN#*"$_pp$TAB"}
+      _seenpy=${_seenpy%%"$NL"*}
+      ;;
+    esac
+    if [ -n "$_seenpy" ]; then
+      eval "_out=\$_pyo_$_seenpy _rc=\$_pyr_$_seenpy"
+    else
+      run_pyfacts "$_i" "$R$_pp"
+      eval "_pyo_$_i=\$_out _pyr_$_i=\$_rc"
+      PYRAN="$PYRAN$_pp$TAB$_i$NL"
+    fi
     IFS=$NL
     for _ln in $_out; do
       case $_ln in
         @@DT1"$TAB"*)
-          printf '%s\n' "$_ln"
+          _k=${_ln#@@DT1"$TAB"}
+          _r=${_k#*"$TAB"}
+          rec "${_k%%"$TAB"*}" "$_i" "${_r#*"$TAB"}"
           case $_ln in *"${TAB}pip_nvcc$TAB"*)
             _nv=${_ln##*"$TAB"}
             home_of "$_nv"

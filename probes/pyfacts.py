@@ -1,12 +1,14 @@
 """detective-tui: what one Python interpreter has installed, read from files only.
 
 Sent by probe.sh on stdin to each interpreter (``python -E - INDEX``). Standard library only,
-runs on Python 3.5+ (no f-strings), never imports torch or FlashInfer. It prints raw records
+runs on Python 3.8+, never imports torch or FlashInfer. It prints raw records
 (see probes/README.md); all parsing happens on the detective-tui side (tui/core/parsers.py).
 Paths are reported as host paths: the probe root prefix DT_ROOT is stripped.
 """
 
+import mmap
 import os
+import re
 import sys
 
 SENTINEL = "@@DT1"
@@ -31,6 +33,9 @@ WANTED = {
 }
 WANTED_PREFIXES = ("nvidia-",)
 MAX_FILE_LINES = 60
+# torch.cuda.get_arch_list() is a NUL-terminated string in libtorch_python.so ("sm_75 sm_80 …")
+ARCH_FLAGS = re.compile(rb"^(?:sm|compute)_\d+[af]?(?: (?:sm|compute)_\d+[af]?)+$")
+MAX_LIB_BYTES = 512 * 1024 * 1024
 
 
 def clean(value):
@@ -148,6 +153,37 @@ def report_pip_nvcc(sites):
                 rec("py", INDEX, "pip_nvcc", host(nvcc))
 
 
+def arch_flags(path):
+    """The arch-flag string of a libtorch_python.so, found without reading it into memory."""
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if not 0 < size <= MAX_LIB_BYTES:
+            return None
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            pos = mm.find(b" sm_")
+            while pos >= 0:
+                start = mm.rfind(b"\0", max(0, pos - 256), pos) + 1
+                end = mm.find(b"\0", pos, pos + 1024)
+                if end > 0 and ARCH_FLAGS.match(mm[start:end]):
+                    return mm[start:end].decode("ascii")
+                pos = mm.find(b" sm_", pos + 4)
+    return None
+
+
+def report_torch_archs(sites):
+    for site in sites:
+        lib = os.path.join(site, "torch", "lib", "libtorch_python.so")
+        if os.path.isfile(lib):
+            try:
+                flags = arch_flags(lib)
+            except (OSError, ValueError) as exc:
+                rec("py", INDEX, "warning", f"{host(lib)}: {exc}")
+                return
+            if flags:
+                rec("pyfile", INDEX, "torch_arch_flags", flags)
+            return
+
+
 def main():
     rec("py", INDEX, "version", ".".join(str(n) for n in sys.version_info[:3]))
     rec("py", INDEX, "executable", host(sys.executable))
@@ -158,6 +194,7 @@ def main():
     report_dists(sites)
     report_file(sites, os.path.join("torch", "version.py"), "torch_version")
     report_file(sites, os.path.join("flashinfer", "_build_meta.py"), "flashinfer_build_meta")
+    report_torch_archs(sites)
     report_pip_nvcc(sites)
 
 

@@ -296,6 +296,29 @@ def test_torch_version_py(path: Path) -> None:
     assert got.hip is None
 
 
+ARCH_ROWS = [
+    ln.split("\t")
+    for ln in (
+        text(SHARED / "torch" / "torch-pypi-wheels-CUDA_ARCH_FLAGS-from-libtorch_python.tsv")
+        if SHARED.is_dir()
+        else ""
+    ).splitlines()
+    if ln and not ln.startswith("#")
+]
+
+
+@pytest.mark.parametrize("row", ARCH_ROWS, ids=[r[0] for r in ARCH_ROWS])
+def test_torch_arch_flags(row: list[str]) -> None:
+    got = parsers.parse_torch_arch_flags(row[2])
+    assert got == tuple(row[2].split()) and "sm_90" in got
+
+
+def test_torch_arch_flags_rejects_other_text() -> None:
+    assert parsers.parse_torch_arch_flags("sm_count") is None
+    assert parsers.parse_torch_arch_flags("") is None
+    assert parsers.parse_torch_arch_flags("sm_90 compute_120f") == ("sm_90", "compute_120f")
+
+
 def test_torch_version_py_variants() -> None:
     assert parsers.parse_torch_version_py("__version__ = '2.0.0'\ncuda = '11.8'\n") == (
         parsers.TorchVersionInfo("2.0.0", "11.8")
@@ -405,6 +428,7 @@ TEXT_PARSERS = (
     parsers.parse_flashinfer_build_meta,
     parsers.parse_dist_metadata,
     parsers.parse_dist_dir_name,
+    parsers.parse_torch_arch_flags,
 )
 NOISY_TEXT = st.text() | st.lists(
     st.sampled_from(

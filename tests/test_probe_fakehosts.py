@@ -129,6 +129,7 @@ def test_reference_host_facts(build, shell: str) -> None:
         assert py.prefix == "/root/venv_sglang211"
         assert py.packages["sglang"] == "0.5.6" and py.packages["torch"] == "2.9.1"
         assert py.jit_cache_dirs == ("/root/.cache/flashinfer/0.6.8",)
+        assert py.torch_arch_list == ("sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120")
         assert all(s.startswith("/root/venv_sglang211/lib/python3") for s in py.site_packages)
 
     assert Facts.from_json(facts.to_json()) == facts
@@ -219,6 +220,7 @@ def test_rtx5090_cu124(build) -> None:
     assert [(g.name, g.compute_cap) for g in facts.gpus] == [("NVIDIA GeForce RTX 5090", "12.0")]
     py = facts.pythons[0]
     assert (py.torch_version, py.torch_cuda, py.flashinfer_version) == ("2.6.0+cu124", "12.4", None)
+    assert "sm_120" not in py.torch_arch_list and py.torch_arch_list[-1] == "sm_90"
 
 
 def test_no_driver(build) -> None:

@@ -485,6 +485,9 @@ class FactBuilder:
             site_packages=tuple(py.sites),
             torch_version=torch.version if torch else packages.get("torch"),
             torch_cuda=torch.cuda if torch else None,
+            torch_arch_list=parsers.parse_torch_arch_flags(
+                "\n".join(py.files.get("torch_arch_flags", []))
+            ),
             flashinfer_version=fi,
             flashinfer_cubin_version=packages.get("flashinfer-cubin"),
             flashinfer_jit_cache_version=packages.get("flashinfer-jit-cache"),

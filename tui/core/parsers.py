@@ -403,6 +403,15 @@ def parse_torch_version_py(text: str) -> TorchVersionInfo | None:
     )
 
 
+_ARCH_FLAGS = re.compile(r"^(?:sm|compute)_\d+[af]?(?: (?:sm|compute)_\d+[af]?)*$")
+
+
+def parse_torch_arch_flags(text: str) -> tuple[str, ...] | None:
+    """The arch-flag string of ``libtorch_python.so`` → ``torch.cuda.get_arch_list()``."""
+    flags = text.strip()
+    return tuple(flags.split()) if _ARCH_FLAGS.match(flags) else None
+
+
 _BUILD_META_VERSION = re.compile(
     r"""^__version__\s*(?::\s*\w+\s*)?=\s*['"]([^'"]+)['"]""", re.MULTILINE
 )

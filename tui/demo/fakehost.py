@@ -95,6 +95,7 @@ class VenvSpec:
     dists: tuple[tuple[str, str], ...] = ()  # (dist-info name, version): ("torch", "2.9.1")
     torch_version_py: str | None = None  # fixture name of torch/version.py
     torch_version: str | None = None  # rewrite __version__ in that file (see reference_ct200)
+    torch_arch_flags: str | None = None  # the get_arch_list() string in libtorch_python.so
     flashinfer: str | None = None  # writes flashinfer/_build_meta.py and its dist-info
     pip_nvcc_fixture: str | None = None  # nvidia/cu13/bin/nvcc printing this fixture
 
@@ -293,6 +294,11 @@ def _build_venv(root: Path, venv: VenvSpec) -> None:
             text = "\n".join(lines)
         _write(site / "torch" / "version.py", text)
         _write(site / "torch" / "__init__.py", "")
+    if venv.torch_arch_flags:
+        # a stand-in for the 30 MB library: the real string among bytes, with a decoy " sm_"
+        junk = b"\x7fELF\x02\x01\x01" + bytes(range(256)) * 64
+        lib = junk + b"\0cudaDeviceProp sm_count\0" + venv.torch_arch_flags.encode() + b"\0" + junk
+        _write(site / "torch" / "lib" / "libtorch_python.so", lib)
     if venv.flashinfer:
         _write(site / "flashinfer" / "__init__.py", "")
         _write(site / "flashinfer" / "_build_meta.py", f"__version__ = {venv.flashinfer!r}\n")
@@ -362,6 +368,16 @@ CUDA_128 = ToolkitSpec("/usr/local/cuda-12.8", "nvcc/nvcc-12.8.93.txt", "12.8.1"
 CUDA_130 = ToolkitSpec(
     "/usr/local/cuda-13.0", "nvcc/nvcc-13.0.88.txt", "13.0.2", "nvcc/nvcc-13.0.88-list-gpu-arch.txt"
 )
+
+
+def pypi_torch_arch_flags(torch_version: str) -> str:
+    """The arch flags embedded in the PyPI x86_64 wheel of ``torch_version`` (real captures)."""
+    table = fixture_text("torch/torch-pypi-wheels-CUDA_ARCH_FLAGS-from-libtorch_python.tsv")
+    for line in table.splitlines():
+        tag, version, flags = [*line.split("\t"), "", "", ""][:3]
+        if version == torch_version and not tag.endswith("-aarch64"):
+            return flags
+    raise KeyError(f"no captured arch flags for torch {torch_version}")
 
 
 def _ssh_env(path_head: str, **extra: str) -> dict[str, str]:
@@ -445,6 +461,8 @@ def reference_ct200(
                 # the extra rocm field 2.10+ adds).
                 torch_version_py="torch/torch-version.py-2.11.0+cu130-x86_64-pypi.py",
                 torch_version="2.9.1+cu130",
+                # the 2.11.0+cu130 wheel's list, for the same reason as version.py above
+                torch_arch_flags=pypi_torch_arch_flags("2.11.0+cu130"),
                 flashinfer=flashinfer,
             ),
         ),
@@ -473,6 +491,7 @@ def healthy_h100() -> FakeHostSpec:
                 path=venv,
                 dists=(("torch", "2.8.0"), ("vllm", "0.10.1"), ("triton", "3.4.0")),
                 torch_version_py="torch/torch-version.py-2.8.0+cu128-x86_64-pypi.py",
+                torch_arch_flags=pypi_torch_arch_flags("2.8.0+cu128"),
                 flashinfer="0.6.8",
             ),
         ),
@@ -498,6 +517,7 @@ def b200_old_driver() -> FakeHostSpec:
                 path=venv,
                 dists=(("torch", "2.11.0"), ("sglang", "0.5.9"), ("triton", "3.6.0")),
                 torch_version_py="torch/torch-version.py-2.11.0+cu130-x86_64-pypi.py",
+                torch_arch_flags=pypi_torch_arch_flags("2.11.0+cu130"),
                 flashinfer="0.7.2",
             ),
         ),
@@ -523,6 +543,7 @@ def rtx5090_cu124_torch() -> FakeHostSpec:
                 path=venv,
                 dists=(("torch", "2.6.0"), ("vllm", "0.8.1"), ("triton", "3.2.0")),
                 torch_version_py="torch/torch-version.py-2.6.0+cu124-x86_64-pypi.py",
+                torch_arch_flags=pypi_torch_arch_flags("2.6.0+cu124"),
             ),
         ),
         env=_ssh_env(f"{venv}/bin:/usr/local/cuda/bin"),
