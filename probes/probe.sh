@@ -74,7 +74,7 @@ emit_file() {
 resolve() {
   _res=$1 _hops=0
   while [ -L "$R$_res" ] && [ "$_hops" -lt 8 ]; do
-    _t=$(readlink "$R$_res") || break
+    _t=$(deadline readlink "$R$_res") || break
     case $_t in
       /*) _res=$_t ;;
       *) _res=${_res%/*}/$_t ;;
@@ -291,7 +291,7 @@ unit_ctx() {
 UNITS=
 proc_ctx() {
   _pd=$R/proc/$1
-  _out=$(tr '\0' '\n' 2>/dev/null <"$_pd/cmdline") || return 0
+  _out=$(deadline tr '\0' '\n' 2>/dev/null <"$_pd/cmdline") || return 0
   _argv0= _prog= _prev= _cmd=
   _pifs=$IFS
   IFS=$NL
@@ -308,7 +308,7 @@ proc_ctx() {
   set +f
   IFS=$_pifs
   _exe=
-  [ -L "$_pd/exe" ] && _exe=$(readlink "$_pd/exe" 2>/dev/null)
+  [ -L "$_pd/exe" ] && _exe=$(deadline readlink "$_pd/exe" 2>/dev/null)
   _exe=${_exe% (deleted)}
   case ${_exe##*/} in python*) ;; *) case ${_argv0##*/} in python*) ;; *) return 0 ;; esac ;; esac
   case $_cmd in
@@ -339,7 +339,7 @@ proc_ctx() {
   fi
   [ -n "$_unit" ] && rec ctxkv "$_pcid" unit "$_unit"
   _penv=
-  if [ -r "$_pd/environ" ] && _penv=$(tr '\0' '\n' 2>/dev/null <"$_pd/environ"); then
+  if [ -r "$_pd/environ" ] && _penv=$(deadline tr '\0' '\n' 2>/dev/null <"$_pd/environ"); then
     rec ctxkv "$_pcid" environ_readable 1
   else
     _penv=
@@ -374,7 +374,7 @@ proc_ctx() {
 
 discover_processes() {
   command -v grep >/dev/null 2>&1 || return 0
-  _found=$(grep -l -a -E 'sglang|vllm|serve' "$R"/proc/[0-9]*/cmdline 2>/dev/null)
+  _found=$(deadline grep -l -a -E 'sglang|vllm|serve' "$R"/proc/[0-9]*/cmdline 2>/dev/null)
   _pids=
   _uifs=$IFS
   IFS=$NL
@@ -403,15 +403,15 @@ probe_host() {
   elif [ -r "$R/etc/hostname" ]; then
     read -r _hn <"$R/etc/hostname"
   else
-    _hn=$(uname -n)
+    _hn=$(deadline uname -n)
   fi
   rec host hostname "$_hn"
-  _un=$(uname -r -m)
+  _un=$(deadline uname -r -m)
   _kr=${_un% *}
   [ -r "$R/proc/sys/kernel/osrelease" ] && read -r _kr <"$R/proc/sys/kernel/osrelease"
   rec host kernel "$_kr"
   rec host arch "${_un##* }"
-  _id=$(id 2>/dev/null)
+  _id=$(deadline id 2>/dev/null)
   _uid=${_id#uid=}
   _uid=${_uid%%(*}
   _user=${_id#*(}
@@ -510,6 +510,18 @@ probe_pythons() {
     IFS=$_pifs
     _i=$((_i + 1))
     _pp=${_entry%%"$TAB"*}
+    _rpp=$_pp
+    case $_pp in
+      */*) ;;
+      *) # a bare name from the inventory: the first match on the session's PATH
+        IFS=:
+        for _d in $PATH; do
+          case $_d in /*) ;; *) continue ;; esac
+          if is_exe "$_d/$_pp"; then _rpp=$_d/$_pp; break; fi
+        done
+        IFS=$_pifs
+        ;;
+    esac
     _rest=${_entry#*"$TAB"}
     _psrc=${_rest%%"$TAB"*}
     _rest=${_rest#*"$TAB"}
@@ -518,28 +530,28 @@ probe_pythons() {
     rec py "$_i" path "$_pp"
     rec py "$_i" source "$_psrc"
     rec py "$_i" context "$_pctx"
-    if [ ! -e "$R$_pp" ]; then
+    if [ ! -e "$R$_rpp" ]; then
       rec py "$_i" exists 0
       continue
     fi
     rec py "$_i" exists 1
-    if [ ! -x "$R$_pp" ]; then
+    if [ ! -x "$R$_rpp" ]; then
       rec py "$_i" error "not executable"
       continue
     fi
     # an interpreter seen before (inventory and a serving process) runs once
     _seenpy=
-    case "$NL$PYRAN" in *"$NL$_pp$TAB"*)
-      _seenpy=${PYRAN#*"$_pp$TAB"}
+    case "$NL$PYRAN" in *"$NL$_rpp$TAB"*)
+      _seenpy=${PYRAN#*"$_rpp$TAB"}
       _seenpy=${_seenpy%%"$NL"*}
       ;;
     esac
     if [ -n "$_seenpy" ]; then
       eval "_out=\$_pyo_$_seenpy _rc=\$_pyr_$_seenpy"
     else
-      run_pyfacts "$_i" "$R$_pp"
+      run_pyfacts "$_i" "$R$_rpp"
       eval "_pyo_$_i=\$_out _pyr_$_i=\$_rc"
-      PYRAN="$PYRAN$_pp$TAB$_i$NL"
+      PYRAN="$PYRAN$_rpp$TAB$_i$NL"
     fi
     IFS=$NL
     for _ln in $_out; do

@@ -390,3 +390,11 @@ def test_probe_on_this_machine_finds_cuda13() -> None:
     assert facts.probe.complete and facts.probe.root is None
     tk = facts.toolkit_at("/usr/local/cuda-13.0")
     assert (tk.version, tk.full_version) == ("13.0", "13.0.88")
+
+
+def test_inventory_python_by_bare_name_is_looked_up_on_path(build) -> None:
+    fake = build(fakehost.reference_ct200(service=False))
+    facts, _ = run_probe(fake, pythons=("python3",))
+    (py,) = facts.pythons
+    assert (py.path, py.exists, py.prefix) == ("python3", True, "/root/venv_sglang211")
+    assert py.torch_version == "2.9.1+cu130"
