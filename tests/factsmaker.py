@@ -120,7 +120,7 @@ def make_facts(
             arch="x86_64",
             user="root",
             is_root=True,
-        ),  # fmt: skip
+        ),
         driver=drv,
         gpus=tuple(
             Gpu(index=i, name=GPU_NAMES.get(cc, f"GPU SM {cc}"), compute_cap=cc, uuid=f"GPU-{i}")

@@ -64,7 +64,7 @@ ROWS = {
             "driver": "570.148.08",
         },
         {"torch-lacks-gpu-arch": "critical"},
-    ),  # fmt: skip
+    ),
     "GB10 (SM 12.1) with nvcc 12.8, FlashInfer 0.7.2": (
         {"gpus": ("12.1",), "flashinfer": "0.7.2"},
         {
@@ -92,7 +92,7 @@ ROWS = {
             "env": {"CUDA_HOME": C128[0], "FLASHINFER_CUDA_ARCH_LIST": "12.0f"},
         },
         {"nvcc-too-old-for-gpu": "info"},
-    ),  # fmt: skip
+    ),
     "LIST=12.0 makes import fail in 0.7.0": (
         {
             "torch_cuda": "12.8",
@@ -100,7 +100,7 @@ ROWS = {
             "env": {"CUDA_HOME": C128[0], "FLASHINFER_CUDA_ARCH_LIST": "12.0"},
         },
         {"flashinfer-arch-rejected": "critical"},
-    ),  # fmt: skip
+    ),
     "CUDA_HOME 12.8 shadowed by 13.0 first on PATH": (
         {
             **H100_OK,
@@ -109,7 +109,7 @@ ROWS = {
             "which": ("/usr/local/cuda-13.0/bin/nvcc",),
         },
         {"toolkit-shadowed": "warning"},
-    ),  # fmt: skip
+    ),
     "nvcc 12.9 on a 12.8 driver": (
         {**H100_OK, "toolkits": (C129,)},
         {"driver-too-old-for-nvcc": "warning"},
@@ -187,8 +187,12 @@ def test_login_shell_beats_ssh_session_for_inventory_python() -> None:
     from tui.core.facts import EnvContext
 
     facts = make_facts(toolkits=(C130, C128), env={"CUDA_HOME": C130[0]})
-    login = EnvContext(kind="login", label="login shell", vars={"CUDA_HOME": C128[0]},
-                       which_nvcc=(f"{C128[0]}/bin/nvcc",))  # fmt: skip
+    login = EnvContext(
+        kind="login",
+        label="login shell",
+        vars={"CUDA_HOME": C128[0]},
+        which_nvcc=(f"{C128[0]}/bin/nvcc",),
+    )
     facts = replace(facts, contexts=(*facts.contexts, login))
     findings, _ = evaluate(facts)
     assert {f.id for f in findings} == {"flashinfer-arch-rejected", "nvcc-torch-major-mismatch"}
@@ -196,8 +200,13 @@ def test_login_shell_beats_ssh_session_for_inventory_python() -> None:
 
 
 def test_torch_arch_list_from_facts_wins_over_the_table() -> None:
-    facts = make_facts(torch_cuda="12.4", torch_version="2.6.0+cu124", flashinfer=None,
-                       driver="570.148.08", torch_arch_list=("sm_90", "sm_120"))  # fmt: skip
+    facts = make_facts(
+        torch_cuda="12.4",
+        torch_version="2.6.0+cu124",
+        flashinfer=None,
+        driver="570.148.08",
+        torch_arch_list=("sm_90", "sm_120"),
+    )
     assert evaluate(facts)[0] == ()
 
 
