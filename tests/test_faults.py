@@ -171,3 +171,12 @@ async def test_one_bad_host_never_stops_the_others(tmp_path: Path, short_grace: 
     assert [r.host.name for r in results] == ["faulty", "local", "down", "nowhere"]
     assert [r.error_kind for r in results] == ["probe-failed", None, "unreachable", "unreachable"]
     assert sorted(seen) == sorted(r.host.name for r in results)
+
+
+async def test_a_dropped_connection_is_replaced_on_the_next_command(tmp_path: Path) -> None:
+    async with faulty_host(tmp_path, "drop", after_lines=1) as f:
+        dropped = await f.session.run_script(f.host, "echo one; echo two")
+        f.server.mode = "none"
+        again = await f.session.run_script(f.host, "echo one; echo two")
+    assert dropped.error_kind == "connection-lost" and dropped.exit_status is None
+    assert again.ok and again.output == "one\ntwo\n"

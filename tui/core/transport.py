@@ -398,7 +398,6 @@ class SSHTransport(Transport):
         try:
             proc = await conn.create_process(command, encoding=None, stderr=asyncssh.STDOUT)
         except (asyncssh.Error, OSError) as exc:
-            self._conn = None
             raise Unreachable(f"{self.host.target}: cannot open a session: {_reason(exc)}") from exc
         return _SSHProc(proc)
 
@@ -411,7 +410,7 @@ class SSHTransport(Transport):
         if conn is not None:
             conn.close()
             with contextlib.suppress(Exception):
-                await conn.wait_closed()
+                await asyncio.wait_for(conn.wait_closed(), KILL_DEADLINE_S)
 
 
 def _connect_args(host: Host, ssh_config: Path | None) -> tuple[str, dict[str, object]]:
