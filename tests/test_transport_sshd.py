@@ -128,10 +128,10 @@ async def test_remote_deadline_kills_the_command(ssh_env: SSHEnv) -> None:
     assert await gone("sleep", n)
 
 
-async def test_cancel_kills_the_remote_process_group(ssh_env: SSHEnv) -> None:
+async def test_cancel_kills_the_remote_process_group(ssh_env: SSHEnv, tmp_path: Path) -> None:
     n = unique_sleep()
     started = asyncio.Event()
-    async with session(ssh_env) as s:
+    async with session(ssh_env, transcript=Transcript(tmp_path / "t.jsonl")) as s:
         task = asyncio.create_task(
             s.run_script(
                 fake(ssh_env),
@@ -150,6 +150,8 @@ async def test_cancel_kills_the_remote_process_group(ssh_env: SSHEnv) -> None:
         with pytest.raises(asyncio.CancelledError):
             await task
         assert await gone("sleep", n)
+    (event,) = [e for e in read_events(tmp_path / "t.jsonl") if e["kind"] == "command"]
+    assert event["error"].startswith("cancelled")
 
 
 async def test_banner_from_shell_rc_does_not_break_output(

@@ -133,7 +133,13 @@ class Session:
                     command, stdin=feed, deadline_s=deadline_s, on_line=on_line
                 )
         except (Unreachable, HostKeyError) as exc:
-            self._record_command(host, purpose, command, script, stdin, started, error=exc)
+            self._record_command(host, purpose, command, script, stdin, started, error=str(exc))
+            raise
+        except asyncio.CancelledError:
+            self._record_command(
+                host, purpose, command, script, stdin, started,
+                error="cancelled; the remote process group was killed",
+            )  # fmt: skip
             raise
         self._record_command(host, purpose, command, script, stdin, started, result=result)
         return result
@@ -148,7 +154,7 @@ class Session:
         started: str,
         *,
         result: CommandResult | None = None,
-        error: Exception | None = None,
+        error: str | None = None,
     ) -> None:
         if self.transcript is None:
             return
@@ -174,7 +180,7 @@ class Session:
                 output=result.output,
             )
         else:
-            data.update(exit_status=None, duration_s=0.0, timed_out=False, error=str(error))
+            data.update(exit_status=None, duration_s=0.0, timed_out=False, error=error)
         self.transcript.record("command", **data)
 
     async def run_script(
