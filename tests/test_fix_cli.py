@@ -89,8 +89,10 @@ def test_dry_run_json_lists_exact_commands(
     assert rc == exitcodes.OK
     (item,) = json.loads(capsys.readouterr().out)
     assert item["fix"] == "set-flashinfer-arch-list" and item["params"] == {"value": "12.0a"}
-    assert len(item["commands"]) == 1  # the unit; the fake venv has no activate script
-    assert 'Environment="FLASHINFER_CUDA_ARCH_LIST=12.0a"' in item["commands"][0]
+    unit, venv = item["commands"]
+    assert 'Environment="FLASHINFER_CUDA_ARCH_LIST=12.0a"' in unit
+    assert "export FLASHINFER_CUDA_ARCH_LIST=12.0a" in venv
+    assert "no activate script at /root/venv_sglang211/bin/activate" in venv
     assert item["verify_gone"] == ["flashinfer-arch-rejected"]
 
 
