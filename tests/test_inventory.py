@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tui.core import locations
 from tui.core.inventory import (
     LOCAL_HOST,
     InventoryError,
@@ -120,9 +121,7 @@ def test_duplicate_names_point_at_both(tmp_path: Path) -> None:
         ("hosts:\n  - [a]\n", 2, None, "mapping"),
     ],
 )
-def test_schema_errors(
-    tmp_path: Path, text: str, line: int, key: str | None, needle: str
-) -> None:
+def test_schema_errors(tmp_path: Path, text: str, line: int, key: str | None, needle: str) -> None:
     err = error_of(tmp_path, text)
     assert needle in str(err)
     assert err.line == line
@@ -175,3 +174,23 @@ def test_resolve_targets(tmp_path: Path) -> None:
 )
 def test_parse_ssh_target(target: str, parsed: tuple) -> None:
     assert parse_ssh_target(target) == parsed
+
+
+def test_locations_follow_xdg_and_overrides(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "c"))
+    monkeypatch.setenv("XDG_STATE_HOME", "relative/is/ignored")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert locations.default_inventory() == tmp_path / "c" / "detective-tui" / "hosts.yaml"
+    assert locations.sessions_dir() == (
+        tmp_path / "home" / ".local" / "state" / "detective-tui" / "sessions"
+    )
+    monkeypatch.delenv("DETECTIVE_TUI_KNOWN_HOSTS")
+    monkeypatch.delenv("DETECTIVE_TUI_SSH_CONFIG")
+    assert locations.known_hosts_file() == tmp_path / "home" / ".ssh" / "known_hosts"
+    assert locations.ssh_config_file() is None  # no ~/.ssh/config: none is used
+    config = tmp_path / "cfg"
+    config.write_text("Host x\n")
+    monkeypatch.setenv("DETECTIVE_TUI_SSH_CONFIG", str(config))
+    assert locations.ssh_config_file() == config

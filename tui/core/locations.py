@@ -10,7 +10,6 @@ Values are read on each call, so a test that changes the environment sees its ch
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 APP = "detective-tui"
@@ -56,28 +55,3 @@ def ssh_config_file() -> Path | None:
     override = os.environ.get("DETECTIVE_TUI_SSH_CONFIG")
     path = Path(override) if override else Path.home() / ".ssh" / "config"
     return path if path.is_file() else None
-
-
-@dataclass(frozen=True)
-class Locations:
-    """A snapshot of every location, for display (``--help``, the README, the TUI's about box)."""
-
-    config_dir: Path
-    state_dir: Path
-    cache_dir: Path
-    sessions_dir: Path
-    inventory: Path
-    known_hosts: Path
-    ssh_config: Path | None
-
-    @classmethod
-    def current(cls) -> Locations:
-        return cls(
-            config_dir=config_dir(),
-            state_dir=state_dir(),
-            cache_dir=cache_dir(),
-            sessions_dir=sessions_dir(),
-            inventory=default_inventory(),
-            known_hosts=known_hosts_file(),
-            ssh_config=ssh_config_file(),
-        )
