@@ -75,7 +75,7 @@ def test_lookup_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_
 
 
 def test_explicit_file_must_exist(tmp_path: Path) -> None:
-    with pytest.raises(InventoryError, match="not found.*--hosts") as info:
+    with pytest.raises(InventoryError, match=r"not found.*--hosts") as info:
         find_inventory(str(tmp_path / "nope.yaml"))
     assert info.value.file == str(tmp_path / "nope.yaml")
 
