@@ -1,16 +1,17 @@
 """Ground truth for ``diagnose --deep``: ask the host's own FlashInfer what it decided.
 
 Run with the interpreter under inspection and the environment of the process being judged
-(``env -i KEY=VALUE … python3 deep_flashinfer.py``). It imports FlashInfer in this fresh
-process, so per-process caches start empty exactly as in a server, and prints one line:
-``@@deep<TAB>{json}``. Importing FlashInfer initialises CUDA in this process (and may JIT
-nothing): it never compiles, downloads or writes caches beyond what ``import`` itself does.
+(``env KEY=VALUE … python3 - --unset NAME,… < deep_flashinfer.py``). It imports FlashInfer
+in this fresh process, so per-process caches start empty exactly as in a server, and prints
+one line: ``@@deep<TAB>{json}``. Importing FlashInfer initialises CUDA in this process; it
+never compiles, downloads or writes caches beyond what ``import`` itself does.
 
 Python ≥ 3.8, stdlib only (plus FlashInfer and torch, which are what is being inspected).
 """
 
 import json
 import logging
+import os
 import sys
 
 SENTINEL = "@@deep"
@@ -106,7 +107,12 @@ def collect():
     return out
 
 
-def main():
+def main(argv=None):
+    """``--unset NAME,NAME``: remove variables first (the judged process does not have them)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) == 2 and args[0] == "--unset":
+        for name in args[1].split(","):
+            os.environ.pop(name, None)
     result = collect()
     sys.stdout.write(SENTINEL + "\t" + json.dumps(result, sort_keys=True) + "\n")
     sys.stdout.flush()
