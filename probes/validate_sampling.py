@@ -1,0 +1,537 @@
+"""Validate FlashInfer's sampling kernels on this host, with the host's own Python.
+
+detective-tui sends this file (with ``sampling_stats.py`` registered as a module before it)
+to ``<python> -`` over SSH; it also runs as ``python probes/validate_sampling.py`` from a
+checkout. It needs the standard library, torch and FlashInfer (Python >= 3.8), never raises
+past ``main()``, and prints only sentinel records on stdout, one JSON object each::
+
+    @@validate<TAB>KIND<TAB>{...}
+
+KIND is ``start``, ``step`` (progress), ``env`` (torch, GPU), ``toolkit`` (what FlashInfer
+resolved), ``jit`` (building/loading the sampling module), ``kernel`` (one validated call),
+``speed`` (one timing against torch) and ``end`` (verdict ``pass``, ``fail``, ``skipped`` or
+``error`` and a reason). A run killed by its deadline simply has no ``end`` record.
+
+Environment: ``DT_VALIDATE_SAMPLES`` (samples per distribution row, default
+``sampling_stats.SAMPLES_PER_ROW``), ``DT_VALIDATE_SEED`` (default 0), ``DT_VALIDATE_SPEED``
+(``0`` skips the timing).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import json
+import logging
+import os
+import sys
+import time
+import traceback
+import warnings
+
+import sampling_stats as stats
+
+SENTINEL = "@@validate"
+SCRIPT_VERSION = "1"
+LOG_TAIL = 40
+ERROR_TAIL = 60
+SPEED_BATCH = 64
+SPEED_VOCAB = 128256  # Llama 3's vocabulary
+SPEED_REPEATS = 20
+
+
+def emit(kind, **data):
+    line = json.dumps(data, sort_keys=True, default=str)
+    sys.stdout.write("%s\t%s\t%s\n" % (SENTINEL, kind, line))
+    sys.stdout.flush()
+
+
+def tail(text, lines):
+    return "\n".join(str(text).rstrip().splitlines()[-lines:])
+
+
+def describe(exc):
+    return "%s: %s" % (type(exc).__name__, exc)
+
+
+class LogCapture(logging.Handler):
+    """Keeps FlashInfer's log records and Python warnings for the report."""
+
+    def __init__(self):
+        logging.Handler.__init__(self, level=logging.DEBUG)
+        self.records = []
+        self.attached = []
+
+    def emit(self, record):
+        try:
+            message = record.getMessage()
+        except Exception as exc:  # a record whose arguments do not format
+            message = "%s (unformattable: %s)" % (record.msg, exc)
+        self.records.append("%s %s: %s" % (record.levelname, record.name, message))
+
+    def attach(self, logger):
+        if logger not in self.attached and self not in logger.handlers:
+            logger.addHandler(self)
+            self.attached.append(logger)
+
+    def attach_module_loggers(self):
+        """FlashInfer's JIT logger is built outside the logging tree; find it in the modules."""
+        for name, module in list(sys.modules.items()):
+            if name.startswith("flashinfer") and module is not None:
+                logger = getattr(module, "logger", None)
+                if isinstance(logger, logging.Logger):
+                    self.attach(logger)
+
+    def add_warnings(self, caught):
+        for w in caught:
+            self.records.append("WARNING %s: %s" % (w.category.__name__, w.message))
+
+    def tail(self):
+        return self.records[-LOG_TAIL:]
+
+
+def dist_version(name):
+    try:
+        from importlib import metadata
+    except ImportError:
+        return None
+    try:
+        return metadata.version(name)
+    except Exception:
+        return None
+
+
+# -- sampling through the installed API --------------------------------------------------------
+
+
+class Sampler:
+    """Calls one FlashInfer sampling function with the arguments its signature accepts."""
+
+    def __init__(self, torch, fn, generator):
+        self.torch = torch
+        self.fn = fn
+        self.generator = generator
+        self.names = set(inspect.signature(fn).parameters)
+
+    def missing(self, filters):
+        needed = [k for k in ("top_k", "top_p", "min_p") if filters.get(k) is not None]
+        if filters.get("top_k") is not None and filters.get("top_p") is not None:
+            needed.append("filter_apply_order")
+        return [k for k in needed if k not in self.names]
+
+    def __call__(self, probs, per_row):
+        """Draw one sample per row of ``probs``; ``per_row`` holds each row's filters."""
+        torch = self.torch
+        kwargs = {}
+        first = per_row[0]
+        if first.get("top_k") is not None:
+            kwargs["top_k"] = int(first["top_k"])
+        for key in ("top_p", "min_p"):
+            if first.get(key) is not None:
+                kwargs[key] = torch.tensor(
+                    [row[key] for row in per_row], dtype=torch.float32, device=probs.device
+                )
+        if first.get("top_k") is not None and first.get("top_p") is not None:
+            kwargs["filter_apply_order"] = first["order"]
+        if "uniform_samples" in self.names:  # FlashInfer 0.2.0 - 0.2.2
+            kwargs["uniform_samples"] = torch.rand(
+                32, probs.shape[0], device=probs.device, generator=self.generator
+            )
+        elif "generator" in self.names:
+            kwargs["generator"] = self.generator
+        if "return_valid" in self.names:
+            kwargs["return_valid"] = True
+        out = self.fn(probs, **kwargs)
+        if isinstance(out, tuple):
+            samples, valid = out
+            return samples, int((~valid.bool()).sum().item())
+        return out, 0
+
+
+def torch_reference(torch, probs, filters):
+    """The filtered, renormalised distribution of each row, computed in torch (float64)."""
+    p = probs.double()
+    p = p / p.sum(dim=-1, keepdim=True)
+    sorted_p, order = torch.sort(p, dim=-1, descending=True)
+    keep = torch.ones_like(sorted_p, dtype=torch.bool)
+    k = filters.get("top_k")
+    if k is not None and 0 < k < p.shape[-1]:
+        keep[:, k:] = False
+    top_p = filters.get("top_p")
+    if top_p is not None:
+        basis = sorted_p * keep
+        if filters.get("order", "top_k_first") == "top_k_first":
+            basis = basis / basis.sum(dim=-1, keepdim=True)
+        else:
+            basis = sorted_p
+        above = torch.cumsum(basis, dim=-1) - basis
+        limit = torch.as_tensor(top_p, dtype=torch.float64, device=p.device).reshape(-1, 1)
+        keep &= above < limit
+    min_p = filters.get("min_p")
+    if min_p is not None:
+        cut = torch.as_tensor(min_p, dtype=torch.float64, device=p.device).reshape(-1, 1)
+        keep &= sorted_p >= cut * sorted_p[:, :1]
+    kept = torch.where(keep, sorted_p, torch.zeros_like(sorted_p))
+    kept = kept / kept.sum(dim=-1, keepdim=True)
+    return torch.zeros_like(p).scatter(-1, order, kept)
+
+
+def check_case(torch, case, sample, device, samples_per_row, chunk_elements=1 << 26):
+    """Validate one case: draw ``samples_per_row`` samples for each of its rows with
+    ``sample(probs, per_row) -> (samples, invalid)`` and judge them. Returns the record."""
+    rows = stats.case_rows(case)
+    probs32 = torch.tensor(rows, dtype=torch.float32)
+    exact = [list(map(float, r)) for r in probs32.double().tolist()]
+    filters = [stats.row_filters(case, r) for r in exact]
+    references = [stats.filtered_distribution(r, **f) for r, f in zip(exact, filters)]
+    stacked = {
+        key: [f[key] for f in filters] if filters[0].get(key) is not None else None
+        for key in ("top_p", "min_p")
+    }
+    stacked["top_k"] = filters[0].get("top_k")
+    stacked["order"] = filters[0].get("order")
+    ref_torch = torch_reference(torch, probs32, stacked)
+    disagreement = max(
+        abs(a - b) for r_t, r_s in zip(ref_torch.tolist(), references) for a, b in zip(r_t, r_s)
+    )
+    record = {
+        "kernel": case.kernel,
+        "name": case.name,
+        "vocab": case.vocab,
+        "params": dict(case.params),
+        "samples_per_row": samples_per_row,
+        "reference_disagreement": disagreement,
+        "rows": [],
+    }
+    if disagreement > 1e-9:
+        record.update(
+            verdict="error", message="torch and stdlib references disagree by %g" % disagreement
+        )
+        return record
+    copies = max(1, min(samples_per_row, chunk_elements // (len(rows) * case.vocab)))
+    batch = probs32.to(device).repeat(copies, 1)
+    per_row = filters * copies
+    counts = torch.zeros(len(rows), case.vocab, dtype=torch.int64, device=device)
+    drawn = invalid = 0
+    while drawn < samples_per_row:
+        take = min(copies, samples_per_row - drawn)
+        out, bad = sample(batch[: take * len(rows)], per_row[: take * len(rows)])
+        invalid += bad
+        ids = out.reshape(take, len(rows)).long()
+        if bool(((ids < 0) | (ids >= case.vocab)).any()):
+            record.update(verdict="fail", message="sampled token ids outside the vocabulary")
+            return record
+        counts.scatter_add_(1, ids.t().contiguous(), torch.ones_like(ids.t(), dtype=torch.int64))
+        drawn += take
+    verdict = "pass"
+    for spec, row_counts, q, f in zip(case.rows, counts.tolist(), references, filters):
+        fit = stats.goodness_of_fit(row_counts, q)
+        row = fit.to_dict()
+        row.update(row=spec.name, filters={k: v for k, v in f.items() if v is not None})
+        record["rows"].append(row)
+        if not fit.passed:
+            verdict = "fail"
+    record["invalid"] = invalid
+    record["verdict"] = verdict
+    if verdict == "fail":
+        failed = [r for r in record["rows"] if not r["passed"]]
+        record["message"] = "%d of %d rows failed; %s: %s" % (
+            len(failed),
+            len(record["rows"]),
+            failed[0]["row"],
+            "; ".join(failed[0]["reasons"]),
+        )
+    return record
+
+
+# -- timing ---------------------------------------------------------------------------------
+
+
+def gpu_time_ms(torch, fn):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(SPEED_REPEATS):
+        start = torch.cuda.Event(enable_timing=True)
+        stop = torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        stop.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(stop))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def torch_top_k_top_p(torch, probs, k, p):
+    sorted_p, order = torch.sort(probs, dim=-1, descending=True)
+    sorted_p[:, k:] = 0
+    above = torch.cumsum(sorted_p, dim=-1) - sorted_p
+    sorted_p[above >= p] = 0
+    picked = torch.multinomial(sorted_p, 1)
+    return torch.gather(order, 1, picked)
+
+
+def run_speed(torch, sampling, device):
+    gen = torch.Generator(device=device).manual_seed(1234)
+    logits = torch.randn(SPEED_BATCH, SPEED_VOCAB, device=device, generator=gen) * 3.0
+    probs = torch.softmax(logits, dim=-1)
+    plain = Sampler(torch, sampling.sampling_from_probs, gen)
+    rows = [{"order": "top_k_first"}] * SPEED_BATCH
+    pairs = [
+        (
+            "sampling_from_probs",
+            "torch.multinomial",
+            lambda: plain(probs, rows),
+            lambda: torch.multinomial(probs, 1),
+        )
+    ]
+    fn = getattr(sampling, "top_k_top_p_sampling_from_probs", None)
+    if fn is not None:
+        joint = Sampler(torch, fn, gen)
+        filt = [{"top_k": 50, "top_p": 0.9, "order": "joint"}] * SPEED_BATCH
+        pairs.append(
+            (
+                "top_k_top_p_sampling_from_probs[joint]",
+                "torch sort+cumsum+multinomial",
+                lambda: joint(probs, filt),
+                lambda: torch_top_k_top_p(torch, probs.clone(), 50, 0.9),
+            )
+        )
+    for kernel, baseline, fi_call, torch_call in pairs:
+        try:
+            fi_ms = gpu_time_ms(torch, fi_call)
+            torch_ms = gpu_time_ms(torch, torch_call)
+        except Exception as exc:
+            emit("speed", kernel=kernel, baseline=baseline, error=describe(exc))
+            continue
+        emit(
+            "speed",
+            kernel=kernel,
+            baseline=baseline,
+            batch=SPEED_BATCH,
+            vocab=SPEED_VOCAB,
+            flashinfer_ms=fi_ms,
+            torch_ms=torch_ms,
+            ratio=torch_ms / fi_ms if fi_ms > 0 else None,
+        )
+
+
+# -- the run --------------------------------------------------------------------------------
+
+
+def report_toolkit(capture):
+    """What FlashInfer resolved: toolkit, CUDA version, target archs, JIT workspace."""
+    info = {}
+    probes = (
+        ("cuda_home", "flashinfer.jit.cpp_ext", "get_cuda_path"),
+        ("cuda_version", "flashinfer.jit.cpp_ext", "get_cuda_version"),
+    )
+    for key, module_name, attr in probes:
+        try:
+            module = importlib.import_module(module_name)
+            info[key] = str(getattr(module, attr)())
+        except Exception as exc:
+            info[key] = None
+            info[key + "_error"] = describe(exc)
+    try:
+        from flashinfer.jit import core
+
+        archs = core.current_compilation_context.TARGET_CUDA_ARCHS
+        info["target_cuda_archs"] = sorted("%s.%s" % (m, n) for m, n in archs)
+    except Exception as exc:
+        info["target_cuda_archs"] = None
+        info["target_cuda_archs_error"] = describe(exc)
+    try:
+        from flashinfer.jit import env as jit_env
+
+        info["jit_dir"] = str(jit_env.FLASHINFER_JIT_DIR)
+        info["sampling_so_cached"] = os.path.exists(
+            os.path.join(str(jit_env.FLASHINFER_JIT_DIR), "sampling", "sampling.so")
+        )
+    except Exception as exc:
+        info["jit_dir"] = None
+        info["jit_dir_error"] = describe(exc)
+    info["jit_cache_package"] = dist_version("flashinfer-jit-cache")
+    capture.attach_module_loggers()
+    emit("toolkit", **info)
+
+
+def build_sampling_module(sampling, torch, device):
+    """Build or load the sampling module, as the first sampling call of a server would."""
+    getter = getattr(sampling, "get_sampling_module", None)
+    if getter is not None:
+        return getter()
+    probs = torch.full((1, 8), 0.125, device=device)
+    return Sampler(torch, sampling.sampling_from_probs, None)(probs, [{}])
+
+
+def run(capture, samples_per_row, seed, with_speed):
+    emit("step", step="looking for torch and FlashInfer")
+    has_torch = importlib.util.find_spec("torch") is not None
+    has_flashinfer = importlib.util.find_spec("flashinfer") is not None
+    emit(
+        "env",
+        torch_installed=has_torch,
+        flashinfer_installed=has_flashinfer,
+        flashinfer_version=dist_version("flashinfer-python") or dist_version("flashinfer"),
+        torch_version=dist_version("torch"),
+        cuda_home_env=os.environ.get("CUDA_HOME"),
+        cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
+    )
+    if not has_flashinfer:
+        return "skipped", "FlashInfer is not installed for %s" % sys.executable
+    if not has_torch:
+        return "skipped", "torch is not installed for %s" % sys.executable
+    emit("step", step="importing torch")
+    try:
+        import torch
+    except Exception as exc:
+        return "error", "import torch failed: %s" % describe(exc)
+    gpu = torch.cuda.is_available() and torch.cuda.device_count() > 0
+    device_info = {
+        "torch": torch.__version__,
+        "torch_cuda": torch.version.cuda,
+        "cuda_available": torch.cuda.is_available(),
+        "device_count": torch.cuda.device_count(),
+    }
+    if gpu:
+        major, minor = torch.cuda.get_device_capability(0)
+        device_info.update(
+            device_name=torch.cuda.get_device_name(0), capability="%d.%d" % (major, minor)
+        )
+    emit("env", **device_info)
+    emit("step", step="importing flashinfer")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            import flashinfer  # noqa: F401  (the import itself is under test)
+            from flashinfer import sampling
+        except Exception as exc:
+            capture.add_warnings(caught)
+            if not gpu:
+                return (
+                    "skipped",
+                    "no CUDA GPU visible to torch (and import flashinfer failed: %s)"
+                    % describe(exc),
+                )
+            emit(
+                "jit",
+                ok=False,
+                stage="import",
+                error=tail(describe(exc), ERROR_TAIL),
+                log_tail=capture.tail(),
+            )
+            return "fail", "import flashinfer failed: %s" % describe(exc)
+        capture.add_warnings(caught)
+    report_toolkit(capture)
+    if not gpu:
+        reason = "no CUDA GPU visible to torch %s (torch.version.cuda=%s, device_count=%d)" % (
+            torch.__version__,
+            torch.version.cuda,
+            torch.cuda.device_count(),
+        )
+        return "skipped", reason
+    device = torch.device("cuda", 0)
+    emit("step", step="building the sampling module (JIT)")
+    start = time.time()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            build_sampling_module(sampling, torch, device)
+            torch.cuda.synchronize()
+        except Exception as exc:
+            capture.add_warnings(caught)
+            capture.attach_module_loggers()
+            emit(
+                "jit",
+                ok=False,
+                stage="build",
+                seconds=time.time() - start,
+                error=tail(describe(exc), ERROR_TAIL),
+                log_tail=capture.tail(),
+            )
+            return "fail", "the sampling module did not build or load: %s" % (
+                str(exc).strip().splitlines() or [type(exc).__name__]
+            )[0]
+        capture.add_warnings(caught)
+    capture.attach_module_loggers()
+    emit("jit", ok=True, stage="build", seconds=time.time() - start, log_tail=capture.tail())
+    failed = []
+    gen = torch.Generator(device=device).manual_seed(seed)
+    for case in stats.CASES:
+        emit("step", step="validating %s" % case.name)
+        fn = getattr(sampling, case.kernel, None)
+        if fn is None:
+            emit(
+                "kernel",
+                name=case.name,
+                kernel=case.kernel,
+                verdict="skipped",
+                message="not in this FlashInfer version",
+            )
+            continue
+        sampler = Sampler(torch, fn, gen)
+        missing = sampler.missing(case.targets)
+        if missing:
+            emit(
+                "kernel",
+                name=case.name,
+                kernel=case.kernel,
+                verdict="skipped",
+                message="this version's signature has no %s" % ", ".join(missing),
+                signature=str(inspect.signature(fn)),
+            )
+            continue
+        try:
+            record = check_case(torch, case, sampler, device, samples_per_row)
+        except Exception as exc:
+            record = {
+                "name": case.name,
+                "kernel": case.kernel,
+                "verdict": "fail",
+                "message": describe(exc),
+                "error": tail(traceback.format_exc(), ERROR_TAIL),
+            }
+        record["signature"] = str(inspect.signature(fn))
+        emit("kernel", **record)
+        if record["verdict"] in ("fail", "error"):
+            failed.append(case.name)
+    if with_speed:
+        emit("step", step="timing against torch")
+        run_speed(torch, sampling, device)
+    if failed:
+        return "fail", "%d kernel check(s) failed: %s" % (len(failed), ", ".join(failed))
+    return "pass", "all sampling kernels match their reference distributions"
+
+
+def main():
+    capture = LogCapture()
+    capture.attach(logging.getLogger("flashinfer"))
+    emit(
+        "start",
+        script_version=SCRIPT_VERSION,
+        python=sys.executable,
+        python_version=sys.version.split()[0],
+        pid=os.getpid(),
+    )
+    try:
+        samples = int(os.environ.get("DT_VALIDATE_SAMPLES") or stats.SAMPLES_PER_ROW)
+        seed = int(os.environ.get("DT_VALIDATE_SEED") or 0)
+        with_speed = os.environ.get("DT_VALIDATE_SPEED", "1") != "0"
+        verdict, reason = run(capture, samples, seed, with_speed)
+    except BaseException as exc:  # the report must arrive whatever happened
+        emit(
+            "end",
+            verdict="error",
+            reason=describe(exc),
+            error=tail(traceback.format_exc(), ERROR_TAIL),
+        )
+        return 0
+    emit("end", verdict=verdict, reason=reason, log_tail=capture.tail())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
