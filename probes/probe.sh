@@ -222,19 +222,42 @@ ctx_login() {
     return 0
   fi
   case ${_sh##*/} in bash | zsh) _fl=-ilc ;; *) _fl=-lc ;; esac
+  LOGIN_CID=$CID
   rec ctx "$CID" login "login shell (${_sh##*/} $_fl)"
-  run "$_sh" "$_fl" 'echo __DT_LOGIN_ENV__; exec env'
+  rec ctxkv "$CID" usr_local_cuda_exists "$ULC_EXISTS"
+  # rc files can be slow (conda, pyenv): the shell runs in the background, read by finish_login
+  if [ -n "$BGDIR" ]; then
+    (
+      run "$_sh" "$_fl" 'echo __DT_LOGIN_ENV__; exec env'
+      printf '%s\n' "$_out" >"$BGDIR/login.out"
+      printf '%s\n' "$_rc" >"$BGDIR/login.rc"
+    ) &
+    LOGIN_PID=$!
+  else
+    run "$_sh" "$_fl" 'echo __DT_LOGIN_ENV__; exec env'
+    login_env
+  fi
+}
+
+finish_login() {
+  [ -n "$LOGIN_PID" ] || return 0
+  wait "$LOGIN_PID"
+  _out=$(cat "$BGDIR/login.out" 2>/dev/null)
+  read -r _rc <"$BGDIR/login.rc" 2>/dev/null || _rc=
+  login_env
+}
+
+login_env() {
   if [ "$_rc" = 124 ] || [ "$_rc" = 137 ]; then
     rec timeout "login shell"
   fi
   case $_out in
     *__DT_LOGIN_ENV__*)
-      ctx_env "$CID" "${_out#*__DT_LOGIN_ENV__"$NL"}"
-      ctx_finish "$CID" "@login shell"
+      ctx_env "$LOGIN_CID" "${_out#*__DT_LOGIN_ENV__"$NL"}"
+      ctx_finish "$LOGIN_CID" "@login shell"
       ;;
     *) rec error "login shell" "no environment from $_sh $_fl (exit $_rc)" ;;
   esac
-  rec ctxkv "$CID" usr_local_cuda_exists "$ULC_EXISTS"
 }
 
 # unit_ctx CID UNIT — Environment=/EnvironmentFile= of a systemd unit and its drop-ins.
@@ -436,7 +459,9 @@ probe_host() {
 }
 
 # the nvidia-smi part runs in the background (it is the slowest, and can hang)
-SMI_DIR=
+SMI_PID=
+LOGIN_PID=
+BGDIR=$(mktemp -d 2>/dev/null) || BGDIR=
 smi_job() {
   _smi=
   _sifs=$IFS
@@ -473,9 +498,8 @@ smi_job() {
 }
 
 start_smi() {
-  SMI_DIR=$(mktemp -d 2>/dev/null) || SMI_DIR=
-  if [ -n "$SMI_DIR" ]; then
-    smi_job >"$SMI_DIR/out" 2>&1 &
+  if [ -n "$BGDIR" ]; then
+    smi_job >"$BGDIR/smi.out" 2>&1 &
     SMI_PID=$!
   else
     smi_job
@@ -483,15 +507,14 @@ start_smi() {
 }
 
 finish_smi() {
-  [ -n "$SMI_DIR" ] || return 0
+  [ -n "$SMI_PID" ] || return 0
   wait "$SMI_PID"
   while IFS= read -r _ln || [ -n "$_ln" ]; do
     case $_ln in @@DT1"$TAB"*) printf '%s\n' "$_ln" ;; esac
-  done <"$SMI_DIR/out"
-  rm -rf "$SMI_DIR"
+  done <"$BGDIR/smi.out"
 }
 
-cleanup() { [ -n "$SMI_DIR" ] && rm -rf "$SMI_DIR"; }
+cleanup() { [ -n "$BGDIR" ] && rm -rf "$BGDIR"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 
@@ -692,6 +715,7 @@ step "login shell"
 ctx_login
 step processes
 discover_processes
+finish_login
 probe_pythons
 step toolkits
 probe_toolkits
