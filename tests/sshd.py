@@ -8,7 +8,9 @@ remote shell an rc file that prints a banner or does work.
 
 from __future__ import annotations
 
+import asyncio
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -151,3 +153,35 @@ def start_sshd(workdir: Path, extra: str = "", host_key: Path | None = None) -> 
         proc.wait()
         last_error = (workdir / "sshd.log").read_text(errors="replace")[-2000:]
     raise RuntimeError(f"sshd did not start on 127.0.0.1: {last_error}")
+
+
+# -- processes on this machine (where the loopback sshd runs its sessions) ----------------
+
+
+def processes_with(*argv: str) -> list[int]:
+    """PIDs on this machine (where the sshd runs) whose argv contains ``argv`` in order."""
+    needle = "\0".join(argv).encode() + b"\0"
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if needle in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+async def gone(*argv: str, within_s: float = 10.0) -> bool:
+    """Poll until no process has that argv (a deadline, not a timing assertion)."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + within_s
+    while loop.time() < end:
+        if not processes_with(*argv):
+            return True
+        await asyncio.sleep(0.05)
+    return False
+
+
+def unique_sleep() -> str:
+    return str(random.randint(100_000, 999_999))

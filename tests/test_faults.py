@@ -16,7 +16,7 @@ from pathlib import Path
 
 import asyncssh
 import pytest
-from test_transport_sshd import gone, processes_with, unique_sleep
+from sshd import gone, processes_with, unique_sleep
 
 from tui.core import transport
 from tui.core.hosts import Host

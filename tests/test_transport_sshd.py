@@ -5,12 +5,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
-import random
 from pathlib import Path
 
 import pytest
 from conftest import SSHEnv, make_ssh_env
-from sshd import SSHD, keygen, start_sshd
+from sshd import SSHD, gone, keygen, processes_with, start_sshd, unique_sleep
 
 from tui.cli import main
 from tui.core.factbuild import ProbeProgress
@@ -32,35 +31,6 @@ def fake(ssh_env: SSHEnv) -> Host:
 
 def session(ssh_env: SSHEnv, **kw: object) -> Session:
     return Session(known_hosts=ssh_env.known_hosts, ssh_config=ssh_env.ssh_config, **kw)
-
-
-def processes_with(*argv: str) -> list[int]:
-    """PIDs on this machine (where the sshd runs) whose argv contains ``argv`` in order."""
-    needle = "\0".join(argv).encode() + b"\0"
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if needle in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
-
-
-async def gone(*argv: str, within_s: float = 10.0) -> bool:
-    """Poll until no process has that argv (a deadline, not a timing assertion)."""
-    loop = asyncio.get_running_loop()
-    end = loop.time() + within_s
-    while loop.time() < end:
-        if not processes_with(*argv):
-            return True
-        await asyncio.sleep(0.05)
-    return False
-
-
-def unique_sleep() -> str:
-    return str(random.randint(100_000, 999_999))
 
 
 async def test_run_script_over_alias(ssh_env: SSHEnv, tmp_path: Path) -> None:
@@ -386,3 +356,13 @@ async def test_hung_nvidia_smi_hits_its_step_deadline_and_the_rest_arrives(
     assert any("nvidia-smi" in step for step in facts.probe.timed_out)
     assert facts.toolkit_at("/usr/local/cuda-12.8") is not None
     assert any(p.flashinfer_version == "0.6.8" for p in facts.pythons)
+
+
+async def test_stdin_needs_an_interpreter_that_takes_the_script_as_argument() -> None:
+    async with Session() as s:
+        with pytest.raises(ValueError, match="'sh -c' or 'python3 -c'"):
+            await s.run_script(Host(name="local", local=True), "cat", stdin="data")
+        r = await s.run_script(
+            Host(name="local", local=True), "cat", stdin="data\n", interpreter="sh -c"
+        )
+    assert r.output == "data\n"

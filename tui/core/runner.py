@@ -119,6 +119,11 @@ class Session:
         purpose: str,
     ) -> CommandResult:
         """Run and record; raises ``Unreachable``/``HostKeyError`` when no connection."""
+        if stdin is not None and interpreter.split()[-1] in ("-s", "-"):
+            raise ValueError(
+                f"interpreter {interpreter!r} reads the script from stdin; with stdin= use "
+                "one that takes it as an argument, such as 'sh -c' or 'python3 -c'"
+            )
         if stdin is None:
             command = command_line(interpreter, env=env, deadline_s=deadline_s)
             feed = script
