@@ -398,3 +398,32 @@ def test_inventory_python_by_bare_name_is_looked_up_on_path(build) -> None:
     (py,) = facts.pythons
     assert (py.path, py.exists, py.prefix) == ("python3", True, "/root/venv_sglang211")
     assert py.torch_version == "2.9.1+cu130"
+
+
+def test_unit_drop_in_and_profile_changes_are_seen(build) -> None:
+    """What a fix writes under the root (a unit drop-in, a profile.d file) shows in the contexts
+    it changes; the running process keeps its old environment."""
+    fake = build(fakehost.reference_ct200(with_cuda13=True))
+    new_path = "/usr/local/cuda-13.0/bin:/root/venv_sglang211/bin:/usr/bin:/bin"
+    dropin = fake.root / "etc/systemd/system/sglang.service.d/50-detective-tui.conf"
+    dropin.parent.mkdir(parents=True)
+    dropin.write_text(
+        f'[Service]\nEnvironment=CUDA_HOME=/usr/local/cuda-13.0\nEnvironment="PATH={new_path}"\n'
+    )
+    profile = fake.root / "etc/profile.d/cuda.sh"
+    profile.parent.mkdir(parents=True)
+    profile.write_text(
+        'export CUDA_HOME=/usr/local/cuda-13.0\nexport PATH="$CUDA_HOME/bin:$PATH"\n'
+    )
+    (fake.root / "root/.bashrc").unlink()
+    facts, _ = run_probe(fake)
+
+    unit = next(c for c in facts.contexts if c.kind == "unit")
+    assert unit.vars["CUDA_HOME"] == "/usr/local/cuda-13.0" and unit.vars["PATH"] == new_path
+    assert unit.which_nvcc == ("/usr/local/cuda-13.0/bin/nvcc",)
+    proc = next(c for c in facts.contexts if c.kind == "process")
+    assert proc.vars["CUDA_HOME"] == "/usr/local/cuda-12.8"
+    login = next(c for c in facts.contexts if c.kind == "login")
+    assert login.vars["CUDA_HOME"] == "/usr/local/cuda-13.0"
+    assert login.which_nvcc[0] == "/usr/local/cuda-13.0/bin/nvcc"
+    assert "unit sglang.service" in facts.toolkit_at("/usr/local/cuda-13.0").sources

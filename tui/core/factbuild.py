@@ -204,7 +204,8 @@ class FactBuilder:
         self._smirc[which] = _int(rc)
 
     def _on_ctx(self, cid: str, kind: str, label: str) -> None:
-        self._ctx[cid] = _Ctx(kind, label)
+        ctx = self._ctx.setdefault(cid, _Ctx(kind, label))
+        ctx.kind, ctx.label = kind, label
 
     def _ctx_of(self, cid: str) -> _Ctx:
         return self._ctx.setdefault(cid, _Ctx("process", f"context {cid}"))
