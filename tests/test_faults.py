@@ -146,6 +146,7 @@ async def test_stalled_channel_hits_the_deadline_and_kills_over_a_second_channel
         assert processes_with("sleep", n) == [] or await gone("sleep", n)
     assert result.timed_out and result.error_kind == "timeout"
     assert result.output == "first\n"
+    assert "the remote process group was killed" in result.error
     (kill,) = f.server.kills
     pgid = f.server.children[0].pid  # the server's child is its own group leader
     assert kill.startswith(f"kill -TERM -- -{pgid} ")
@@ -156,6 +157,7 @@ async def test_blackhole_session_still_returns(tmp_path: Path, short_grace: None
         result = await f.session.run_script(f.host, "echo hi", deadline_s=1)
     assert result.timed_out and result.exit_status is None and result.output == ""
     assert f.server.kills == []  # no pgid was ever printed: nothing to kill
+    assert "never reported a process id" in result.error
 
 
 async def test_one_bad_host_never_stops_the_others(tmp_path: Path, short_grace: None) -> None:

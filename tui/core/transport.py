@@ -233,7 +233,11 @@ class Transport(abc.ABC):
             status = await asyncio.wait_for(pump(), deadline_s + KILL_AFTER_S + CLIENT_GRACE_S)
         except asyncio.TimeoutError:
             timed_out = True
-            error = f"no result within {deadline_s:g} s; the remote process group was killed"
+            error = f"no result within {deadline_s:g} s; " + (
+                "the remote process group was killed"
+                if out.pgid is not None
+                else "the host never reported a process id, so nothing could be killed"
+            )
             error_kind = "timeout"
             await self.kill_group(out.pgid)
         except asyncio.CancelledError:
