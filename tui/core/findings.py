@@ -49,11 +49,14 @@ class FixSuggestion:
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
 
     def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["params"] = dict(self.params)
-        d["resolves"] = list(self.resolves)
-        d["commands"] = list(self.commands)
-        return d
+        return {
+            "id": self.id,
+            "title": self.title,
+            "params": dict(self.params),  # asdict() cannot deep-copy the mappingproxy
+            "resolves": list(self.resolves),
+            "needs_root": self.needs_root,
+            "commands": list(self.commands),
+        }
 
 
 @dataclass(frozen=True)
