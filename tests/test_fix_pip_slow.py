@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tui.core.facts import Gpu
+from tui.core.facts import DriverInfo, Gpu
 from tui.core.fixes import build_plan
 from tui.core.fixes.executor import apply_plan, judged_facts, read_envs
 from tui.core.flashinfer_replay import replay
@@ -24,6 +24,7 @@ from tui.core.runner import Session
 pytestmark = pytest.mark.slow
 
 CACHE = Path.home() / ".cache" / "detective-tui-tests"
+DRIVER_580 = DriverInfo(state="ok", smi_version="580.95.05", cuda_version="13.0")
 RTX_PRO_6000 = Gpu(index=0, name="NVIDIA RTX PRO 6000 Blackwell Server Edition", compute_cap="12.0")
 
 
@@ -61,13 +62,17 @@ async def test_pip_toolkit_install_gives_the_venv_a_cuda13_nvcc(venv: Path) -> N
         assert toolkit is not None and toolkit.version is not None
         assert toolkit.version.startswith("13."), toolkit
 
-        # FlashInfer 0.6.8 on an SM 12.0 GPU, under the venv as `activate` now leaves it.
+        # The reference host's software on top (no GPU, driver or torch here): FlashInfer
+        # 0.6.8 and torch cu130 on an SM 12.0 GPU with driver 580, replayed under the venv
+        # as `activate` now leaves it, with the toolkit the probe really found.
         judged = judged_facts(after, plan, await read_envs(session, host, plan))
         py = next(p for p in judged.pythons if p.path == python)
         ctx = judged.context(py.context)
         assert ctx is not None and ctx.vars["CUDA_HOME"] == home
-        py = dataclasses.replace(py, flashinfer_version="0.6.8")
-        facts = dataclasses.replace(judged, gpus=(RTX_PRO_6000,), pythons=(py,))
+        py = dataclasses.replace(
+            py, flashinfer_version="0.6.8", torch_version="2.9.1+cu130", torch_cuda="13.0"
+        )
+        facts = dataclasses.replace(judged, gpus=(RTX_PRO_6000,), pythons=(py,), driver=DRIVER_580)
         result = replay(facts, py, ctx)
         assert (result.cuda_home, result.cuda_version) == (home, "13.0")
         assert result.target_cuda_archs == ("12.0f",)

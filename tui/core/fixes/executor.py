@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from tui.core.diagnosis import diagnose
 from tui.core.facts import EnvContext, Facts
 from tui.core.fixes import undo as undo_store
 from tui.core.fixes.plan import FixPlan, Step, parse_flags
@@ -23,6 +24,7 @@ from tui.core.fixes.unitenv import (
     which_nvcc_script,
     with_contexts,
 )
+from tui.core.flashinfer_replay import replay
 from tui.core.hosts import Host
 
 if TYPE_CHECKING:
@@ -230,14 +232,10 @@ def judged_facts(facts: Facts, plan: FixPlan, reads: EnvReads) -> Facts:
 
 
 def _finding_ids(facts: Facts) -> tuple[str, ...]:
-    from tui.core.diagnosis import diagnose
-
     return tuple(dict.fromkeys(f.id for f in diagnose(facts).findings))
 
 
 def _verdict(facts: Facts, python: str | None, label: str) -> str | None:
-    from tui.core.flashinfer_replay import replay
-
     py = next((p for p in facts.pythons if p.path == python and p.flashinfer_version), None)
     ctx = facts.context(label)
     if py is None or ctx is None:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from tui.core.diagnosis import diagnose
 from tui.core.facts import Facts
 from tui.core.fixes import FixError, build_plan
 from tui.core.fixes.executor import FixOutcome, apply_plan
@@ -79,8 +80,6 @@ class HostFixResult:
 
 def proposed(facts: Facts, fix_id: str) -> tuple[dict[str, str], str | None] | None:
     """The parameters and interpreter the diagnosis proposed for ``fix_id`` on this host."""
-    from tui.core.diagnosis import diagnose
-
     for finding in diagnose(facts).findings:
         for fix in finding.fixes:
             if fix.id == fix_id:
@@ -131,14 +130,17 @@ async def plan_fleet(
                 FleetItem(host=r.host, facts=None, plan=None, error=r.error, unreachable=True)
             )
             continue
-        if finding is not None:
-            from tui.core.diagnosis import diagnose
-
-            if finding not in {f.id for f in diagnose(r.facts).findings}:
-                items.append(
-                    FleetItem(host=r.host, facts=r.facts, plan=None, error=f"no {finding} finding")
+        if finding is not None and finding not in {f.id for f in diagnose(r.facts).findings}:
+            items.append(
+                FleetItem(
+                    host=r.host,
+                    facts=r.facts,
+                    plan=None,
+                    error=f"no {finding} finding",
+                    skipped=True,
                 )
-                continue
+            )
+            continue
         items.append(
             plan_for(r.host, r.facts, fix_id, params, python, use_proposal=True, stamp=stamp)
         )
