@@ -427,3 +427,25 @@ def test_unit_drop_in_and_profile_changes_are_seen(build) -> None:
     assert login.vars["CUDA_HOME"] == "/usr/local/cuda-13.0"
     assert login.which_nvcc[0] == "/usr/local/cuda-13.0/bin/nvcc"
     assert "unit sglang.service" in facts.toolkit_at("/usr/local/cuda-13.0").sources
+
+
+PYENV = Path.home() / ".pyenv" / "versions"
+OLD_AND_NEW = sorted(PYENV.glob("[23].*/bin/python[23].*[0-9]")) if PYENV.is_dir() else []
+
+
+@pytest.mark.skipif(not OLD_AND_NEW, reason="no pyenv interpreters on this machine")
+def test_snippet_on_every_python_here() -> None:
+    """pyfacts.py runs on 3.8+ (3.6 too); Python 2 gives a clear error, not a crash."""
+    env = {**os.environ, **probe_env([str(p) for p in OLD_AND_NEW], step_timeout_s=20)}
+    out = subprocess.run(
+        ["sh", "-s"], input=probe_script(), capture_output=True, text=True, env=env, timeout=300
+    ).stdout
+    facts = facts_from_output(out)
+    assert len(facts.pythons) == len(OLD_AND_NEW)
+    for path, py in zip(OLD_AND_NEW, facts.pythons, strict=True):
+        minor = path.name.removeprefix("python")
+        if minor.startswith("2."):
+            assert py.version is None and py.error.startswith("not a Python 3.6+")
+        else:
+            assert py.error is None and py.version.startswith(minor + ".")
+            assert py.prefix == str(path.parent.parent)

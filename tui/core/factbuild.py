@@ -507,6 +507,8 @@ class FactBuilder:
             return "the interpreter did not answer before the step deadline"
         if rc not in (0, None):
             tail = " | ".join(py.notes[-3:])
+            if any("SyntaxError" in note for note in py.notes):
+                return f"not a Python 3.6+ that can run the probe's snippet ({tail})"
             return f"the interpreter exited {rc}" + (f": {tail}" if tail else "")
         return None
 
