@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from tui.core.facts import Facts
 from tui.core.findings import SEVERITY_ORDER, Finding, FlashInferReplay, Severity
 from tui.core.fixes import FixError, build_plan
 from tui.core.hosts import Host
+from tui.core.redact import MASK
 from tui.core.rules import evaluate
 from tui.core.whatif import plan_fixes
 
@@ -50,3 +52,78 @@ def diagnose(facts: Facts, host: Host | None = None) -> Diagnosis:
             return plan.needs_root, plan.preview_commands()
 
     return Diagnosis(plan_fixes(facts, findings, commands), replays)
+
+
+# -- --deep: the host's own FlashInfer as ground truth ---------------------------------------
+
+# variables FlashInfer's decisions depend on: the deep run must see exactly the judged
+# environment's values, so those the environment lacks are removed (``--unset``)
+DEEP_VARS = (
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "CUDA_VISIBLE_DEVICES",
+    "CUDA_DEVICE_ORDER",
+    "FLASHINFER_CUDA_ARCH_LIST",
+    "FLASHINFER_NVCC",
+    "FLASHINFER_WORKSPACE_BASE",
+    "TORCH_CUDA_ARCH_LIST",
+)
+DISAGREES = "flashinfer-replay-disagrees"
+
+
+def deep_invocation(facts: Facts, replayed: FlashInferReplay) -> tuple[dict[str, str], str]:
+    """(variables to export, comma-separated names to unset) to reproduce the judged
+    environment for ``probes/deep_flashinfer.py`` (masked secrets are not re-sent)."""
+    ctx = facts.context(replayed.context)
+    env = {k: v for k, v in (ctx.vars if ctx else {}).items() if v != MASK}
+    return env, ",".join(v for v in DEEP_VARS if v not in env)
+
+
+def deep_differences(replayed: FlashInferReplay, deep: Mapping[str, Any]) -> tuple[str, ...]:
+    """Where the replay and the host's own FlashInfer disagree (empty: they agree)."""
+    pairs: list[tuple[str, Any, Any]] = [
+        ("import_error", replayed.import_error, deep.get("import_error"))
+    ]
+    if deep.get("import_error") is None and replayed.import_error is None:
+        pairs += [
+            ("cuda_home", replayed.cuda_home, deep.get("cuda_home")),
+            ("cuda_version", replayed.cuda_version, deep.get("cuda_version")),
+            ("target_cuda_archs", list(replayed.target_cuda_archs), deep.get("target_cuda_archs")),
+            ("check_cuda_arch", replayed.check_cuda_arch, deep.get("check_cuda_arch")),
+        ]
+    return tuple(
+        f"{name}: replay {ours!r}, FlashInfer {theirs!r}"
+        for name, ours, theirs in pairs
+        if ours != theirs
+    )
+
+
+def with_deep(diagnosis: Diagnosis, deeps: Mapping[str, Mapping[str, Any]]) -> Diagnosis:
+    """Add an info finding for each interpreter whose real FlashInfer disagrees with the replay."""
+    extra = []
+    for replayed in diagnosis.flashinfer:
+        deep = deeps.get(replayed.python)
+        if deep is None or "error" in deep:  # the deep run itself failed: nothing to compare
+            continue
+        diffs = deep_differences(replayed, deep)
+        if not diffs:
+            continue
+        extra.append(
+            Finding(
+                id=DISAGREES,
+                severity="info",
+                title=f"The replay of FlashInfer {replayed.version} disagrees with the real one",
+                explanation=(
+                    "detective-tui replays FlashInfer's own decisions from the probed facts; "
+                    "running the installed FlashInfer in the same environment gave a different "
+                    "answer, so trust the real one (under 'deep') and please report this "
+                    "with the --markdown output attached, so the replay can be corrected."
+                ),
+                evidence=diffs,
+                python=replayed.python,
+            )
+        )
+    findings = tuple(
+        sorted((*diagnosis.findings, *extra), key=lambda f: SEVERITY_ORDER[f.severity])
+    )
+    return Diagnosis(findings, diagnosis.flashinfer)

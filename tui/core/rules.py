@@ -156,10 +156,19 @@ def _gpu_names(facts: Facts, ccs: Iterable[tuple[int, int]]) -> str:
 
 
 def _gpu_evidence(facts: Facts, ccs: Iterable[tuple[int, int]]) -> list[str]:
+    """``GPU0-7 NVIDIA … SM 12.0``: one line per kind of GPU, with its indices."""
     wanted = {_cc(c) for c in ccs}
-    return [
-        f"GPU{g.index} {g.name} SM {g.compute_cap}" for g in facts.gpus if g.compute_cap in wanted
-    ]
+    groups: dict[tuple[str, str | None], list[int]] = {}
+    for g in facts.gpus:
+        if g.compute_cap in wanted:
+            groups.setdefault((g.name, g.compute_cap), []).append(g.index)
+    return [f"GPU{_indices(ix)} {name} SM {cc}" for (name, cc), ix in groups.items()]
+
+
+def _indices(ix: Sequence[int]) -> str:
+    if len(ix) > 2 and list(ix) == list(range(ix[0], ix[-1] + 1)):
+        return f"{ix[0]}-{ix[-1]}"
+    return ",".join(map(str, ix))
 
 
 def _toolkit_evidence(tk: Toolkit | None, nvcc: str | None) -> str:
