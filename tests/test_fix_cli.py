@@ -13,7 +13,7 @@ import yaml
 
 from tui.cli import main
 from tui.core import exitcodes
-from tui.demo.fakehost import build_fake_host, reference_ct200
+from tui.demo.fakehost import build_fake_host, healthy_h100, reference_ct200
 
 DROPIN = "etc/systemd/system/sglang.service.d/50-detective-tui-cuda.conf"
 
@@ -26,7 +26,9 @@ def tree_digest(root: Path) -> dict[str, str]:
     }
 
 
-def inventory(tmp_path: Path, *, broken: bool = False, ghost: bool = False) -> tuple[Path, Path]:
+def inventory(
+    tmp_path: Path, *, broken: bool = False, ghost: bool = False, healthy: bool = False
+) -> tuple[Path, Path]:
     spec = reference_ct200(with_cuda13=True)
     if broken:  # a plain file where the drop-in directory must go: the first step fails
         spec = dataclasses.replace(
@@ -44,6 +46,17 @@ def inventory(tmp_path: Path, *, broken: bool = False, ghost: bool = False) -> t
     ]
     if ghost:
         hosts.append({"name": "ghost", "local": True, "simulate": "unreachable"})
+    if healthy:
+        h100 = build_fake_host(tmp_path / "h100 root", healthy_h100())
+        hosts.append(
+            {
+                "name": "h100",
+                "local": True,
+                "root": str(h100.root),
+                "env": h100.env,
+                "python": list(h100.pythons),
+            }
+        )
     path = tmp_path / "hosts.yaml"
     path.write_text(yaml.safe_dump({"hosts": hosts}))
     return path, fake.root
@@ -154,6 +167,21 @@ def test_fleet_fix_reports_every_host(
         line.split()[:2] for line in captured.out.splitlines() if line[:5] in ("ct200", "ghost")
     ]
     assert ["ct200", "fixed"] in rows and ["ghost", "unreachable"] in rows
+
+
+def test_fleet_fix_for_a_finding_leaves_other_hosts_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_tty: None
+) -> None:
+    inv, _root = inventory(tmp_path, healthy=True)
+    h100 = tree_digest(tmp_path / "h100 root")
+    argv = ["fix", "*", "use-installed-toolkit", "--finding", "flashinfer-arch-rejected", "--yes"]
+    rc = main([*argv, "--hosts", str(inv)])
+    captured = capsys.readouterr()
+    assert rc == exitcodes.OK, captured.out
+    lines = captured.out.splitlines()
+    rows = {line.split()[0]: line.split()[1] for line in lines if line[:5] in ("ct200", "h100 ")}
+    assert rows == {"ct200": "fixed", "h100": "skipped"}
+    assert tree_digest(tmp_path / "h100 root") == h100
 
 
 @pytest.mark.parametrize(
