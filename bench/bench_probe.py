@@ -257,10 +257,13 @@ def main() -> None:
           f"median of {args.runs} runs ({max(1, args.runs // 2)} for the fleet)\n")  # fmt: skip
     print(f"| {'what':<58} | {'ours s':>8} | {'base s':>8} | {'ratio':>7} | {'target':>6} |")
     print(f"|{'-' * 60}|{'-' * 10}|{'-' * 10}|{'-' * 9}|{'-' * 8}|")
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="dt-bench-") as tmp:
         for account, rc in ACCOUNTS.items():
             for line in measure(Path(tmp), account, rc, args.runs, args.fleet):
                 print(line, flush=True)
+    print(f"\nload average (1 min) before/after: {load_before:.2f} / {os.getloadavg()[0]:.2f}"
+          " — figures from a loaded machine are not comparable")  # fmt: skip
 
 
 if __name__ == "__main__":
