@@ -61,8 +61,8 @@ def _pip(*args: str, python: str = sys.executable) -> None:
     subprocess.run([python, "-m", "pip", "-q", *args], check=True, timeout=1800)
 
 
-@pytest.fixture(scope="session")
-def oracle_python() -> str:
+def ensure_oracle_python() -> str:
+    """A cached venv with CPU torch and FlashInfer's minimal dependencies (no FlashInfer)."""
     venv = CACHE / "oracle-venv"
     python = venv / "bin" / "python"
     marker = venv / ".ready"
@@ -74,8 +74,8 @@ def oracle_python() -> str:
     return str(python)
 
 
-@pytest.fixture(scope="session")
-def flashinfer_dirs() -> dict[str, Path]:
+def ensure_flashinfer_dirs() -> dict[str, Path]:
+    """version → a cached directory holding that wheel's ``flashinfer/`` Python files."""
     dirs = {}
     for version in VERSIONS:
         target = CACHE / "flashinfer-wheels" / version
@@ -88,6 +88,16 @@ def flashinfer_dirs() -> dict[str, Path]:
                 zf.extractall(target, [n for n in members if n.endswith((".py", ".txt"))])
         dirs[version] = target
     return dirs
+
+
+@pytest.fixture(scope="session")
+def oracle_python() -> str:
+    return ensure_oracle_python()
+
+
+@pytest.fixture(scope="session")
+def flashinfer_dirs() -> dict[str, Path]:
+    return ensure_flashinfer_dirs()
 
 
 def _write(path: Path, text: str, mode: int = 0o755) -> None:
