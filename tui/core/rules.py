@@ -375,7 +375,7 @@ def _arch_chain(s: Subject, r: FlashInferReplay, tr: ReplayTrace) -> str:
     archs = list(r.target_cuda_archs)
     steps.append(f"TARGET_CUDA_ARCHS is {archs if archs else 'empty'}")
     if r.check_cuda_arch == "fail":
-        message = (r.check_message or "").removeprefix("RuntimeError: ")
+        message = (r.check_message or "").removeprefix("RuntimeError: ").rstrip(".")
         steps.append(
             f"the first JIT build (in SGLang/vLLM: the first top-k/top-p sampling call) raises "
             f"'{message}'"
