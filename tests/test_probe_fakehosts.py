@@ -445,7 +445,25 @@ def test_snippet_on_every_python_here() -> None:
     for path, py in zip(OLD_AND_NEW, facts.pythons, strict=True):
         minor = path.name.removeprefix("python")
         if minor.startswith("2."):
-            assert py.version is None and py.error.startswith("not a Python 3.6+")
+            assert py.version is None and py.error.startswith("not a Python 3.6+"), py
         else:
-            assert py.error is None and py.version.startswith(minor + ".")
-            assert py.prefix == str(path.parent.parent)
+            assert py.error is None and py.version.startswith(minor + "."), py
+            assert py.prefix == str(path.parent.parent), py
+
+
+@pytest.mark.parametrize(
+    ("failure", "state", "rc", "text"),
+    [
+        ("not-loaded", "not-loaded", 9, "couldn't communicate with the NVIDIA driver"),
+        ("no-nvml", "no-nvml", 12, "couldn't find libnvidia-ml.so"),
+        ("version-mismatch", "version-mismatch", 18, "Driver/library version mismatch"),
+    ],
+)
+def test_driver_failure_states(build, failure: str, state: str, rc: int, text: str) -> None:
+    spec = replace(
+        fakehost.no_driver(), driver=DriverSpec(failure=failure, proc_version="580.95.05")
+    )
+    facts, _ = run_probe(build(spec))
+    d = facts.driver
+    assert (d.state, d.smi_exit, d.proc_version) == (state, rc, "580.95.05")
+    assert text in d.message and facts.gpus == ()

@@ -28,10 +28,30 @@ from pathlib import Path
 FIXTURES = "fixtures"
 SMI_QUERY_ARGS = "--query-gpu=index,name,compute_cap,memory.total,uuid --format=csv,noheader"
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-NO_DRIVER_TEXTS = {
-    "table": "nvidia-smi/nvidia-smi-550.163.01-no-kernel-driver.txt",
-    "list": "nvidia-smi/nvidia-smi-550.163.01-no-kernel-driver-L.txt",
-    "query": "nvidia-smi/nvidia-smi-550.163.01-no-kernel-driver-query-gpu.txt",
+# DriverSpec.failure → (what nvidia-smi prints for the table, -L and --query-gpu; exit status).
+# Real captures except the mismatch exit status, which is unverified (fixtures README).
+SMI_FAILURES: Mapping[str, tuple[Mapping[str, str], int]] = {
+    "not-loaded": (
+        {
+            "table": "nvidia-smi/nvidia-smi-550.163.01-no-kernel-driver.txt",
+            "list": "nvidia-smi/nvidia-smi-550.163.01-no-kernel-driver-L.txt",
+            "query": "nvidia-smi/nvidia-smi-550.163.01-no-kernel-driver-query-gpu.txt",
+        },
+        9,
+    ),
+    "no-nvml": (
+        dict.fromkeys(
+            ("table", "list", "query"), "nvidia-smi/nvidia-smi-550.163.01-no-libnvidia-ml.txt"
+        ),
+        12,
+    ),
+    "version-mismatch": (
+        dict.fromkeys(
+            ("table", "list", "query"),
+            "nvidia-smi/nvidia-smi-driver-library-version-mismatch-580.159.txt",
+        ),
+        18,
+    ),
 }
 # /proc/driver/nvidia/version in the open-module layout of the fixture, for drivers we have no
 # capture of (the build line and date are those of the 580.95.05 capture).
@@ -66,7 +86,7 @@ class DriverSpec:
     table_fixture: str | None = None  # nvidia-smi/… default table
     proc_version: str | None = None  # "580.95.05"; None: /proc/driver/nvidia/version absent
     proc_fixture: str | None = None  # a captured proc file to use verbatim
-    failure: str | None = None  # "not-loaded" (the real no-kernel-driver text, exit 9)
+    failure: str | None = None  # a key of SMI_FAILURES: "not-loaded", "no-nvml", "version-mismatch"
     hang: bool = False  # nvidia-smi sleeps forever (the probe's step deadline must hit)
     installed: bool = True  # False: no nvidia-smi binary at all
 
@@ -206,10 +226,13 @@ def _uuid(hostname: str, index: int) -> str:
 
 def _smi_outputs(spec: FakeHostSpec) -> dict[str, tuple[str, int]]:
     drv = spec.driver
-    if drv.failure == "not-loaded":
-        return {k: (fixture_text(v), 9) for k, v in NO_DRIVER_TEXTS.items()}
     if drv.failure is not None:
-        raise ValueError(f"unknown driver failure {drv.failure!r}")
+        if drv.failure not in SMI_FAILURES:
+            raise ValueError(
+                f"unknown driver failure {drv.failure!r}; known: {sorted(SMI_FAILURES)}"
+            )
+        texts, rc = SMI_FAILURES[drv.failure]
+        return {k: (fixture_text(v), rc) for k, v in texts.items()}
     query = "".join(
         f"{i}, {g.name}, {g.compute_cap or '[N/A]'}, "
         f"{f'{g.memory_mib} MiB' if g.memory_mib is not None else '[N/A]'}, "
