@@ -127,7 +127,7 @@ class DetectiveApp(App[int]):
         await self.session.__aenter__()
         await self.push_screen(HostsScreen())
         if self.notice:
-            self.notify(self.notice, title="Welcome", timeout=12)
+            self.notify(self.notice, title="Welcome", timeout=8)
         if self.probe_on_start:
             self.request_probe(())
 

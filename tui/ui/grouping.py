@@ -82,7 +82,7 @@ def group_by_finding(states: Iterable[HostState]) -> tuple[FindingGroup, ...]:
         if not state.diagnosis.findings:
             key = ("healthy",)
             members.setdefault(key, []).append(state.name)
-            meta[key] = ("healthy", None, "", "no findings")
+            meta[key] = ("healthy", None, "no findings", "")
             continue
         seen: set[tuple[str, ...]] = set()
         for finding in state.diagnosis.findings:

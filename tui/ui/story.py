@@ -26,8 +26,8 @@ IMPLICATES: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
         "flashinfer-arch-rejected": ("jit",),
         "nvcc-too-old-for-gpu": ("jit",),
-        "nvcc-torch-major-mismatch": ("torch", "jit"),
-        "driver-too-old-for-torch": ("driver", "torch"),
+        "nvcc-torch-major-mismatch": ("jit",),
+        "driver-too-old-for-torch": ("driver",),
         "driver-too-old-for-nvcc": ("driver", "jit"),
         "torch-lacks-gpu-arch": ("torch",),
         "toolkit-shadowed": ("path", "jit"),

@@ -52,14 +52,21 @@ class FixDone(Message):
 
 class FixWizardScreen(ModalScreen[FixOutcome | None]):
     DEFAULT_CSS = """
-    FixWizardScreen #dialog { max-width: 120; height: 90%; }
-    FixWizardScreen #fix-preview { height: 1fr; border: round $primary-darken-2; }
-    FixWizardScreen #fix-output { height: 1fr; border: round $secondary; display: none; }
-    FixWizardScreen #fix-verdict { height: auto; max-height: 16; display: none; }
+    FixWizardScreen { align: center middle; }
+    #fix-dialog {
+        width: 95%; max-width: 130; height: 92%;
+        border: thick $warning; background: $surface; padding: 0 1;
+    }
+    #fix-title { height: auto; margin-bottom: 1; }
+    #fix-preview { height: 1fr; border: round $primary-darken-2; }
+    #fix-output { height: 1fr; min-height: 4; border: round $secondary; display: none; }
+    #fix-verdict { height: 2fr; border: round $success-darken-2; display: none; }
     FixWizardScreen.-running #fix-output, FixWizardScreen.-done #fix-output { display: block; }
     FixWizardScreen.-done #fix-verdict { display: block; }
     FixWizardScreen.-running #fix-preview, FixWizardScreen.-done #fix-preview { display: none; }
-    FixWizardScreen #fix-status { height: auto; margin-top: 1; }
+    #fix-status { height: auto; margin-top: 1; }
+    #fix-buttons { height: auto; align: right middle; }
+    #fix-buttons Button { margin-left: 2; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -85,19 +92,19 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
         self.pending: FixPlan | None = None  # an undo/restart plan shown, awaiting confirmation
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="dialog", classes="-warning"):
+        with Vertical(id="fix-dialog"):
             yield Static(
                 Content.styled(plan_heading(self.plan), "bold"),
                 classes="dialog-title",
                 id="fix-title",
             )
             with VerticalScroll(id="fix-preview"):
-                yield Static(Content(preview_text(self.plan)), id="fix-preview-text")
+                yield Static(Content(preview_text(self.plan, heading=False)), id="fix-preview-text")
             yield Log(id="fix-output", highlight=False)
             with VerticalScroll(id="fix-verdict"):
                 yield Static(id="fix-verdict-text")
             yield Static(self._status_text(), id="fix-status")
-            with Horizontal(classes="dialog-buttons"):
+            with Horizontal(id="fix-buttons"):
                 yield Button("Apply", variant="warning", id="apply")
                 yield Button("Undo", variant="default", id="undo", disabled=True)
                 yield Button("Restart units", variant="default", id="restart", disabled=True)
@@ -165,6 +172,7 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
         """Show a follow-up plan (undo, restart) and wait for Apply as its own confirmation."""
         self.pending = plan
         self.query_one("#fix-verdict-text", Static).update(Content(preview_text(plan)))
+        self.query_one("#fix-verdict", VerticalScroll).scroll_home(animate=False)
         self.query_one("#apply", Button).disabled = False
         self.query_one("#apply", Button).label = "Confirm"
         self._set_status("Press Confirm (a) to run the commands above.")
