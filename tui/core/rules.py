@@ -62,11 +62,6 @@ class Subject:
         return self.trace.replay if self.trace else None
 
     @property
-    def where(self) -> str:
-        label = self.context.label if self.context else "the SSH session"
-        return f"{self.python.path} in the {label} environment" if self.python else label
-
-    @property
     def jit_version(self) -> str | None:
         tk = self.jit_toolkit
         if tk is None or not tk.exists or not tk.executable or not tk.version:
@@ -309,10 +304,9 @@ def rule_flashinfer_arch(facts: Facts, subs: Sequence[Subject]) -> Iterable[Find
             via = "nvcc" if r.cuda_version_source == "nvcc" else "torch.version.cuda fallback"
             evidence.append(f"CUDA version {r.cuda_version} (from {via})")
         evidence.append(_toolkit_evidence(s.jit_toolkit, s.jit_nvcc))
-        if "FLASHINFER_CUDA_ARCH_LIST" in (s.context.vars if s.context else {}):
-            evidence.append(
-                f"FLASHINFER_CUDA_ARCH_LIST={s.context.vars['FLASHINFER_CUDA_ARCH_LIST']!r}"
-            )  # type: ignore[union-attr]
+        listed = s.context.vars.get("FLASHINFER_CUDA_ARCH_LIST") if s.context else None
+        if listed is not None:
+            evidence.append(f"FLASHINFER_CUDA_ARCH_LIST={listed!r}")
         evidence += _gpu_evidence(facts, s.devices)
         evidence.append(f"TARGET_CUDA_ARCHS = {list(r.target_cuda_archs)}")
         chain = _arch_chain(s, r, tr)
@@ -368,10 +362,11 @@ def _arch_chain(s: Subject, r: FlashInferReplay, tr: ReplayTrace) -> str:
     if tr.drop_error:
         first = tr.dropped[0]
         later = " and every GPU enumerated after it" if len(tr.dropped) > 1 else ""
-        steps.append(
-            f"SM {_cc(first)} is refused in FlashInfer {era} ('{tr.drop_error}')"
-            f" → that GPU{later} is dropped"
-        )
+        if "requires CUDA" in tr.drop_error:
+            why = f"SM {_cc(first)} is refused in FlashInfer {era} ('{tr.drop_error}')"
+        else:
+            why = f"choosing a target for SM {_cc(first)} fails ('{tr.drop_error}')"
+        steps.append(f"{why} → that GPU{later} is dropped")
     archs = list(r.target_cuda_archs)
     steps.append(f"TARGET_CUDA_ARCHS is {archs if archs else 'empty'}")
     if r.check_cuda_arch == "fail":
