@@ -366,3 +366,37 @@ async def test_stdin_needs_an_interpreter_that_takes_the_script_as_argument() ->
             Host(name="local", local=True), "cat", stdin="data\n", interpreter="sh -c"
         )
     assert r.output == "data\n"
+
+
+def jump_config(ssh_env: SSHEnv, bastion_port: int, suffix: str = "") -> None:
+    """Add ``bastion<suffix>`` (a hop) and ``jumped<suffix>`` (reached through it)."""
+    key = ssh_env.sshd.client_key
+    with ssh_env.ssh_config.open("a") as fh:
+        fh.write(
+            f"Host bastion{suffix}\n  HostName 127.0.0.1\n  Port {bastion_port}\n  User root\n"
+            f"  IdentityFile {key}\n"
+            f"Host jumped{suffix}\n  HostName 127.0.0.1\n  Port {ssh_env.sshd.port}\n"
+            f"  User root\n  IdentityFile {key}\n  ProxyJump bastion{suffix}\n"
+        )
+
+
+async def test_proxyjump_from_ssh_config(ssh_env: SSHEnv) -> None:
+    jump_config(ssh_env, ssh_env.sshd.port)  # the sshd is its own bastion
+    async with session(ssh_env) as s:
+        r = await s.run_script(Host(name="jumped", ssh="jumped"), "echo through")
+    assert r.output == "through\n", r.error
+
+
+async def test_proxyjump_hop_is_checked_like_any_host(ssh_env: SSHEnv) -> None:
+    from sshd import free_port
+
+    jump_config(ssh_env, free_port(), "-down")
+    jump_config(ssh_env, ssh_env.sshd.port, "-new")
+    async with session(ssh_env, connect_timeout=5) as s:
+        down = await s.run_script(Host(name="j", ssh="jumped-down"), "true")
+    assert down.error_kind == "unreachable" and "via ProxyJump bastion-down" in down.error
+    ssh_env.known_hosts.write_text("")
+    async with session(ssh_env) as s:
+        unknown = await s.run_script(Host(name="j", ssh="jumped-new"), "true")
+    assert unknown.error_kind == "hostkey-unknown"
+    assert "detective-tui trust bastion-new" in unknown.error

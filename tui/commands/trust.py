@@ -12,7 +12,7 @@ import asyncio
 import sys
 
 from tui.core import exitcodes, locations
-from tui.core.hostkeys import HostKeyChanged, add_known_host
+from tui.core.hostkeys import HostKeyChanged, HostKeyError, add_known_host
 from tui.core.inventory import InventoryError, select_hosts
 from tui.core.transcript import Transcript
 from tui.core.transport import Unreachable, fetch_host_key
@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         status, info = asyncio.run(
             fetch_host_key(host, known_hosts=known, ssh_config=locations.ssh_config_file())
         )
-    except Unreachable as exc:
+    except (Unreachable, HostKeyError) as exc:  # HostKeyError: a ProxyJump hop's own key
         _say(f"detective-tui trust: {exc}")
         return exitcodes.UNREACHABLE
     if status == "trusted":

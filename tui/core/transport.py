@@ -429,19 +429,55 @@ def _connect_args(host: Host, ssh_config: Path | None) -> tuple[str, dict[str, o
     return hostname, kwargs
 
 
-async def connect(
-    host: Host, *, known_hosts: Path, ssh_config: Path | None, connect_timeout: float = 10.0
+def proxy_jumps(host: Host, ssh_config: Path | None) -> list[str]:
+    """The ``ProxyJump`` hops the ssh config names for ``host``, in order ([] for none).
+
+    We open the hops ourselves, so each is checked against *our* known_hosts with the same
+    unknown/changed messages (asyncssh would check them against ~/.ssh/known_hosts)."""
+    if ssh_config is None:
+        return []
+    hostname, _ = _connect_args(host, ssh_config)
+    tunnel = asyncssh.SSHClientConnectionOptions(config=[str(ssh_config)], host=hostname).tunnel
+    if not isinstance(tunnel, str) or tunnel.strip().lower() == "none":
+        return []
+    return [hop.strip() for hop in tunnel.split(",") if hop.strip()]
+
+
+async def _handshake(
+    host: Host,
+    capture: KeyCapture,
+    *,
+    known_hosts: Path,
+    ssh_config: Path | None,
+    tunnel: asyncssh.SSHClientConnection | None,
 ) -> asyncssh.SSHClientConnection:
-    """An authenticated connection with strict host-key checking against ``known_hosts``."""
     hostname, kwargs = _connect_args(host, ssh_config)
+    if tunnel is not None:
+        kwargs["tunnel"] = tunnel  # overrides the config's ProxyJump: the hops are ours
+    conn = await asyncssh.connect(
+        hostname,
+        known_hosts=load_known_hosts(known_hosts),
+        client_factory=lambda: capture,
+        **kwargs,  # type: ignore[arg-type]
+    )
+    if tunnel is not None:
+        conn.set_tunnel(tunnel)  # closing the connection closes its hops
+    return conn
+
+
+async def _connect_direct(
+    host: Host,
+    *,
+    known_hosts: Path,
+    ssh_config: Path | None,
+    connect_timeout: float,
+    tunnel: asyncssh.SSHClientConnection | None,
+) -> asyncssh.SSHClientConnection:
     capture = KeyCapture()
     try:
-        conn = await asyncio.wait_for(
-            asyncssh.connect(
-                hostname,
-                known_hosts=load_known_hosts(known_hosts),
-                client_factory=lambda: capture,
-                **kwargs,  # type: ignore[arg-type]
+        return await asyncio.wait_for(
+            _handshake(
+                host, capture, known_hosts=known_hosts, ssh_config=ssh_config, tunnel=tunnel
             ),
             connect_timeout,
         )
@@ -458,28 +494,72 @@ async def connect(
         raise Unreachable(f"{host.target}: no answer within {connect_timeout:g} s") from exc
     except (asyncssh.Error, OSError) as exc:
         raise Unreachable(f"{host.target}: cannot connect: {_reason(exc)}") from exc
-    return conn
+
+
+async def _open_hops(
+    host: Host, *, known_hosts: Path, ssh_config: Path | None, connect_timeout: float
+) -> asyncssh.SSHClientConnection | None:
+    """Connect the ProxyJump chain for ``host``; the last hop, or None without one."""
+    tunnel: asyncssh.SSHClientConnection | None = None
+    try:
+        for hop in proxy_jumps(host, ssh_config):
+            try:
+                tunnel = await _connect_direct(
+                    Host(name=hop, ssh=hop),
+                    known_hosts=known_hosts,
+                    ssh_config=ssh_config,
+                    connect_timeout=connect_timeout,
+                    tunnel=tunnel,
+                )
+            except Unreachable as exc:
+                raise Unreachable(f"{host.target} (via ProxyJump {hop}): {exc.reason}") from exc
+    except BaseException:
+        if tunnel is not None:
+            tunnel.close()
+        raise
+    return tunnel
+
+
+async def connect(
+    host: Host, *, known_hosts: Path, ssh_config: Path | None, connect_timeout: float = 10.0
+) -> asyncssh.SSHClientConnection:
+    """An authenticated connection with strict host-key checking against ``known_hosts``,
+    through the host's ProxyJump hops (each checked the same way)."""
+    tunnel = await _open_hops(
+        host, known_hosts=known_hosts, ssh_config=ssh_config, connect_timeout=connect_timeout
+    )
+    try:
+        return await _connect_direct(
+            host,
+            known_hosts=known_hosts,
+            ssh_config=ssh_config,
+            connect_timeout=connect_timeout,
+            tunnel=tunnel,
+        )
+    except BaseException:
+        if tunnel is not None:
+            tunnel.close()
+        raise
 
 
 async def fetch_host_key(
     host: Host, *, known_hosts: Path, ssh_config: Path | None, connect_timeout: float = 10.0
 ) -> tuple[str, HostKeyInfo]:
     """The key the host offers, trusting nothing: ``("trusted", info)`` when known_hosts
-    already vouches for it, else ``("unknown"|"changed", info)``. Raises ``Unreachable``."""
-    hostname, kwargs = _connect_args(host, ssh_config)
+    already vouches for it, else ``("unknown"|"changed", info)``. Raises ``Unreachable`` (and
+    a ``HostKeyError`` for a ProxyJump hop whose own key is not trusted)."""
+    tunnel = await _open_hops(
+        host, known_hosts=known_hosts, ssh_config=ssh_config, connect_timeout=connect_timeout
+    )
     capture = KeyCapture()
-
-    async def handshake() -> None:
-        conn = await asyncssh.connect(
-            hostname,
-            known_hosts=load_known_hosts(known_hosts),
-            client_factory=lambda: capture,
-            **kwargs,  # type: ignore[arg-type]
+    try:
+        conn = await asyncio.wait_for(
+            _handshake(
+                host, capture, known_hosts=known_hosts, ssh_config=ssh_config, tunnel=tunnel
+            ),
+            connect_timeout,
         )
         conn.close()
-
-    try:
-        await asyncio.wait_for(handshake(), connect_timeout)
     except asyncssh.HostKeyNotVerifiable as exc:
         if capture.rejected is None:
             raise Unreachable(f"{host.target}: host key refused: {_reason(exc)}") from exc
@@ -489,5 +569,8 @@ async def fetch_host_key(
         if capture.accepted is None:  # failed before the key was checked
             reason = "no answer" if isinstance(exc, asyncio.TimeoutError) else _reason(exc)
             raise Unreachable(f"{host.target}: cannot connect: {reason}") from exc
+    finally:
+        if tunnel is not None:
+            tunnel.close()
     assert capture.accepted is not None
     return "trusted", capture.accepted
