@@ -256,3 +256,30 @@ async def test_error_outside_probes_opens_one_readable_message(
         await settle(pilot, lambda: isinstance(app.screen, MessageScreen))
         assert app.screen.title_text == "Save session failed"
         assert "Error" in app.screen.body and "Traceback" not in app.screen.body
+
+
+async def test_fix_key_opens_the_wizard_for_the_selected_fix(
+    demo_hosts: tuple[Host, ...],
+) -> None:
+    from tui.ui.screens.fix_wizard import FixWizardScreen
+
+    app = make_app(demo_hosts)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _probe_all(pilot)
+        app.open_host("ct200")
+        await settle(pilot, lambda: isinstance(app.screen, HostScreen))
+        finding = app.fleet["ct200"].diagnosis.findings[0]
+        await pilot.press("f")
+        await settle(pilot, lambda: isinstance(app.screen, FixWizardScreen))
+        wizard = app.screen
+        assert wizard.plan.fix_id == finding.fixes[0].id
+        assert wizard.host.name == "ct200"
+        await pilot.press("escape")
+        await settle(pilot, lambda: isinstance(app.screen, HostScreen))
+        # from the what-if tab, the highlighted row is the fix that opens
+        await pilot.press("w")
+        fixes = app.screen.query_one("#fixes", DataTable)
+        fixes.move_cursor(row=2)
+        await pilot.press("f")
+        await settle(pilot, lambda: isinstance(app.screen, FixWizardScreen))
+        assert app.screen.plan.fix_id == str(fixes.get_row_at(2)[0])

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -376,8 +377,13 @@ class DetectiveApp(App[int]):
         )
         self.push_screen(
             FixWizardScreen(state.host, plan, self.session, before=state.facts),
-            lambda _: self.request_probe((message.host,)),
+            partial(self._fix_closed, message.host),
         )
+
+    def _fix_closed(self, name: str, outcome: object) -> None:
+        """After an applied fix (or undo), probe again so every screen shows the new verdict."""
+        if outcome is not None:
+            self.request_probe((name,))
 
     @on(ValidateRequested)
     def _on_validate_requested(self, message: ValidateRequested) -> None:
