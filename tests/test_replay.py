@@ -472,3 +472,13 @@ def test_ptxas_table_matches_fixtures() -> None:
 )
 def test_ptxas_accepts(toolkit: str, target: str, ok: bool | None) -> None:
     assert ptxas_targets.accepts(toolkit, target) is ok
+
+
+def test_torch_unreadable_is_not_torch_missing() -> None:
+    facts, py = _facts({"CUDA_HOME": HOME128})
+    unread = dataclasses.replace(py, torch_version=None, packages={"torch": "2.9.1"})
+    assert replay(facts, unread, facts.contexts[0]).import_error is None
+    absent = dataclasses.replace(py, torch_version=None, packages={"flashinfer-python": "0.6.8"})
+    assert replay(facts, absent, facts.contexts[0]).import_error == (
+        "ModuleNotFoundError: No module named 'torch'"
+    )

@@ -133,7 +133,10 @@ def replay_input(facts: Facts, python: PythonEnv, context: EnvContext | None) ->
         which_nvcc=which,
         usr_local_cuda_exists=usr_local,
         devices=devices,
-        torch_installed=python.torch_version is not None,
+        # missing only when the probe read the package list and torch is not in it
+        torch_installed=python.torch_version is not None
+        or not python.packages
+        or "torch" in python.packages,
         torch_cuda=python.torch_cuda,
         nvccs=nvccs,
         python_version=python.version,
