@@ -97,6 +97,7 @@ async def test_use_installed_toolkit_fixes_the_reference_host_and_undo_restores(
         undo = undo_plan(record, host, sudo=False, stamp="20261129-130000")
         undone = await apply_plan(s, host, undo, record_undo=False)
         assert undone.applied, outcome_text(undone)
+        assert [r.status for r in undone.steps] == ["changed", "changed"]
         mark_undone(record)
         assert set(undone.findings_after) == set(outcome.findings_before)
         assert "flashinfer-arch-rejected" in undone.findings_after

@@ -580,7 +580,8 @@ def test_running_a_plan_twice_changes_nothing_and_undo_restores(tmp_path: Path) 
     assert (dropin.read_bytes(), activate.read_bytes()) == after_first
     for step in reversed(plan.steps):
         assert step.undo is not None
-        assert sh(step.undo, home, tmp_path).returncode == 0
+        undone = sh(step.undo, home, tmp_path)
+        assert undone.returncode == 0 and parse_flags(undone.stdout).changed
     assert activate.read_bytes() == original
     assert not dropin.exists()
 

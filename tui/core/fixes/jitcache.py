@@ -56,6 +56,7 @@ def _move_step(dir_expr: str, shown: str, stamp: str, needs_root: bool) -> Step:
                 "  exit 1",
                 "fi",
                 f'mv "$d"{q(moved)} "$d"',
+                say_changed(f"moved {shown}{moved} back to {shown}"),
             ]
         ),
         changes=f"renames {shown} to {shown}{moved}; FlashInfer rebuilds its kernels on next use",

@@ -20,9 +20,9 @@ def plan_heading(plan: FixPlan) -> str:
     return f"Fix {plan.fix_id} on {plan.host.name}{where}" + (f" ({params})" if params else "")
 
 
-def preview_text(plan: FixPlan) -> str:
+def preview_text(plan: FixPlan, *, heading: bool = True) -> str:
     """The plan as the user confirms it: every exact command, what it changes, its undo."""
-    out = [plan_heading(plan)]
+    out = [plan_heading(plan)] if heading else []
     if plan.needs_root:
         out.append(
             "Needs root: root steps run through `sudo -n`."
@@ -44,7 +44,7 @@ def preview_text(plan: FixPlan) -> str:
         out += ["", "After a re-probe these findings must be gone: " + ", ".join(plan.verify_gone)]
     if plan.notes:
         out += ["", "Notes:", *(f"  - {n}" for n in plan.notes)]
-    return "\n".join(out)
+    return "\n".join(out).strip("\n")
 
 
 def outcome_text(outcome: FixOutcome) -> str:

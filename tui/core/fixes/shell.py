@@ -84,8 +84,13 @@ def undo_block(file_expr: str, name: str, backup_suffix: str) -> str:
     return "\n".join(
         [
             f"f={file_expr}",
-            f'if [ -f "$f"{q(backup_suffix)} ]; then mv -f "$f"{q(backup_suffix)} "$f";',
-            f'elif [ -f "$f" ]; then sed -i {q(rng + "d")} "$f"; fi',
+            f'if [ -f "$f"{q(backup_suffix)} ]; then',
+            f'  mv -f "$f"{q(backup_suffix)} "$f"',
+            f"  {say_changed('restored the backup of the file with block ' + name)}",
+            f'elif [ -f "$f" ] && grep -qxF {q(begin_marker(name))} "$f"; then',
+            f'  sed -i {q(rng + "d")} "$f"',
+            f"  {say_changed('block ' + name + ' removed')}",
+            "fi",
         ]
     )
 
@@ -113,8 +118,13 @@ def undo_file(dir_expr: str, name: str, backup_suffix: str) -> str:
     return "\n".join(
         [
             f"f={dir_expr}/{q(name)}",
-            f'if [ -f "$f"{q(backup_suffix)} ]; then mv -f "$f"{q(backup_suffix)} "$f";',
-            'else rm -f "$f"; fi',
+            f'if [ -f "$f"{q(backup_suffix)} ]; then',
+            f'  mv -f "$f"{q(backup_suffix)} "$f"',
+            f"  {say_changed('restored the backup of ' + name)}",
+            'elif [ -f "$f" ]; then',
+            '  rm -f "$f"',
+            f"  {say_changed(name + ' removed')}",
+            "fi",
         ]
     )
 

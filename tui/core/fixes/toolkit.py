@@ -137,7 +137,12 @@ def install_cuda_toolkit_pip(
                 "fi",
             ]
         ),
-        undo=(f"{py_cmd} -m pip uninstall -y {' '.join(q(p) for p in added)}" if added else None),
+        undo=(
+            f"{py_cmd} -m pip uninstall -y {' '.join(q(p) for p in added)}\n"
+            + say_changed("uninstalled " + " ".join(added))
+            if added
+            else None
+        ),
         changes=f"pip installs {requirement} (about 104 MB download, nvcc at {home}/bin/nvcc)",
         needs_root=False,
         deadline_s=1800.0,
@@ -200,7 +205,7 @@ def install_cuda_toolkit_apt(
                 "fi",
             ]
         ),
-        undo="dpkg -r cuda-keyring",
+        undo="dpkg -r cuda-keyring\n" + say_changed("removed cuda-keyring"),
         changes=f"installs the cuda-keyring package (NVIDIA's key and the {repo}/{arch} source)",
         needs_root=True,
     )
@@ -226,7 +231,8 @@ def install_cuda_toolkit_apt(
                 "fi",
             ]
         ),
-        undo=f"DEBIAN_FRONTEND=noninteractive apt-get remove -y {APT_PACKAGE}",
+        undo=f"DEBIAN_FRONTEND=noninteractive apt-get remove -y {APT_PACKAGE}\n"
+        + say_changed(f"removed {APT_PACKAGE}"),
         changes=f"installs {APT_PACKAGE} into {APT_HOME} (about 3 GB)",
         needs_root=True,
         deadline_s=3600.0,

@@ -178,9 +178,8 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
         self._set_status("Press Confirm (a) to run the commands above.")
 
     def _start(self, plan: FixPlan, kind: str) -> None:
-        self.query_one("#fix-output", Log).write_line(
-            f"$ {kind}: {plan.fix_id} on {self.host.name}"
-        )
+        log = self.query_one("#fix-output", Log)
+        log.write_line(f"── {kind}: {plan.fix_id} on {self.host.name}")
         self.query_one("#apply", Button).label = "Apply"
         self.stage = "running"
         self._set_status("Running… every command and its output goes to the session transcript.")
