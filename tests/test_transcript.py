@@ -64,6 +64,8 @@ def test_secrets_never_reach_the_file(tmp_path: Path) -> None:
             command="env HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz0123 'DB_PASSWORD=two words' sh -s",
             output="export AWS_SECRET_ACCESS_KEY=abc123\nurl https://bob:hunter2@example.com/x\n",
             env={"WANDB_API_KEY": "k", "CUDA_HOME": "/usr/local/cuda"},
+            packages={"authlib": "1.3.0"},
+            password="pw",
             fingerprint="SHA256:AAAA",
             key_type="ssh-ed25519",
         )
@@ -72,6 +74,7 @@ def test_secrets_never_reach_the_file(tmp_path: Path) -> None:
         assert secret not in raw
     (event,) = read_events(tmp_path / "s.jsonl")
     assert event["env"] == {"WANDB_API_KEY": "***", "CUDA_HOME": "/usr/local/cuda"}
+    assert event["packages"] == {"authlib": "1.3.0"} and event["password"] == "***"
     assert event["fingerprint"] == "SHA256:AAAA" and event["key_type"] == "ssh-ed25519"
 
 

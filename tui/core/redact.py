@@ -74,15 +74,23 @@ def redact_text(text: str) -> str:
     return _ASSIGNMENT.sub(_mask_assignment, text)
 
 
+# Lower-case mapping keys that hold secrets; other lower-case keys (``author``, package names
+# such as ``authlib``) are data, so only env-style upper-case keys are judged by SECRET_NAME.
+SECRET_KEYS = frozenset({"password", "passwd", "token", "secret", "api_key", "authorization"})
+
+
+def _secret_key(key: object) -> bool:
+    if not isinstance(key, str):
+        return False
+    return key.lower() in SECRET_KEYS or (key.isupper() and is_secret_name(key))
+
+
 def redact(value: Any) -> Any:
     """Redact a JSON-like value: mapping values under secret names, and every string."""
     if isinstance(value, str):
         return redact_text(value)
     if isinstance(value, Mapping):
-        return {
-            k: (MASK if isinstance(k, str) and is_secret_name(k) and v else redact(v))
-            for k, v in value.items()
-        }
+        return {k: (MASK if _secret_key(k) and v else redact(v)) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [redact(v) for v in value]
     return value
