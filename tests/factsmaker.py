@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from tui.core.facts import DriverInfo, EnvContext, Facts, Gpu, HostInfo, PythonEnv, Toolkit
 
 PY = "/venv/bin/python3"
+AUTO = "auto"
 SERVICE = "pid 4242 sglang.launch_server"
 GPU_NAMES = {
     "12.0": "NVIDIA RTX PRO 6000 Blackwell Server Edition",
@@ -35,7 +36,7 @@ def make_facts(
     env: Mapping[str, str] | None = None,
     which: Sequence[str] | None = None,
     torch_cuda: str | None = "13.0",
-    torch_version: str | None = None,
+    torch_version: str | None = "auto",  # None: the probe could not read it
     torch_arch_list: tuple[str, ...] | None = None,
     flashinfer: str | None = "0.6.8",
     jit_cache: str | None = None,
@@ -73,9 +74,9 @@ def make_facts(
     ]
     pythons: list[PythonEnv] = []
     if python:
-        tv = torch_version or (
-            f"2.9.1+cu{torch_cuda.replace('.', '')}" if torch_cuda else "2.9.1+cpu"
-        )
+        tv = torch_version
+        if tv == AUTO:
+            tv = f"2.9.1+cu{torch_cuda.replace('.', '')}" if torch_cuda else "2.9.1+cpu"
         common = dict(
             path=PY,
             prefix="/venv",

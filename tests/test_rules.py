@@ -122,6 +122,14 @@ ROWS = {
         {"service_env": {"CUDA_HOME": C128[0], "VLLM_USE_FLASHINFER_SAMPLER": "0"}},
         {"flashinfer-arch-rejected": "info", "nvcc-torch-major-mismatch": "warning"},
     ),
+    "CPU torch with FlashInfer on a GPU host": (
+        {"gpus": ("9.0",), "torch_cuda": None, "torch_version": "2.9.1+cpu"},
+        {"flashinfer-arch-rejected": "critical"},
+    ),
+    "torch version unreadable: FlashInfer not judged": (
+        {"gpus": ("9.0",), "torch_cuda": None, "torch_version": None, "python": True},
+        {},
+    ),
     "mixed GPUs [9.0, 12.0] in 0.6.8: SM 12.0 gets nothing": (
         {"gpus": ("9.0", "12.0"), "toolkits": (C128,), "torch_cuda": "12.8"},
         {"flashinfer-arch-rejected": "warning"},

@@ -297,6 +297,8 @@ def rule_flashinfer_arch(facts: Facts, subs: Sequence[Subject]) -> Iterable[Find
         r, tr = s.replay, s.trace
         if r is None or tr is None or not s.devices:
             continue
+        if s.python is not None and s.python.torch_version is None and not s.python.torch_cuda:
+            continue  # torch unread: which GPUs FlashInfer would see is unknown
         if r.import_error is None and r.check_cuda_arch == "pass" and not _uncovered(r, s.devices):
             continue
         evidence = [f"FlashInfer {r.version} in {s.python.path if s.python else '?'}", tr.origin]
@@ -367,6 +369,11 @@ def _arch_chain(s: Subject, r: FlashInferReplay, tr: ReplayTrace) -> str:
         else:
             why = f"choosing a target for SM {_cc(first)} fails ('{tr.drop_error}')"
         steps.append(f"{why} → that GPU{later} is dropped")
+    if s.replay_in is not None and not s.replay_in.devices and s.python is not None:
+        steps.append(
+            f"torch {s.python.torch_version} is a CPU build, so torch.cuda.device_count() is 0 "
+            "and no GPU is looked at"
+        )
     archs = list(r.target_cuda_archs)
     steps.append(f"TARGET_CUDA_ARCHS is {archs if archs else 'empty'}")
     if r.check_cuda_arch == "fail":
