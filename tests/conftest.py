@@ -9,8 +9,6 @@ from pathlib import Path
 import pytest
 from sshd import SSHD, sshd_available, start_sshd
 
-SHARED_FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
-
 BANNER_RC = """\
 echo "Welcome to a very chatty host"
 echo "@@not-a-record from the rc file"
