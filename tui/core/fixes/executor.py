@@ -259,7 +259,7 @@ def _changes(plan: FixPlan, before: Facts, after: Facts) -> tuple[ContextChange,
         a = after.context(label)
         out.append(
             ContextChange(
-                label=label,
+                label=_shown(label, after),
                 before={k: b.vars[k] for k in keys if b is not None and k in b.vars},
                 after={k: a.vars[k] for k in keys if a is not None and k in a.vars},
                 verdict_before=_verdict(before, plan.python, label) if b else None,
@@ -267,6 +267,13 @@ def _changes(plan: FixPlan, before: Facts, after: Facts) -> tuple[ContextChange,
             )
         )
     return tuple(out)
+
+
+def _shown(label: str, facts: Facts) -> str:
+    ctx = facts.context(label)
+    if ctx is not None and ctx.unit:
+        return f"{label} ({ctx.unit} as it will start next time)"
+    return label
 
 
 def _pending_restart(plan: FixPlan, live: Facts, judged: Facts) -> tuple[str, ...]:

@@ -7,7 +7,7 @@ from tui.core.fixes.plan import FixPlan
 
 STATUS_WORDS = {
     "changed": "changed",
-    "unchanged": "already done",
+    "unchanged": "nothing to do",
     "done": "done",
     "failed": "FAILED",
     "not-run": "not run",
