@@ -34,7 +34,7 @@ CACHE = Path.home() / ".cache" / "detective-tui-tests"
 VERSIONS = ("0.5.3", "0.6.6", "0.6.7", "0.6.8", "0.7.0", "0.7.2.post1")
 DEPS = ("apache-tvm-ffi<0.2,>=0.1.11", "packaging", "requests", "nvidia-ml-py", "tqdm", "numpy")
 TOOLKITS = ("12.6", "12.8", "12.9", "13.0")
-CASES_PER_VERSION = 25
+CASES_PER_VERSION = 21
 SEED = 20261129
 
 HARNESS = """
