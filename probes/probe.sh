@@ -41,7 +41,7 @@ run() {
 
 # run_pyfacts INDEX INTERPRETER — pyfacts.py on the interpreter's stdin; like run().
 run_pyfacts() {
-  _out=$(deadline "$2" -E - "$1" 2>&1 <<'DT_PYFACTS_EOF'
+  _out=$(deadline "$2" -E -S - "$1" 2>&1 <<'DT_PYFACTS_EOF'
 @DT_PYFACTS@
 DT_PYFACTS_EOF
 )

@@ -1,6 +1,6 @@
 """detective-tui: what one Python interpreter has installed, read from files only.
 
-Sent by probe.sh on stdin to each interpreter (``python -E - INDEX``). Standard library only,
+Sent by probe.sh on stdin to each interpreter (``python -E -S - INDEX``). Standard library only,
 runs on Python 3.8+, never imports torch or FlashInfer. It prints raw records
 (see probes/README.md); all parsing happens on the detective-tui side (tui/core/parsers.py).
 Paths are reported as host paths: the probe root prefix DT_ROOT is stripped.
@@ -9,6 +9,7 @@ Paths are reported as host paths: the probe root prefix DT_ROOT is stripped.
 import mmap
 import os
 import re
+import site
 import sys
 
 SENTINEL = "@@DT1"
@@ -78,18 +79,66 @@ def file_lines(path, limit=MAX_FILE_LINES):
             yield line.rstrip("\r\n")
 
 
+def venv_config():
+    """(venv dir, settings) when this interpreter belongs to a venv — site.venv()'s rule."""
+    exe_dir = os.path.dirname(os.path.abspath(sys.executable))
+    for cfg in (
+        os.path.join(exe_dir, "pyvenv.cfg"),
+        os.path.join(exe_dir, os.pardir, "pyvenv.cfg"),
+    ):
+        if os.path.isfile(cfg):
+            settings = {}
+            for line in file_lines(cfg):
+                key, sep, value = line.partition("=")
+                if sep:
+                    settings[key.strip().lower()] = value.strip()
+            return os.path.dirname(os.path.abspath(cfg)), settings
+    return None, {}
+
+
+def pth_dirs(sdir):
+    """Directories a site dir's .pth files add — read, never executed (import lines skipped)."""
+    out = []
+    try:
+        names = sorted(n for n in os.listdir(sdir) if n.endswith(".pth"))
+    except OSError:
+        return out
+    for name in names:
+        try:
+            for line in file_lines(os.path.join(sdir, name), 200):
+                line = line.strip()
+                if line and not line.startswith(("#", "import ", "import\t")):
+                    path = os.path.abspath(os.path.join(sdir, line))
+                    if os.path.isdir(path):
+                        out.append(path)
+        except OSError:
+            continue
+    return out
+
+
 def site_dirs():
-    seen = []
-    for entry in sys.path:
+    """(prefix, site dirs) as site.main() would set them up — computed, since we run with -S so
+    that no .pth file executes code."""
+    venv, settings = venv_config()
+    user = None
+    if site.check_enableusersite():
+        user = site.getusersitepackages()
+    if venv:
+        prefix = venv
+        dirs = site.getsitepackages([venv])
+        if settings.get("include-system-site-packages", "").lower() == "true":
+            dirs += [user, *site.getsitepackages([sys.base_prefix])]
+    else:
+        prefix = sys.prefix
+        dirs = [user, *site.getsitepackages()]
+    found = []
+    for entry in dirs:
         if not entry or not os.path.isdir(entry):
             continue
-        base = os.path.basename(entry.rstrip("/"))
-        if base not in ("site-packages", "dist-packages") or not under_root(entry):
-            continue
-        real = os.path.abspath(entry)
-        if real not in seen:
-            seen.append(real)
-    return seen
+        for d in [os.path.abspath(entry), *pth_dirs(entry)]:
+            if d not in found and under_root(d):
+                found.append(d)
+    return prefix, found
 
 
 def wanted(dist_name):
@@ -99,9 +148,9 @@ def wanted(dist_name):
 def report_dists(sites):
     count = 0
     seen = set()
-    for site in sites:
+    for sdir in sites:
         try:
-            names = sorted(os.listdir(site))
+            names = sorted(os.listdir(sdir))
         except OSError:
             continue
         for entry in names:
@@ -117,7 +166,7 @@ def report_dists(sites):
             seen.add(dist)
             count += 1
             rec("pydist", INDEX, count, entry)
-            path = os.path.join(site, entry, meta)
+            path = os.path.join(sdir, entry, meta)
             try:
                 for line in file_lines(path, 40):
                     if not line.strip():
@@ -129,8 +178,8 @@ def report_dists(sites):
 
 
 def report_file(sites, relpath, label):
-    for site in sites:
-        path = os.path.join(site, relpath)
+    for sdir in sites:
+        path = os.path.join(sdir, relpath)
         if os.path.isfile(path):
             try:
                 for line in file_lines(path):
@@ -141,8 +190,8 @@ def report_file(sites, relpath, label):
 
 
 def report_pip_nvcc(sites):
-    for site in sites:
-        nvidia = os.path.join(site, "nvidia")
+    for sdir in sites:
+        nvidia = os.path.join(sdir, "nvidia")
         try:
             subdirs = sorted(os.listdir(nvidia))
         except OSError:
@@ -171,8 +220,8 @@ def arch_flags(path):
 
 
 def report_torch_archs(sites):
-    for site in sites:
-        lib = os.path.join(site, "torch", "lib", "libtorch_python.so")
+    for sdir in sites:
+        lib = os.path.join(sdir, "torch", "lib", "libtorch_python.so")
         if os.path.isfile(lib):
             try:
                 flags = arch_flags(lib)
@@ -187,10 +236,10 @@ def report_torch_archs(sites):
 def main():
     rec("py", INDEX, "version", ".".join(str(n) for n in sys.version_info[:3]))
     rec("py", INDEX, "executable", host(sys.executable))
-    rec("py", INDEX, "prefix", host(sys.prefix))
-    sites = site_dirs()
-    for site in sites:
-        rec("py", INDEX, "site", host(site))
+    prefix, sites = site_dirs()
+    rec("py", INDEX, "prefix", host(prefix))
+    for sdir in sites:
+        rec("py", INDEX, "site", host(sdir))
     report_dists(sites)
     report_file(sites, os.path.join("torch", "version.py"), "torch_version")
     report_file(sites, os.path.join("flashinfer", "_build_meta.py"), "flashinfer_build_meta")
