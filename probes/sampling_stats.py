@@ -40,8 +40,8 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
 
 ALPHA = 1e-5  # per-row significance, shared by the fine and the coarse chi-square tests
 TV_DELTA = 1e-6  # per-row bound on the probability that a correct sampler fails the TV test
@@ -56,19 +56,19 @@ ORDERS = ("top_k_first", "joint")
 # -- the exact reference -------------------------------------------------------------------
 
 
-def _normalised(probs: Sequence[float]) -> List[float]:
+def _normalised(probs: Sequence[float]) -> list[float]:
     total = math.fsum(probs)
     if not total > 0:
         raise ValueError("probabilities must have a positive sum")
     return [p / total for p in probs]
 
 
-def _rank(probs: Sequence[float]) -> List[int]:
+def _rank(probs: Sequence[float]) -> list[int]:
     """Token ids by decreasing probability (ties by id, as a stable sort gives)."""
     return sorted(range(len(probs)), key=lambda i: -probs[i])
 
 
-def _mass_above(probs: Sequence[float], order: Sequence[int]) -> List[float]:
+def _mass_above(probs: Sequence[float], order: Sequence[int]) -> list[float]:
     """For each token, the mass of the tokens ranked before it (``order`` is ``_rank``)."""
     above = [0.0] * len(probs)
     acc = 0.0
@@ -78,7 +78,7 @@ def _mass_above(probs: Sequence[float], order: Sequence[int]) -> List[float]:
     return above
 
 
-def _keep_top_k(probs: Sequence[float], order: Sequence[int], k: Optional[int]) -> List[bool]:
+def _keep_top_k(probs: Sequence[float], order: Sequence[int], k: int | None) -> list[bool]:
     keep = [True] * len(probs)
     if k is not None and 0 < k < len(probs):
         for i in order[k:]:
@@ -89,14 +89,14 @@ def _keep_top_k(probs: Sequence[float], order: Sequence[int], k: Optional[int]) 
 def filtered_distribution(
     probs: Sequence[float],
     *,
-    top_k: Optional[int] = None,
-    top_p: Optional[float] = None,
-    min_p: Optional[float] = None,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    min_p: float | None = None,
     order: str = "top_k_first",
-) -> List[float]:
+) -> list[float]:
     """The distribution FlashInfer's sampler must draw from: filtered, renormalised, float64."""
     if order not in ORDERS:
-        raise ValueError("order must be one of %s, not %r" % (ORDERS, order))
+        raise ValueError(f"order must be one of {ORDERS}, not {order!r}")
     p = _normalised(probs)
     rank = _rank(p)
     keep = _keep_top_k(p, rank, top_k)
@@ -110,7 +110,7 @@ def filtered_distribution(
     return _normalised([p[i] if keep[i] else 0.0 for i in range(len(p))])
 
 
-def _top_p_basis(p: Sequence[float], rank: Sequence[int], top_k: Optional[int], order: str):
+def _top_p_basis(p: Sequence[float], rank: Sequence[int], top_k: int | None, order: str):
     """The probabilities top-p is judged on, and which tokens it can still keep."""
     keep = _keep_top_k(p, rank, top_k)
     if order == "joint":
@@ -123,11 +123,11 @@ def _top_p_basis(p: Sequence[float], rank: Sequence[int], top_k: Optional[int], 
 def snap_filters(
     probs: Sequence[float],
     *,
-    top_k: Optional[int] = None,
-    top_p: Optional[float] = None,
-    min_p: Optional[float] = None,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    min_p: float | None = None,
     order: str = "top_k_first",
-) -> Dict[str, object]:
+) -> dict[str, object]:
     """Move ``top_p``/``min_p`` to the middle of the gap they fall in for this row.
 
     The kept set stays what the requested value gives; the threshold just stops being
@@ -135,7 +135,7 @@ def snap_filters(
     """
     p = _normalised(probs)
     rank = _rank(p)
-    snapped: Dict[str, object] = {"top_k": top_k, "top_p": top_p, "min_p": min_p, "order": order}
+    snapped: dict[str, object] = {"top_k": top_k, "top_p": top_p, "min_p": min_p, "order": order}
     if top_p is not None:
         basis, candidates = _top_p_basis(p, rank, top_k, order)
         above = [0.0]
@@ -156,9 +156,9 @@ def snap_filters(
 def decision_margin(
     probs: Sequence[float],
     *,
-    top_k: Optional[int] = None,
-    top_p: Optional[float] = None,
-    min_p: Optional[float] = None,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    min_p: float | None = None,
     order: str = "top_k_first",
 ) -> float:
     """The smallest distance of any keep/drop decision from its threshold, relative to the
@@ -248,22 +248,22 @@ class FitResult:
     coarse_p_value: float
     tv: float  # total variation between the observed and expected fine cells
     tv_bound: float
-    reasons: List[str] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
         return not self.reasons
 
-    def to_dict(self) -> Dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         data = asdict(self)
         data["passed"] = self.passed
         return data
 
 
-def _pool(ranked: Sequence[int], expected: Sequence[float], minimum: float) -> List[List[int]]:
+def _pool(ranked: Sequence[int], expected: Sequence[float], minimum: float) -> list[list[int]]:
     """Group ranked tokens into cells whose expected count reaches ``minimum``."""
-    cells: List[List[int]] = []
-    current: List[int] = []
+    cells: list[list[int]] = []
+    current: list[int] = []
     mass = 0.0
     for i in ranked:
         current.append(i)
@@ -279,10 +279,10 @@ def _pool(ranked: Sequence[int], expected: Sequence[float], minimum: float) -> L
     return cells
 
 
-def _coarse(ranked: Sequence[int], q: Sequence[float], bins: int) -> List[List[int]]:
+def _coarse(ranked: Sequence[int], q: Sequence[float], bins: int) -> list[list[int]]:
     """Cut ranked tokens into at most ``bins`` groups of about equal expected mass."""
-    groups: List[List[int]] = []
-    current: List[int] = []
+    groups: list[list[int]] = []
+    current: list[int] = []
     acc = 0.0
     for i in ranked:
         current.append(i)
@@ -319,17 +319,16 @@ def goodness_of_fit(
 ) -> FitResult:
     """Judge a histogram of samples (``counts[token]``) against the distribution ``q``."""
     if len(counts) != len(q):
-        raise ValueError("counts has %d tokens, the reference %d" % (len(counts), len(q)))
+        raise ValueError(f"counts has {len(counts)} tokens, the reference {len(q)}")
     n = sum(counts)
     support = [i for i in range(len(q)) if q[i] > 0.0]
     outside = n - sum(counts[i] for i in support)
-    reasons: List[str] = []
+    reasons: list[str] = []
     if n == 0:
         return FitResult(0, 0, len(support), 0.0, 0, 1.0, 0.0, 0, 1.0, 0.0, 1.0, ["no samples"])
     if outside:
         reasons.append(
-            "%d of %d samples are tokens the filters exclude (%.3g%%)"
-            % (outside, n, 100.0 * outside / n)
+            f"{outside} of {n} samples are tokens the filters exclude ({100.0 * outside / n:.3g}%)"
         )
     ranked = sorted(support, key=lambda i: -q[i])
     inside = n - outside
@@ -339,13 +338,11 @@ def goodness_of_fit(
     coarse = _coarse(ranked, q, COARSE_BINS)
     coarse_chi2, coarse_df, p_coarse = _chi2(coarse, counts, expected)
     if inside and p_fine < alpha / 2:
-        reasons.append(
-            "fine chi-square %.1f on %d df: p=%.2e < %.1e" % (chi2, df, p_fine, alpha / 2)
-        )
+        reasons.append(f"fine chi-square {chi2:.1f} on {df} df: p={p_fine:.2e} < {alpha / 2:.1e}")
     if inside and p_coarse < alpha / 2:
         reasons.append(
-            "coarse chi-square %.1f on %d df: p=%.2e < %.1e"
-            % (coarse_chi2, coarse_df, p_coarse, alpha / 2)
+            f"coarse chi-square {coarse_chi2:.1f} on {coarse_df} df:"
+            f" p={p_coarse:.2e} < {alpha / 2:.1e}"
         )
     tv = 0.5 * (
         math.fsum(
@@ -355,7 +352,7 @@ def goodness_of_fit(
     )
     bound = tv_bound(len(cells) + 1, n, delta)
     if tv > bound:
-        reasons.append("total variation %.4f > bound %.4f" % (tv, bound))
+        reasons.append(f"total variation {tv:.4f} > bound {bound:.4f}")
     return FitResult(
         n=n,
         outside=outside,
@@ -392,17 +389,17 @@ class Case:
     """One kernel call to validate: which function, its parameters, which rows."""
 
     kernel: str
-    params: Tuple[Tuple[str, object], ...]
+    params: tuple[tuple[str, object], ...]
     vocab: int
-    rows: Tuple[RowSpec, ...]
+    rows: tuple[RowSpec, ...]
 
     @property
     def name(self) -> str:
         order = dict(self.params).get("filter_apply_order")
-        return "%s[%s]" % (self.kernel, order) if order else self.kernel
+        return f"{self.kernel}[{order}]" if order else self.kernel
 
     @property
-    def targets(self) -> Dict[str, object]:
+    def targets(self) -> dict[str, object]:
         """The requested parameters as ``filtered_distribution`` keywords (before snapping)."""
         p = dict(self.params)
         return {
@@ -450,7 +447,7 @@ CASES = (
 )
 
 
-def row_distribution(spec: RowSpec, vocab: int) -> List[float]:
+def row_distribution(spec: RowSpec, vocab: int) -> list[float]:
     """The normalised probabilities of one fixed row (deterministic for a given spec)."""
     weights = [(r + 1) ** -spec.exponent for r in range(vocab)]
     for r in range(min(spec.head, vocab)):
@@ -463,10 +460,10 @@ def row_distribution(spec: RowSpec, vocab: int) -> List[float]:
     return _normalised(probs)
 
 
-def case_rows(case: Case) -> List[List[float]]:
+def case_rows(case: Case) -> list[list[float]]:
     return [row_distribution(spec, case.vocab) for spec in case.rows]
 
 
-def row_filters(case: Case, probs: Sequence[float]) -> Dict[str, object]:
+def row_filters(case: Case, probs: Sequence[float]) -> dict[str, object]:
     """The per-row parameters a kernel gets: the case's targets, snapped for this row."""
     return snap_filters(probs, **case.targets)

@@ -42,7 +42,7 @@ SPEED_REPEATS = 20
 
 def emit(kind, **data):
     line = json.dumps(data, sort_keys=True, default=str)
-    sys.stdout.write("%s\t%s\t%s\n" % (SENTINEL, kind, line))
+    sys.stdout.write(f"{SENTINEL}\t{kind}\t{line}\n")
     sys.stdout.flush()
 
 
@@ -51,7 +51,7 @@ def tail(text, lines):
 
 
 def describe(exc):
-    return "%s: %s" % (type(exc).__name__, exc)
+    return f"{type(exc).__name__}: {exc}"
 
 
 class LogCapture(logging.Handler):
@@ -66,8 +66,8 @@ class LogCapture(logging.Handler):
         try:
             message = record.getMessage()
         except Exception as exc:  # a record whose arguments do not format
-            message = "%s (unformattable: %s)" % (record.msg, exc)
-        self.records.append("%s %s: %s" % (record.levelname, record.name, message))
+            message = f"{record.msg} (unformattable: {exc})"
+        self.records.append(f"{record.levelname} {record.name}: {message}")
 
     def attach(self, logger):
         if logger not in self.attached and self not in logger.handlers:
@@ -84,7 +84,7 @@ class LogCapture(logging.Handler):
 
     def add_warnings(self, caught):
         for w in caught:
-            self.records.append("WARNING %s: %s" % (w.category.__name__, w.message))
+            self.records.append(f"WARNING {w.category.__name__}: {w.message}")
 
     def tail(self):
         return self.records[-LOG_TAIL:]
@@ -183,7 +183,7 @@ def check_case(torch, case, sample, device, samples_per_row, chunk_elements=1 <<
     probs32 = torch.tensor(rows, dtype=torch.float32)
     exact = [list(map(float, r)) for r in probs32.double().tolist()]
     filters = [stats.row_filters(case, r) for r in exact]
-    references = [stats.filtered_distribution(r, **f) for r, f in zip(exact, filters)]
+    references = [stats.filtered_distribution(exact[i], **filters[i]) for i in range(len(rows))]
     stacked = {
         key: [f[key] for f in filters] if filters[0].get(key) is not None else None
         for key in ("top_p", "min_p")
@@ -191,9 +191,7 @@ def check_case(torch, case, sample, device, samples_per_row, chunk_elements=1 <<
     stacked["top_k"] = filters[0].get("top_k")
     stacked["order"] = filters[0].get("order")
     ref_torch = torch_reference(torch, probs32, stacked)
-    disagreement = max(
-        abs(a - b) for r_t, r_s in zip(ref_torch.tolist(), references) for a, b in zip(r_t, r_s)
-    )
+    disagreement = (ref_torch - torch.tensor(references, dtype=torch.float64)).abs().max().item()
     record = {
         "kernel": case.kernel,
         "name": case.name,
@@ -205,7 +203,7 @@ def check_case(torch, case, sample, device, samples_per_row, chunk_elements=1 <<
     }
     if disagreement > 1e-9:
         record.update(
-            verdict="error", message="torch and stdlib references disagree by %g" % disagreement
+            verdict="error", message=f"torch and stdlib references disagree by {disagreement:g}"
         )
         return record
     copies = max(1, min(samples_per_row, chunk_elements // (len(rows) * case.vocab)))
@@ -224,10 +222,11 @@ def check_case(torch, case, sample, device, samples_per_row, chunk_elements=1 <<
         counts.scatter_add_(1, ids.t().contiguous(), torch.ones_like(ids.t(), dtype=torch.int64))
         drawn += take
     verdict = "pass"
-    for spec, row_counts, q, f in zip(case.rows, counts.tolist(), references, filters):
-        fit = stats.goodness_of_fit(row_counts, q)
+    histograms = counts.tolist()
+    for i, spec in enumerate(case.rows):
+        fit = stats.goodness_of_fit(histograms[i], references[i])
         row = fit.to_dict()
-        row.update(row=spec.name, filters={k: v for k, v in f.items() if v is not None})
+        row.update(row=spec.name, filters={k: v for k, v in filters[i].items() if v is not None})
         record["rows"].append(row)
         if not fit.passed:
             verdict = "fail"
@@ -235,11 +234,10 @@ def check_case(torch, case, sample, device, samples_per_row, chunk_elements=1 <<
     record["verdict"] = verdict
     if verdict == "fail":
         failed = [r for r in record["rows"] if not r["passed"]]
-        record["message"] = "%d of %d rows failed; %s: %s" % (
-            len(failed),
-            len(record["rows"]),
-            failed[0]["row"],
-            "; ".join(failed[0]["reasons"]),
+        first = failed[0]
+        record["message"] = (
+            f"{len(failed)} of {len(record['rows'])} rows failed; "
+            f"{first['row']}: {'; '.join(first['reasons'])}"
         )
     return record
 
@@ -339,7 +337,7 @@ def report_toolkit(capture):
         from flashinfer.jit import core
 
         archs = core.current_compilation_context.TARGET_CUDA_ARCHS
-        info["target_cuda_archs"] = sorted("%s.%s" % (m, n) for m, n in archs)
+        info["target_cuda_archs"] = sorted(f"{m}.{n}" for m, n in archs)
     except Exception as exc:
         info["target_cuda_archs"] = None
         info["target_cuda_archs_error"] = describe(exc)
@@ -381,14 +379,21 @@ def run(capture, samples_per_row, seed, with_speed):
         cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
     )
     if not has_flashinfer:
-        return "skipped", "FlashInfer is not installed for %s" % sys.executable
+        return (
+            "skipped",
+            f"cannot validate here: FlashInfer is not installed for {sys.executable}",
+        )
     if not has_torch:
-        return "skipped", "torch is not installed for %s" % sys.executable
+        return "skipped", f"cannot validate here: torch is not installed for {sys.executable}"
     emit("step", step="importing torch")
     try:
         import torch
     except Exception as exc:
-        return "error", "import torch failed: %s" % describe(exc)
+        return "error", f"import torch failed: {describe(exc)}"
+    if not hasattr(torch, "cuda") or not hasattr(torch, "__version__"):
+        return "error", "{} is not a usable torch (it has no torch.cuda)".format(
+            getattr(torch, "__file__", "torch")
+        )
     gpu = torch.cuda.is_available() and torch.cuda.device_count() > 0
     device_info = {
         "torch": torch.__version__,
@@ -398,9 +403,7 @@ def run(capture, samples_per_row, seed, with_speed):
     }
     if gpu:
         major, minor = torch.cuda.get_device_capability(0)
-        device_info.update(
-            device_name=torch.cuda.get_device_name(0), capability="%d.%d" % (major, minor)
-        )
+        device_info.update(device_name=torch.cuda.get_device_name(0), capability=f"{major}.{minor}")
     emit("env", **device_info)
     emit("step", step="importing flashinfer")
     with warnings.catch_warnings(record=True) as caught:
@@ -413,8 +416,8 @@ def run(capture, samples_per_row, seed, with_speed):
             if not gpu:
                 return (
                     "skipped",
-                    "no CUDA GPU visible to torch (and import flashinfer failed: %s)"
-                    % describe(exc),
+                    "cannot validate here: no CUDA GPU visible to torch"
+                    f" (and import flashinfer failed: {describe(exc)})",
                 )
             emit(
                 "jit",
@@ -423,14 +426,14 @@ def run(capture, samples_per_row, seed, with_speed):
                 error=tail(describe(exc), ERROR_TAIL),
                 log_tail=capture.tail(),
             )
-            return "fail", "import flashinfer failed: %s" % describe(exc)
+            return "fail", f"import flashinfer failed: {describe(exc)}"
         capture.add_warnings(caught)
     report_toolkit(capture)
     if not gpu:
-        reason = "no CUDA GPU visible to torch %s (torch.version.cuda=%s, device_count=%d)" % (
-            torch.__version__,
-            torch.version.cuda,
-            torch.cuda.device_count(),
+        reason = (
+            f"cannot validate here: no CUDA GPU visible to torch {torch.__version__}"
+            f" (torch.version.cuda={torch.version.cuda},"
+            f" device_count={torch.cuda.device_count()})"
         )
         return "skipped", reason
     device = torch.device("cuda", 0)
@@ -452,16 +455,15 @@ def run(capture, samples_per_row, seed, with_speed):
                 error=tail(describe(exc), ERROR_TAIL),
                 log_tail=capture.tail(),
             )
-            return "fail", "the sampling module did not build or load: %s" % (
-                str(exc).strip().splitlines() or [type(exc).__name__]
-            )[0]
+            first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            return "fail", f"the sampling module did not build or load: {first_line}"
         capture.add_warnings(caught)
     capture.attach_module_loggers()
     emit("jit", ok=True, stage="build", seconds=time.time() - start, log_tail=capture.tail())
     failed = []
     gen = torch.Generator(device=device).manual_seed(seed)
     for case in stats.CASES:
-        emit("step", step="validating %s" % case.name)
+        emit("step", step=f"validating {case.name}")
         fn = getattr(sampling, case.kernel, None)
         if fn is None:
             emit(
@@ -480,7 +482,7 @@ def run(capture, samples_per_row, seed, with_speed):
                 name=case.name,
                 kernel=case.kernel,
                 verdict="skipped",
-                message="this version's signature has no %s" % ", ".join(missing),
+                message="this version's signature has no {}".format(", ".join(missing)),
                 signature=str(inspect.signature(fn)),
             )
             continue
@@ -502,7 +504,7 @@ def run(capture, samples_per_row, seed, with_speed):
         emit("step", step="timing against torch")
         run_speed(torch, sampling, device)
     if failed:
-        return "fail", "%d kernel check(s) failed: %s" % (len(failed), ", ".join(failed))
+        return "fail", f"{len(failed)} kernel check(s) failed: {', '.join(failed)}"
     return "pass", "all sampling kernels match their reference distributions"
 
 
