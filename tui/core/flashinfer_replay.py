@@ -9,6 +9,11 @@ the JIT workspace, and whether the nvcc it would invoke can build those targets.
 
 The simulation raises and catches real Python exceptions at the same points FlashInfer does,
 so messages (``str(e)``, ``repr(e)``) come out exactly as FlashInfer would print them.
+
+Verified against the real code (``tests/test_oracle_flashinfer.py``) for 0.5.3 – 0.7.2.post1.
+Older eras follow the spec only; for ≤ 0.3.0, whose targets come from torch's
+``_get_cuda_arch_flags()``, the replay approximates them with ``TORCH_CUDA_ARCH_LIST`` or the
+device capabilities (not clamped to torch's newest arch).
 """
 
 from __future__ import annotations
