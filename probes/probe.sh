@@ -9,7 +9,7 @@ R=${R%/}
 DT_ROOT=$R
 export DT_ROOT
 T=${DT_STEP_TIMEOUT:-10}
-TAB=$(printf '\t')
+TAB='	'
 NL='
 '
 TO=
@@ -242,8 +242,9 @@ ctx_login() {
 finish_login() {
   [ -n "$LOGIN_PID" ] || return 0
   wait "$LOGIN_PID"
-  _out=$(cat "$BGDIR/login.out" 2>/dev/null)
-  read -r _rc <"$BGDIR/login.rc" 2>/dev/null || _rc=
+  _out=
+  { while IFS= read -r _ln; do _out="$_out$_ln$NL"; done <"$BGDIR/login.out"; } 2>/dev/null
+  { read -r _rc <"$BGDIR/login.rc"; } 2>/dev/null || _rc=
   login_env
 }
 
