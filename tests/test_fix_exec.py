@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 from conftest import SSHEnv
-from tui.core.diagnosis import diagnose
 
+from tui.core.diagnosis import diagnose
 from tui.core.facts import Facts
 from tui.core.fixes import build_plan
 from tui.core.fixes.executor import apply_plan
@@ -23,6 +23,7 @@ from tui.core.fixes.render import outcome_text
 from tui.core.fixes.undo import list_records, load_record, mark_undone, undo_plan
 from tui.core.hosts import Host
 from tui.core.runner import Session
+from tui.core.transcript import Transcript, read_events
 from tui.demo.fakehost import build_fake_host, fixture_text, reference_ct200
 
 pytestmark = pytest.mark.sshd
@@ -65,6 +66,7 @@ async def test_use_installed_toolkit_fixes_the_reference_host_and_undo_restores(
         before = (await s.probe(host)).facts
         assert before is not None
         assert "flashinfer-arch-rejected" in critical(before)
+        assert "nvcc-torch-major-mismatch" in {f.id for f in diagnose(before).findings}
         plan = build_plan(before, host, "use-installed-toolkit", {"path": "/usr/local/cuda-13.0"})
         assert plan.units == ("sglang.service",)
         lines: list[str] = []
@@ -76,6 +78,8 @@ async def test_use_installed_toolkit_fixes_the_reference_host_and_undo_restores(
         assert "flashinfer-arch-rejected" in outcome.resolved
         assert outcome.unresolved == ()
         assert outcome.ok
+        assert outcome.worst_before == "critical"
+        assert outcome.worst_after is None  # nothing at all is left for the fixed service
         assert outcome.pending_restart == ("sglang.service",)  # pid 4242 still has 12.8
         assert any("skipped systemctl daemon-reload" in line for line in lines)
         unit_change = next(c for c in outcome.contexts if c.label.startswith("pid 4242"))
@@ -101,6 +105,7 @@ async def test_use_installed_toolkit_fixes_the_reference_host_and_undo_restores(
         mark_undone(record)
         assert set(undone.findings_after) == set(outcome.findings_before)
         assert "flashinfer-arch-rejected" in undone.findings_after
+        assert undone.worst_after == "critical"
         assert not (root / DROPIN).exists()
         assert activate.read_text() == ACTIVATE
         assert list_records("ct200") == []
@@ -327,3 +332,48 @@ async def test_fix_wizard_previews_applies_and_undoes(tmp_path: Path) -> None:
             await pilot.press("escape")
             await pilot.pause()
             assert app.screen is not wizard
+
+
+async def test_the_transcript_holds_the_plan_every_command_and_the_outcome(
+    tmp_path: Path, ssh_env: SSHEnv
+) -> None:
+    host = fake_ct200(tmp_path / "root", ssh_env.alias)
+    with Transcript(tmp_path / "session.jsonl") as transcript:
+        async with Session(
+            transcript=transcript, known_hosts=ssh_env.known_hosts, ssh_config=ssh_env.ssh_config
+        ) as s:
+            before = (await s.probe(host)).facts
+            assert before is not None
+            plan = build_plan(before, host, "set-flashinfer-arch-list", {"value": "12.0a"})
+            outcome = await apply_plan(s, host, plan, before=before)
+    assert outcome.applied and "flashinfer-arch-rejected" in outcome.resolved
+    events = read_events(tmp_path / "session.jsonl")
+    kinds = [e["kind"] for e in events]
+    start = kinds.index("fix-start")
+    assert kinds.index("fix-outcome") > start
+    assert events[start]["commands"] == list(plan.preview_commands())
+    ran = [e for e in events[start:] if e["kind"] == "command" and e.get("purpose") == "script"]
+    scripts = {e.get("script") for e in ran}
+    assert set(plan.preview_commands()) <= scripts
+    (final,) = [e for e in events if e["kind"] == "fix-outcome"]
+    assert final["ok"] is True and final["resolved"] == ["flashinfer-arch-rejected"]
+
+
+async def test_root_steps_are_refused_up_front_when_sudo_needs_a_password(
+    tmp_path: Path, ssh_env: SSHEnv
+) -> None:
+    host = fake_ct200(tmp_path / "root", ssh_env.alias)
+    async with session(ssh_env) as s:
+        before = (await s.probe(host)).facts
+        assert before is not None
+        as_user = dataclasses.replace(
+            before,
+            host=dataclasses.replace(
+                before.host, is_root=False, user="ubuntu", sudo_nopasswd=False
+            ),
+        )
+        plan = build_plan(as_user, host, "use-installed-toolkit", {"path": "/usr/local/cuda-13.0"})
+        outcome = await apply_plan(s, host, plan, before=as_user)
+    assert [r.status for r in outcome.steps] == ["not-run", "not-run"]
+    assert "sudo on ct200 asks for a password" in (outcome.error or "")
+    assert not (Path(host.root or "") / DROPIN).exists()

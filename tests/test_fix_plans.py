@@ -330,6 +330,19 @@ def test_reference_host_dry_run_commands(fix_id: str) -> None:
     assert "\n-----\n".join(plan.preview_commands()) == GOLDEN[fix_id].strip("\n")
 
 
+@pytest.mark.parametrize(
+    ("os_id", "version", "arch"),
+    [("ubuntu", "24.04", "x86_64"), ("debian", "12", "x86_64"), ("ubuntu", "24.04", "aarch64")],
+)
+@pytest.mark.parametrize("fix_id", [f for f in GOLDEN if f != "install-cuda-toolkit-apt"])
+def test_only_the_apt_fix_depends_on_the_distribution(
+    fix_id: str, os_id: str, version: str, arch: str
+) -> None:
+    facts = ct200_facts(os_id=os_id, os_version_id=version, arch=arch)
+    plan = plan_for(fix_id, facts)
+    assert "\n-----\n".join(plan.preview_commands()) == GOLDEN[fix_id].strip("\n")
+
+
 def test_toolkit_plan_says_what_it_verifies_and_that_a_restart_is_needed() -> None:
     plan = plan_for("use-installed-toolkit")
     assert plan.verify_gone == (

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Literal
 
 from tui.core.diagnosis import diagnose
 from tui.core.facts import EnvContext, Facts
+from tui.core.findings import Severity
 from tui.core.fixes import undo as undo_store
 from tui.core.fixes.plan import FixPlan, Step, parse_flags
 from tui.core.fixes.unitenv import (
@@ -68,6 +69,8 @@ class FixOutcome:
     error: str | None = None  # why the plan stopped (first failing step, sudo, probe)
     findings_before: tuple[str, ...] = ()
     findings_after: tuple[str, ...] = ()
+    worst_before: Severity | None = None  # the verdict before/after, for the fixed environments
+    worst_after: Severity | None = None
     resolved: tuple[str, ...] = ()  # verify ids present before, gone after
     unresolved: tuple[str, ...] = ()  # verify ids still present after
     contexts: tuple[ContextChange, ...] = ()
@@ -231,8 +234,9 @@ def judged_facts(facts: Facts, plan: FixPlan, reads: EnvReads) -> Facts:
     return dataclasses.replace(judged, contexts=(*judged.contexts, reads.activate), pythons=pythons)
 
 
-def _finding_ids(facts: Facts) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(f.id for f in diagnose(facts).findings))
+def _verdict_of(facts: Facts) -> tuple[tuple[str, ...], Severity | None]:
+    d = diagnose(facts)
+    return tuple(dict.fromkeys(f.id for f in d.findings)), d.worst()
 
 
 def _verdict(facts: Facts, python: str | None, label: str) -> str | None:
@@ -325,7 +329,7 @@ async def apply_plan(
         return FixOutcome(plan=plan, steps=steps, error=error)
     reads_before = await read_envs(session, host, plan)
     judged_before = judged_facts(before, plan, reads_before)
-    findings_before = _finding_ids(judged_before)
+    findings_before, worst_before = _verdict_of(judged_before)
     results, error = await run_steps(session, host, plan, on_line)
     record = None
     if record_undo and any(r.status == "changed" for r in results):
@@ -337,13 +341,14 @@ async def apply_plan(
             steps=results,
             error=error or f"re-probe failed: {probed.error}",
             findings_before=findings_before,
+            worst_before=worst_before,
             record=record,
         )
         session.record("fix-outcome", **outcome_summary(outcome))
         return outcome
     reads_after = await read_envs(session, host, plan)
     judged_after = judged_facts(probed.facts, plan, reads_after)
-    findings_after = _finding_ids(judged_after)
+    findings_after, worst_after = _verdict_of(judged_after)
     present = [i for i in plan.verify_gone if i in findings_before]
     outcome = FixOutcome(
         plan=plan,
@@ -351,6 +356,8 @@ async def apply_plan(
         error=error,
         findings_before=findings_before,
         findings_after=findings_after,
+        worst_before=worst_before,
+        worst_after=worst_after,
         resolved=tuple(i for i in present if i not in findings_after),
         unresolved=tuple(i for i in present if i in findings_after),
         contexts=_changes(plan, judged_before, judged_after),
@@ -382,6 +389,8 @@ def outcome_summary(outcome: FixOutcome) -> dict[str, object]:
         ],
         "findings_before": list(outcome.findings_before),
         "findings_after": list(outcome.findings_after),
+        "worst_before": outcome.worst_before,
+        "worst_after": outcome.worst_after,
         "resolved": list(outcome.resolved),
         "unresolved": list(outcome.unresolved),
         "contexts": [

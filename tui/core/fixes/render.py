@@ -47,6 +47,12 @@ def preview_text(plan: FixPlan, *, heading: bool = True) -> str:
     return "\n".join(out).strip("\n")
 
 
+def _findings_line(when: str, worst: str | None, ids: tuple[str, ...]) -> str:
+    if not ids:
+        return f"Findings {when} none"
+    return f"Findings {when} {', '.join(ids)} (worst: {worst})"
+
+
 def outcome_text(outcome: FixOutcome) -> str:
     """Per step result, before/after per changed environment, the verdict, and how to undo."""
     plan = outcome.plan
@@ -72,8 +78,11 @@ def outcome_text(outcome: FixOutcome) -> str:
             out.append(f"  before: {c.verdict_before or '?'}")
             out.append(f"  after:  {c.verdict_after or '?'}")
     out.append("")
-    out.append("Findings before: " + (", ".join(outcome.findings_before) or "none"))
-    out.append("Findings after:  " + (", ".join(outcome.findings_after) or "none"))
+    out.append(_findings_line("before:", outcome.worst_before, outcome.findings_before))
+    if outcome.facts_after is None:
+        out.append("Findings after:  unknown (no re-probe)")
+    else:
+        out.append(_findings_line("after: ", outcome.worst_after, outcome.findings_after))
     if outcome.resolved:
         out.append("Fixed: " + ", ".join(outcome.resolved))
     if outcome.unresolved:
