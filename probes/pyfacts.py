@@ -160,13 +160,15 @@ def report_dists(sites):
                 meta = "PKG-INFO"
             else:
                 continue
-            dist = norm(entry.split("-", 1)[0])
+            dist = norm(entry.rsplit(".", 1)[0].split("-", 1)[0])
             if not wanted(dist) or dist in seen:
                 continue
             seen.add(dist)
             count += 1
             rec("pydist", INDEX, count, entry)
-            path = os.path.join(sdir, entry, meta)
+            path = os.path.join(sdir, entry)
+            if os.path.isdir(path):  # an old-style .egg-info may be the PKG-INFO file itself
+                path = os.path.join(path, meta)
             try:
                 for line in file_lines(path, 40):
                     if not line.strip():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -320,6 +321,18 @@ def awkward_spec() -> fakehost.FakeHostSpec:
 
 def test_awkward_host(build) -> None:
     fake = build(awkward_spec())
+    site = (
+        fake.root
+        / ODD_VENV.lstrip("/")
+        / "lib"
+        / f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    )
+    site = site / "site-packages"
+    (site / "sglang.egg-info").mkdir()  # an editable install
+    (site / "sglang.egg-info" / "PKG-INFO").write_text(
+        "Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.7.dev0\n"
+    )
+    (site / "ninja-1.11.1-py3.11.egg-info").write_text("Name: ninja\nVersion: 1.11.1\n")  # a file
     facts, _ = run_probe(fake)
     assert facts.probe.complete and not facts.probe.errors
 
@@ -349,6 +362,7 @@ def test_awkward_host(build) -> None:
     assert odd.path == f"{ODD_VENV}/bin/python3" and odd.prefix == ODD_VENV
     assert (odd.torch_version, odd.flashinfer_version) == ("2.11.0+cu130", "0.7.2")
     assert odd.packages["nvidia-cuda-nvcc"] == "13.0.88"
+    assert (odd.packages["sglang"], odd.packages["ninja"]) == ("0.5.7.dev0", "1.11.1")
     assert odd.jit_cache_dirs == ("/root/.cache/flashinfer/0.7.2/120f",)
     pip_home = f"{odd.site_packages[0]}/nvidia/cu13"
     pip_tk = facts.toolkit_at(pip_home)
