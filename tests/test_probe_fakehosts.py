@@ -276,6 +276,8 @@ def awkward_spec() -> fakehost.FakeHostSpec:
                 "12.4.1",
                 "nvcc/nvcc-12.4.131-list-gpu-arch.txt",
             ),
+            ToolkitSpec("/opt/cuda", "nvcc/nvcc-12.8.93.txt", "12.8.1"),
+            ToolkitSpec("/root/miniconda3/envs/cu", "nvcc/nvcc-13.0.88.txt", "13.0.2"),
         ),
         wrappers=(
             WrapperSpec("/usr/local/bin/nvcc", "/usr/local/cuda-13.0/bin/nvcc"),
@@ -348,6 +350,10 @@ def test_awkward_host(build) -> None:
     debian = facts.toolkit_at("/usr")
     assert debian.wrapper_of == "/usr/lib/nvidia-cuda-toolkit/bin/nvcc"
     assert (debian.version, debian.full_version) == ("12.4", "12.4.131")
+
+    assert facts.toolkit_at("/opt/cuda").sources == ("/opt/cuda*",)
+    conda = facts.toolkit_at("/root/miniconda3/envs/cu")
+    assert (conda.version, conda.sources) == ("13.0", ("conda:/root/miniconda3/envs/cu",))
 
     blocked = facts.toolkit_at("/usr/local/cuda-12.8")
     assert blocked.exists and not blocked.executable
