@@ -484,6 +484,15 @@ def test_without_a_service_or_venv_the_login_profile_is_used() -> None:
     assert plan.units == () and plan.activate is None
 
 
+def test_pip_refuses_the_system_python() -> None:
+    facts = dataclasses.replace(
+        ct200_facts(),
+        pythons=(PythonEnv(path="/usr/bin/python3", prefix="/usr", site_packages=("/usr/lib/x",)),),
+    )
+    with pytest.raises(FixError, match="not a venv"):
+        plan_for("install-cuda-toolkit-pip", facts)
+
+
 def test_sglang_without_a_unit_gets_advice_not_a_change() -> None:
     facts = dataclasses.replace(
         ct200_facts(),

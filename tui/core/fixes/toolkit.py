@@ -12,7 +12,7 @@ from tui.core.facts import Facts, PythonEnv
 from tui.core.fixes.envset import EnvChange, env_change, make_plan
 from tui.core.fixes.plan import FixError, FixPlan, Step
 from tui.core.fixes.shell import host_path, q, require_file, say_changed, say_unchanged
-from tui.core.fixes.targets import env_targets, pick_python
+from tui.core.fixes.targets import SYSTEM_PREFIXES, env_targets, pick_python
 from tui.core.hosts import Host
 
 TOOLKIT_FINDINGS = ("flashinfer-arch-rejected", "nvcc-too-old-for-gpu")
@@ -111,6 +111,12 @@ def install_cuda_toolkit_pip(
     py = pick_python(facts, python)
     if py is None:
         raise FixError(f"no Python interpreter was probed on {host.name}; name one with python=")
+    if (py.prefix or "").rstrip("/") in (*SYSTEM_PREFIXES, ""):
+        raise FixError(
+            f"{py.path} is the system's Python, not a venv: pip would install into the OS's "
+            "packages (and refuses to on PEP 668 distributions); make a venv for the server, "
+            "or use install-cuda-toolkit-apt"
+        )
     version = params.get("version", PIP_DEFAULT_VERSION)
     if not version.startswith("13."):
         raise FixError(f"version={version}: only CUDA 13 wheels ship an nvcc (use 13.x)")
