@@ -15,19 +15,16 @@ import os
 import random
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from broken_samplers import BROKEN, Distorter, with_filters
 
 from probes import sampling_stats as stats
 
 N = 1 << 16  # samples per row here (the GPU draws 4x more: more power, same false rate)
 SEEDS = (11, 22, 33)
 PROBES = Path(__file__).resolve().parents[1] / "probes"
-
-Filters = dict[str, object]
-Distorter = Callable[[list[float], Filters], list[float]]
 
 
 def draw(q: list[float], n: int, rng: random.Random) -> list[int]:
@@ -51,79 +48,8 @@ def run_case(
     return fits
 
 
-# -- the broken samplers: each draws from the distribution a plausible bug would give -------
-
-
-def _with(filters: Filters, **changes: object) -> Filters:
-    return {**filters, **changes}
-
-
-def ignores_top_p(probs: list[float], f: Filters) -> list[float]:
-    return stats.filtered_distribution(probs, **_with(f, top_p=None))
-
-
-def top_k_plus_one(probs: list[float], f: Filters) -> list[float]:
-    return stats.filtered_distribution(probs, **_with(f, top_k=int(f["top_k"]) + 1))
-
-
-def top_k_minus_one(probs: list[float], f: Filters) -> list[float]:
-    return stats.filtered_distribution(probs, **_with(f, top_k=int(f["top_k"]) - 1))
-
-
-def ignores_min_p(probs: list[float], f: Filters) -> list[float]:
-    return stats.filtered_distribution(probs, **_with(f, min_p=None))
-
-
-def wrong_order(probs: list[float], f: Filters) -> list[float]:
-    other = "joint" if f["order"] == "top_k_first" else "top_k_first"
-    return stats.filtered_distribution(probs, **_with(f, order=other))
-
-
-def tempered(probs: list[float], f: Filters) -> list[float]:
-    """Right support, wrong shape: the kept probabilities raised to 1/1.15 (a bias that
-    flattens the distribution, as a kernel applying a stray temperature would)."""
-    q = stats.filtered_distribution(probs, **f)
-    w = [x ** (1 / 1.15) if x > 0 else 0.0 for x in q]
-    return [x / math.fsum(w) for x in w]
-
-
-def top_token_boost(probs: list[float], f: Filters) -> list[float]:
-    """Right support, 3% of the mass moved to the most probable token (a biased draw)."""
-    q = stats.filtered_distribution(probs, **f)
-    top = max(range(len(q)), key=q.__getitem__)
-    return [0.97 * x + (0.03 if i == top else 0.0) for i, x in enumerate(q)]
-
-
-def tail_cut(probs: list[float], f: Filters) -> list[float]:
-    """A uniform draw scaled short of 1: the last 2% of the cumulative mass is never hit."""
-    q = stats.filtered_distribution(probs, **f)
-    order = sorted(range(len(q)), key=lambda i: -q[i])
-    out, acc = [0.0] * len(q), 0.0
-    for i in order:
-        out[i] = max(0.0, min(q[i], 0.98 - acc))
-        acc += q[i]
-    return [x / math.fsum(out) for x in out]
-
-
 def case(name: str, vocab: int = stats.SMALL_VOCAB) -> stats.Case:
     return next(c for c in stats.CASES if c.name == name and c.vocab == vocab)
-
-
-BROKEN = [
-    ("top_p_sampling_from_probs", ignores_top_p),
-    ("top_k_top_p_sampling_from_probs[top_k_first]", ignores_top_p),
-    ("top_k_sampling_from_probs", top_k_plus_one),
-    ("top_k_sampling_from_probs", top_k_minus_one),
-    ("top_k_top_p_sampling_from_probs[joint]", top_k_plus_one),
-    ("min_p_sampling_from_probs", ignores_min_p),
-    ("top_k_top_p_sampling_from_probs[top_k_first]", wrong_order),
-    ("top_k_top_p_sampling_from_probs[joint]", wrong_order),
-    ("sampling_from_probs", tempered),
-    ("sampling_from_probs", top_token_boost),
-    ("sampling_from_probs", tail_cut),
-    ("top_k_sampling_from_probs", tempered),
-    ("top_p_sampling_from_probs", top_token_boost),
-]
 
 
 @pytest.mark.parametrize(("name", "distort"), BROKEN, ids=lambda x: getattr(x, "__name__", x))
@@ -204,7 +130,7 @@ def test_filter_orders_disagree_on_most_rows() -> None:
     for probs in stats.case_rows(c):
         f = stats.row_filters(c, probs)
         a = stats.filtered_distribution(probs, **f)
-        b = stats.filtered_distribution(probs, **_with(f, order="top_k_first"))
+        b = stats.filtered_distribution(probs, **with_filters(f, order="top_k_first"))
         differ += sum(x > 0 for x in a) != sum(x > 0 for x in b)
     assert differ >= 2
 
