@@ -411,7 +411,21 @@ discover_processes() {
   done
   set +f
   IFS=$_uifs
-  for _p in $_pids; do proc_ctx "$_p"; done
+  for _p in $_pids; do
+    # workers of a server (sglang::scheduler_TP0, VLLM::Worker…) share its environment: skip
+    # a process whose parent is itself a match
+    _ppid=
+    { while IFS= read -r _sl; do
+      case $_sl in PPid:*)
+        _ppid=${_sl#PPid:}
+        _ppid=${_ppid#"${_ppid%%[0-9]*}"}
+        break
+        ;;
+      esac
+    done <"$R/proc/$_p/status"; } 2>/dev/null
+    case " $_pids " in *" $_ppid "*) continue ;; esac
+    proc_ctx "$_p"
+  done
   IFS=$NL
   for _u in $UNITS; do
     IFS=$_uifs

@@ -132,6 +132,7 @@ class ProcessSpec:
     exe: str  # what /proc/PID/exe points to (a host path; need not exist in the tree)
     unit: str | None = None  # systemd service named in /proc/PID/cgroup
     environ_readable: bool = True
+    ppid: int = 1
 
 
 @dataclass(frozen=True)
@@ -344,6 +345,11 @@ def _build_process(root: Path, proc: ProcessSpec) -> None:
     environ = b"".join(f"{k}={v}".encode() + b"\0" for k, v in proc.environ.items())
     _write(pdir / "environ", environ, 0o644 if proc.environ_readable else 0o000)
     (pdir / "exe").symlink_to(proc.exe)
+    name = posixpath.basename(proc.exe)
+    _write(
+        pdir / "status",
+        f"Name:\t{name}\nState:\tS (sleeping)\nPid:\t{proc.pid}\nPPid:\t{proc.ppid}\n",
+    )
     cgroup = (
         f"0::/system.slice/{proc.unit}\n"
         if proc.unit
@@ -423,6 +429,15 @@ def reference_ct200(
         "/root/.bashrc": f"export CUDA_HOME={cuda}\nexport PATH={cuda}/bin:$PATH\n",
     }
     if service:
+        server_env = {
+            "PATH": env_path,
+            "CUDA_HOME": cuda,
+            "HOME": "/root",
+            "CUDA_VISIBLE_DEVICES": "0,1,2,3,4,5,6,7",
+            "HF_TOKEN": "hf_demo_secret_value",
+            "SGLANG_API_KEY": "sk-demo-secret-value",
+            "LANG": "C.UTF-8",
+        }
         processes = (
             ProcessSpec(
                 pid=4242,
@@ -437,17 +452,21 @@ def reference_ct200(
                     "--port",
                     "30000",
                 ),
-                environ={
-                    "PATH": env_path,
-                    "CUDA_HOME": cuda,
-                    "HOME": "/root",
-                    "CUDA_VISIBLE_DEVICES": "0,1,2,3,4,5,6,7",
-                    "HF_TOKEN": "hf_demo_secret_value",
-                    "SGLANG_API_KEY": "sk-demo-secret-value",
-                    "LANG": "C.UTF-8",
-                },
+                environ=server_env,
                 exe="/usr/bin/python3.12",
                 unit=unit,
+            ),
+            # its tensor-parallel workers retitle themselves (setproctitle); the probe skips them
+            *(
+                ProcessSpec(
+                    pid=4300 + tp,
+                    argv=(f"sglang::scheduler_TP{tp}",),
+                    environ=server_env,
+                    exe="/usr/bin/python3.12",
+                    unit=unit,
+                    ppid=4242,
+                )
+                for tp in range(8)
             ),
         )
         files[f"/etc/systemd/system/{unit}"] = (
