@@ -44,7 +44,12 @@ def run_probe(
         )
     )
     proc = subprocess.run(
-        [shell, "-s"], input=probe_script(), capture_output=True, text=True, env=env, timeout=120
+        [shutil.which(shell) or shell, "-s"],
+        input=probe_script(),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     return facts_from_output(proc.stdout), proc.stdout
@@ -489,3 +494,16 @@ def test_driver_failure_states(build, failure: str, state: str, rc: int, text: s
     d = facts.driver
     assert (d.state, d.smi_exit, d.proc_version) == (state, rc, "580.95.05")
     assert text in d.message and facts.gpus == ()
+
+
+def test_without_the_timeout_command(build, tmp_path: Path) -> None:
+    """Where coreutils' timeout is missing the steps run plainly, and the probe still completes."""
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    for name in ("env", "uname", "id", "grep", "tr", "readlink", "mktemp", "rm", "cat", "sleep"):
+        (tools / name).symlink_to(shutil.which(name))
+    fake = build(fakehost.reference_ct200())
+    facts, _ = run_probe(replace(fake, env={**fake.env, "PATH": str(tools)}))
+    assert facts.probe.complete and facts.driver.state == "ok" and len(facts.gpus) == 8
+    assert facts.pythons[0].torch_version == "2.9.1+cu130"
+    assert facts.contexts[0].which_nvcc == ()  # nothing on this PATH inside the tree
