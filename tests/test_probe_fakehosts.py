@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -507,3 +508,35 @@ def test_without_the_timeout_command(build, tmp_path: Path) -> None:
     assert facts.probe.complete and facts.driver.state == "ok" and len(facts.gpus) == 8
     assert facts.pythons[0].torch_version == "2.9.1+cu130"
     assert facts.contexts[0].which_nvcc == ()  # nothing on this PATH inside the tree
+
+
+SETPRIV = shutil.which("setpriv")
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or SETPRIV is None, reason="needs root and setpriv")
+def test_as_an_unprivileged_user() -> None:
+    """A non-root probe: another user's environ is unreadable (the unit file still tells)."""
+    spec = fakehost.reference_ct200()
+    spec = replace(spec, processes=(replace(spec.processes[0], environ_readable=False),))
+    with tempfile.TemporaryDirectory(dir="/tmp") as top:  # pytest's tmp_path is root-only
+        Path(top).chmod(0o755)
+        fake = fakehost.build_fake_host(Path(top) / "root", spec)
+        env = {"SHELL": "/bin/sh", "LANG": "C", **fake.env, "HOME": "/nonexistent"}
+        env.update(probe_env(fake.pythons, root=str(fake.root), step_timeout_s=5))
+        proc = subprocess.run(
+            [SETPRIV, "--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-s"],
+            input=probe_script(),
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+    facts = facts_from_output(proc.stdout)
+    assert facts.probe.complete and not facts.host.is_root and facts.host.user == "nobody"
+    assert facts.host.sudo_nopasswd in (None, False)
+    assert len(facts.gpus) == 8
+    served = next(c for c in facts.contexts if c.kind == "process")
+    assert not served.environ_readable and dict(served.vars) == {}
+    unit = next(c for c in facts.contexts if c.kind == "unit")
+    assert unit.vars["CUDA_HOME"] == "/usr/local/cuda-12.8"
+    assert unit.which_nvcc == ("/usr/local/cuda-12.8/bin/nvcc",)
