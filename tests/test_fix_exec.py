@@ -377,3 +377,41 @@ async def test_root_steps_are_refused_up_front_when_sudo_needs_a_password(
     assert [r.status for r in outcome.steps] == ["not-run", "not-run"]
     assert "sudo on ct200 asks for a password" in (outcome.error or "")
     assert not (Path(host.root or "") / DROPIN).exists()
+
+
+async def test_sampling_fallback_rewrites_execstart_and_undo_brings_the_verdict_back(
+    tmp_path: Path, ssh_env: SSHEnv
+) -> None:
+    from tui.core.fixes.unitenv import parse_exec_start
+
+    host = fake_ct200(tmp_path / "root", ssh_env.alias)
+    root = Path(host.root or "")
+    dropin = root / "etc/systemd/system/sglang.service.d/50-detective-tui-sampling.conf"
+    unit = (root / "etc/systemd/system/sglang.service").read_text()
+    async with session(ssh_env) as s:
+        before = (await s.probe(host)).facts
+        assert before is not None
+        plan = build_plan(before, host, "sampling-backend-fallback", {})
+        assert plan.exec_units == ("sglang.service",)
+        outcome = await apply_plan(s, host, plan, before=before)
+        assert outcome.ok, outcome_text(outcome)
+        assert outcome.resolved == ("flashinfer-arch-rejected",)
+        # the finding stays as info (sampling avoids FlashInfer); the toolkit mismatch stays
+        assert outcome.findings_after == ("nvcc-torch-major-mismatch",)
+        assert outcome.worst_after == "warning"
+        assert outcome.pending_restart == ("sglang.service",)
+        assert parse_exec_start([unit, dropin.read_text()]) == (
+            f"{VENV}/bin/python3 -m sglang.launch_server --model-path /models/Kimi-K2.6"
+            " --tp 8 --port 30000 --sampling-backend pytorch"
+        )
+        (change,) = outcome.contexts
+        assert change.after["command line"].endswith("--sampling-backend pytorch")
+        assert "--sampling-backend" not in change.before["command line"]
+
+        record = load_record("ct200", outcome.record or "")
+        undone = await apply_plan(
+            s, host, undo_plan(record, host, sudo=False, stamp="u"), record_undo=False
+        )
+        assert undone.applied and not dropin.exists()
+        assert "flashinfer-arch-rejected" in undone.findings_after
+        assert undone.worst_after == "critical"

@@ -200,6 +200,7 @@ class EnvChange:
     contexts: tuple[str, ...] = ()
     activate: str | None = None
     env_keys: tuple[str, ...] = ()
+    exec_units: tuple[str, ...] = ()
 
 
 def env_change(
@@ -251,5 +252,6 @@ def make_plan(
         units=change.units,
         activate=change.activate,
         env_keys=change.env_keys,
+        exec_units=change.exec_units,
         stamp=stamp,
     )

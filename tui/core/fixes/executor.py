@@ -19,9 +19,10 @@ from tui.core.findings import Severity
 from tui.core.fixes import undo as undo_store
 from tui.core.fixes.plan import FixPlan, Step, parse_flags
 from tui.core.fixes.unitenv import (
+    UnitStart,
     next_start_context,
-    unit_environment,
     unit_files_script,
+    unit_start,
     which_nvcc_script,
     with_contexts,
 )
@@ -36,6 +37,7 @@ LineSink = Callable[[str], None]
 
 SUDO_PASSWORD = ("a password is required", "a terminal is required", "no tty present")
 READ_DEADLINE_S = 30.0
+PROBLEM_SEVERITIES = ("critical", "warning")
 ENV_MARK = "@@env "
 NVCC_MARK = "@@nvcc "
 
@@ -67,7 +69,7 @@ class FixOutcome:
     plan: FixPlan
     steps: tuple[StepResult, ...]
     error: str | None = None  # why the plan stopped (first failing step, sudo, probe)
-    findings_before: tuple[str, ...] = ()
+    findings_before: tuple[str, ...] = ()  # ids of critical/warning findings
     findings_after: tuple[str, ...] = ()
     worst_before: Severity | None = None  # the verdict before/after, for the fixed environments
     worst_after: Severity | None = None
@@ -95,7 +97,7 @@ class FixOutcome:
 class EnvReads:
     """What was read from the host about the environments a plan changes."""
 
-    units: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    units: Mapping[str, UnitStart] = field(default_factory=dict)
     unit_which: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     activate: EnvContext | None = None
 
@@ -192,13 +194,13 @@ def _parse_activate(output: str, activate: str) -> EnvContext | None:
 
 async def read_envs(session: Session, host: Host, plan: FixPlan) -> EnvReads:
     """Read the environments ``plan`` changes, as they are on the host right now."""
-    units: dict[str, dict[str, str]] = {}
+    units: dict[str, UnitStart] = {}
     which: dict[str, tuple[str, ...]] = {}
     for unit in plan.units:
-        units[unit] = unit_environment(
+        units[unit] = unit_start(
             await _run_read(session, host, unit_files_script(host, unit)), unit
         )
-        path = units[unit].get("PATH")
+        path = units[unit].env.get("PATH")
         if path:
             out = await _run_read(session, host, which_nvcc_script(host, path))
             which[unit] = tuple(x for x in out.splitlines() if x.strip())
@@ -219,7 +221,10 @@ def judged_facts(facts: Facts, plan: FixPlan, reads: EnvReads) -> Facts:
     for ctx in facts.contexts:
         if ctx.unit and ctx.unit in reads.units:
             replaced[ctx.label] = next_start_context(
-                ctx, reads.units[ctx.unit], reads.unit_which.get(ctx.unit, ())
+                ctx,
+                reads.units[ctx.unit],
+                reads.unit_which.get(ctx.unit, ()),
+                command=ctx.unit in plan.exec_units,
             )
     judged = with_contexts(facts, replaced)
     if reads.activate is None or plan.python is None:
@@ -235,8 +240,14 @@ def judged_facts(facts: Facts, plan: FixPlan, reads: EnvReads) -> Facts:
 
 
 def _verdict_of(facts: Facts) -> tuple[tuple[str, ...], Severity | None]:
+    """The problems (critical and warning findings) and the worst severity of all findings.
+
+    An info finding is not a problem: a fix that makes the server avoid the broken path
+    turns a critical finding into info, which counts as resolved.
+    """
     d = diagnose(facts)
-    return tuple(dict.fromkeys(f.id for f in d.findings)), d.worst()
+    problems = (f.id for f in d.findings if f.severity in PROBLEM_SEVERITIES)
+    return tuple(dict.fromkeys(problems)), d.worst()
 
 
 def _verdict(facts: Facts, python: str | None, label: str) -> str | None:
@@ -252,11 +263,21 @@ def _verdict(facts: Facts, python: str | None, label: str) -> str | None:
     )
 
 
+COMMAND_KEY = "command line"
+
+
+def _shown_vars(plan: FixPlan, ctx: EnvContext | None) -> dict[str, str]:
+    if ctx is None:
+        return {}
+    shown = {k: ctx.vars[k] for k in plan.env_keys if k in ctx.vars}
+    if ctx.unit in plan.exec_units and ctx.cmdline:
+        shown[COMMAND_KEY] = ctx.cmdline
+    return shown
+
+
 def _changes(plan: FixPlan, before: Facts, after: Facts) -> tuple[ContextChange, ...]:
-    keys = plan.env_keys
     labels = [*plan.contexts]
-    if any(c.label.startswith("venv activated") for c in after.contexts):
-        labels += [c.label for c in after.contexts if c.label.startswith("venv activated")]
+    labels += [c.label for c in after.contexts if c.label.startswith("venv activated")]
     out = []
     for label in dict.fromkeys(labels):
         b = before.context(label)
@@ -264,8 +285,8 @@ def _changes(plan: FixPlan, before: Facts, after: Facts) -> tuple[ContextChange,
         out.append(
             ContextChange(
                 label=_shown(label, after),
-                before={k: b.vars[k] for k in keys if b is not None and k in b.vars},
-                after={k: a.vars[k] for k in keys if a is not None and k in a.vars},
+                before=_shown_vars(plan, b),
+                after=_shown_vars(plan, a),
                 verdict_before=_verdict(before, plan.python, label) if b else None,
                 verdict_after=_verdict(after, plan.python, label) if a else None,
             )
@@ -285,7 +306,13 @@ def _pending_restart(plan: FixPlan, live: Facts, judged: Facts) -> tuple[str, ..
     for ctx in live.contexts:
         if ctx.unit in plan.units:
             new = judged.context(ctx.label)
-            if new is not None and any(new.vars.get(k) != ctx.vars.get(k) for k in plan.env_keys):
+            if new is None:
+                continue
+            env_differs = any(new.vars.get(k) != ctx.vars.get(k) for k in plan.env_keys)
+            command_differs = ctx.unit in plan.exec_units and (
+                (new.cmdline or "").split() != (ctx.cmdline or "").split()
+            )
+            if env_differs or command_differs:
                 pending.append(ctx.unit)
     return tuple(dict.fromkeys(u for u in pending if u))
 

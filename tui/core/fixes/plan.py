@@ -52,6 +52,7 @@ class FixPlan:
     units: tuple[str, ...] = ()  # systemd units whose environment the fix changes (restart needed)
     activate: str | None = None  # host path of the venv activate script the fix edits
     env_keys: tuple[str, ...] = ()  # the environment variables the fix sets
+    exec_units: tuple[str, ...] = ()  # units whose ExecStart the fix rewrites
     stamp: str = ""  # timestamp used in backup names
 
     def __post_init__(self) -> None:

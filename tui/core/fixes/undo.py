@@ -49,6 +49,7 @@ class UndoRecord:
     contexts: tuple[str, ...]
     activate: str | None
     env_keys: tuple[str, ...]
+    exec_units: tuple[str, ...]
     findings_before: tuple[str, ...]  # the verdict before the fix, to compare after undo
     path: Path
 
@@ -69,6 +70,7 @@ class UndoRecord:
             "contexts": list(self.contexts),
             "activate": self.activate,
             "env_keys": list(self.env_keys),
+            "exec_units": list(self.exec_units),
             "findings_before": list(self.findings_before),
         }
 
@@ -111,6 +113,7 @@ def save_record(
         contexts=plan.contexts,
         activate=plan.activate,
         env_keys=plan.env_keys,
+        exec_units=plan.exec_units,
         findings_before=tuple(findings_before),
         path=path,
     )
@@ -137,6 +140,7 @@ def _load(path: Path) -> UndoRecord:
             contexts=tuple(data.get("contexts", ())),
             activate=data.get("activate"),
             env_keys=tuple(data.get("env_keys", ())),
+            exec_units=tuple(data.get("exec_units", ())),
             findings_before=tuple(data.get("findings_before", ())),
             path=path,
         )
@@ -198,6 +202,7 @@ def undo_plan(record: UndoRecord, host: Host, *, sudo: bool, stamp: str) -> FixP
         units=record.units,
         activate=record.activate,
         env_keys=record.env_keys,
+        exec_units=record.exec_units,
         stamp=stamp,
     )
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import shlex
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from tui.core.facts import EnvContext, Facts
 from tui.core.hosts import Host
@@ -99,8 +100,33 @@ def parse_environment(texts: Sequence[str]) -> dict[str, str]:
     return env
 
 
-def unit_environment(output: str, unit: str) -> dict[str, str]:
-    return parse_environment(_ordered(_split_files(output), unit))
+def parse_exec_start(texts: Sequence[str]) -> str | None:
+    """The command line of the last ``[Service]`` ``ExecStart=`` (an empty one resets),
+    without systemd's quoting and ``-@+!:`` prefixes; None when the files set none."""
+    command: str | None = None
+    for text in texts:
+        section = ""
+        for raw in text.splitlines():
+            line = raw.strip()
+            if line.startswith("[") and line.endswith("]"):
+                section = line[1:-1]
+            elif section == "Service" and line.startswith("ExecStart="):
+                value = line[len("ExecStart=") :].strip().lstrip("-@+!:")
+                command = " ".join(_words(value)) if value else None
+    return command
+
+
+@dataclass(frozen=True)
+class UnitStart:
+    """What a unit's files say its next start gets."""
+
+    env: Mapping[str, str]
+    exec_start: str | None
+
+
+def unit_start(output: str, unit: str) -> UnitStart:
+    texts = _ordered(_split_files(output), unit)
+    return UnitStart(env=parse_environment(texts), exec_start=parse_exec_start(texts))
 
 
 def which_nvcc_script(host: Host, path_value: str) -> str:
@@ -119,13 +145,17 @@ def which_nvcc_script(host: Host, path_value: str) -> str:
 
 
 def next_start_context(
-    ctx: EnvContext, unit_env: Mapping[str, str], which: Sequence[str]
+    ctx: EnvContext, start: UnitStart, which: Sequence[str], *, command: bool
 ) -> EnvContext:
-    """``ctx`` as it will be after its unit restarts: the unit's assignments override."""
+    """``ctx`` as it will be after its unit restarts: the unit's assignments override, and with
+    ``command`` (a plan that rewrites ``ExecStart``) the unit's command line replaces the
+    running one."""
+    cmdline = start.exec_start if command and start.exec_start else ctx.cmdline
     return dataclasses.replace(
         ctx,
-        vars={**ctx.vars, **unit_env},
-        which_nvcc=tuple(which) if "PATH" in unit_env else ctx.which_nvcc,
+        vars={**ctx.vars, **start.env},
+        which_nvcc=tuple(which) if "PATH" in start.env else ctx.which_nvcc,
+        cmdline=cmdline,
     )
 
 

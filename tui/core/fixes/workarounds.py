@@ -181,13 +181,15 @@ def sampling_backend_fallback(
     ]
     notes.append(
         "This is a workaround: FlashInfer still cannot target the GPU, the server just stops "
-        "using it for sampling, so FlashInfer findings stay."
+        "using it for sampling, so the finding stays as information (other FlashInfer JIT "
+        "kernels would still fail)."
     )
     change = EnvChange(
         units=(*(u for u, _c in sglang_units), *vllm.units),
         contexts=(*(c.label for _u, c in sglang_units), *vllm.contexts),
         activate=vllm.activate,
         env_keys=vllm.env_keys,
+        exec_units=tuple(u for u, _c in sglang_units),
     )
     return make_plan(
         facts,
@@ -196,7 +198,7 @@ def sampling_backend_fallback(
         {"engine": engine} if engine else {},
         py,
         steps=tuple(steps),
-        verify=(),
+        verify=("flashinfer-arch-rejected",),
         notes=tuple(notes),
         change=change,
         stamp=stamp,
