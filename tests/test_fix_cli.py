@@ -207,3 +207,38 @@ def test_bad_usage_exits_3_with_a_message(
     inv, _root = inventory(tmp_path)
     assert main([*argv, "--hosts", str(inv)]) == exitcodes.USAGE
     assert message in capsys.readouterr().err
+
+
+def test_restart_is_a_separate_step_that_runs_systemctl_where_systemd_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_tty: None
+) -> None:
+    inv, root = inventory(tmp_path)
+    (root / "run/systemd/system").mkdir(parents=True)  # systemd "is running" on this host
+    fake_bin = tmp_path / "fake-bin"
+    fake_bin.mkdir()
+    log = tmp_path / "systemctl.log"
+    systemctl = fake_bin / "systemctl"
+    systemctl.write_text(f'#!/bin/sh\necho "$*" >> "{log}"\n')
+    systemctl.chmod(0o755)
+    data = yaml.safe_load(inv.read_text())
+    env = data["hosts"][0]["env"]
+    env["PATH"] = f"{fake_bin}:{env['PATH']}"
+    inv.write_text(yaml.safe_dump(data))
+
+    rc = main(["fix", "ct200", "use-installed-toolkit", "--yes", "--hosts", str(inv)])
+    assert rc == exitcodes.OK
+    assert log.read_text().splitlines() == ["daemon-reload"]  # no restart without asking
+    assert "Not restarted" in capsys.readouterr().out
+
+    rc = main(["fix", "ct200", "--undo", "last", "--yes", "--hosts", str(inv)])
+    assert rc == exitcodes.OK
+    rc = main(["fix", "ct200", "use-installed-toolkit", "--yes", "--restart", "--hosts", str(inv)])
+    out = capsys.readouterr().out
+    assert rc == exitcodes.OK, out
+    assert log.read_text().splitlines() == [
+        "daemon-reload",
+        "daemon-reload",
+        "daemon-reload",
+        "restart sglang.service",
+    ]
+    assert "Restart sglang.service: changed — restarted sglang.service" in out
