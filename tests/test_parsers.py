@@ -17,7 +17,7 @@ from tui.core.gpu_table import cc_for_name
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 PACKAGED = Path(__file__).resolve().parents[1] / "tui" / "demo" / "fixtures"
 
-pytestmark = pytest.mark.skipif(not SHARED.is_dir(), reason=f"shared fixtures not at {SHARED}")
+needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason=f"shared fixtures not at {SHARED}")
 
 
 def fixtures(sub: str, pattern: str = "*") -> list[Path]:
@@ -41,6 +41,7 @@ NVCC_LIST_FILES = [p for p in fixtures("nvcc") if "-list-gpu-" in p.name]
 NVCC_ERROR_FILES = [p for p in fixtures("nvcc") if "-error-" in p.name]
 
 
+@needs_shared
 def test_every_nvcc_fixture_is_covered() -> None:
     covered = set(NVCC_VERSION_FILES) | set(NVCC_LIST_FILES) | set(NVCC_ERROR_FILES)
     assert covered == set(fixtures("nvcc")) and covered
@@ -160,12 +161,14 @@ SMI_OTHER = {
 }
 
 
+@needs_shared
 def test_every_nvidia_smi_fixture_is_covered() -> None:
     names = {p.name for p in fixtures("nvidia-smi")}
     csvs = {n for n in names if n.endswith(".csv")}
     assert names == set(SMI_TABLES) | set(SMI_FAILURES) | SMI_OTHER | csvs
 
 
+@needs_shared
 @pytest.mark.parametrize("name", sorted(SMI_TABLES))
 def test_smi_table(name: str) -> None:
     smi, driver, cuda, count, cc0 = SMI_TABLES[name]
@@ -177,6 +180,7 @@ def test_smi_table(name: str) -> None:
     assert gpus[0].compute_cap == cc0 and gpus[0].cc_source == "name-table"
 
 
+@needs_shared
 def test_smi_table_memory_and_truncated_names() -> None:
     gpus = parsers.parse_smi_table_gpus(
         text(SHARED / "nvidia-smi" / "SYNTHETIC-nvidia-smi-rtxpro6000-server-x8-580.95.05.txt")
@@ -189,6 +193,7 @@ def test_smi_table_memory_and_truncated_names() -> None:
     assert spark[0].memory_mib is None  # "Not Supported"
 
 
+@needs_shared
 @pytest.mark.parametrize("name", sorted(SMI_FAILURES))
 def test_smi_failure(name: str) -> None:
     rc, state = SMI_FAILURES[name]
@@ -207,11 +212,13 @@ def test_smi_failure_by_exit_code_and_timeout() -> None:
     assert parsers.classify_smi_failure("something else", 255) == "error"
 
 
+@needs_shared
 def test_smi_binary_template_has_no_versions() -> None:
     body = text(SHARED / "nvidia-smi" / "nvidia-smi-550.163.01-binary-table-template.txt")
     assert parsers.parse_smi_header(body) is None
 
 
+@needs_shared
 def test_smi_q_excerpts() -> None:
     q = text(SHARED / "nvidia-smi" / "nvidia-smi-q-rtx5090-570.124.06-excerpt.txt")
     assert parsers.parse_smi_header(q) == parsers.SmiHeader(None, "570.124.06", "12.8")
@@ -219,6 +226,7 @@ def test_smi_q_excerpts() -> None:
     assert parsers.parse_smi_header(fb) is None
 
 
+@needs_shared
 def test_smi_list() -> None:
     gpus = parsers.parse_smi_list(
         text(SHARED / "nvidia-smi" / "nvidia-smi-L-rtxpro6000-server-x8-610.43.02.txt")
@@ -404,6 +412,7 @@ def test_gpu_name_table(name: str, cc: str | None) -> None:
 # --- the packaged copies ------------------------------------------------------------------
 
 
+@needs_shared
 def test_packaged_fixtures_are_byte_identical_copies() -> None:
     copies = [p for p in PACKAGED.rglob("*") if p.is_file()]
     assert copies
