@@ -20,6 +20,7 @@ from tui.core.inventory import InventoryError, select_hosts
 from tui.core.runner import Session
 from tui.core.transcript import Transcript
 from tui.core.validate import DEFAULT_DEADLINE_S, ValidationResult, validate_host
+from tui.demo.fleet import demo_fleet
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -74,12 +75,25 @@ async def _validate(
         )
 
 
+def _select(args: argparse.Namespace) -> Host:
+    """The target: a demo host with ``--demo``, else from the inventory (or ad hoc)."""
+    if getattr(args, "demo", False):
+        fleet = {h.name: h for h in demo_fleet()}
+        if args.target not in fleet:
+            raise InventoryError(
+                f"{args.target!r} is not a demo host; the demo fleet has {', '.join(fleet)}"
+            )
+        return fleet[args.target]
+    (host,) = select_hosts(getattr(args, "hosts", None), [args.target], False)
+    return host
+
+
 def run(args: argparse.Namespace) -> int:
     if args.timeout <= 0 or (args.samples is not None and args.samples <= 0):
         print("detective-tui validate: --timeout and --samples must be positive", file=sys.stderr)
         return exitcodes.USAGE
     try:
-        (host,) = select_hosts(getattr(args, "hosts", None), [args.target], False)
+        host = _select(args)
     except InventoryError as exc:
         print(f"detective-tui validate: {exc}", file=sys.stderr)
         return exitcodes.USAGE

@@ -193,13 +193,14 @@ def validation_script() -> str:
 def _python_rank(py: PythonEnv, inventory: Sequence[str]) -> tuple[int, int, int]:
     has = 0 if py.flashinfer_version else 1 if py.torch_version else 2
     listed = inventory.index(py.path) if py.path in inventory else len(inventory)
-    source = {"inventory": 0, "process": 1}.get(py.source, 2)
+    source = {"process": 0, "inventory": 1}.get(py.source, 2)  # a server's env wins
     return (has, listed, source)
 
 
 def choose_python(host: Host, facts: Facts | None) -> tuple[str, PythonEnv | None]:
     """The interpreter to validate with: one that has FlashInfer (then torch), the
-    inventory's order first; without facts the inventory's first, else ``python3``."""
+    inventory's order first, and for the same path the serving process's copy (so its
+    environment is applied); without facts the inventory's first, else ``python3``."""
     candidates = [p for p in (facts.pythons if facts else ()) if p.exists]
     if candidates:
         best = min(candidates, key=lambda p: _python_rank(p, host.python))
@@ -388,13 +389,17 @@ async def _validate(
     timing: bool,
 ) -> ValidationResult:
     if host.root:
+        what = (
+            "a simulated demo host (a fake filesystem tree)"
+            if host.source == "demo fleet"
+            else f"a filesystem tree inspected under {host.root}"
+        )
         return ValidationResult(
             host=host.name,
             verdict="skipped",
             reason=(
-                f"cannot validate here: {host.name} is a filesystem tree inspected under "
-                f"{host.root}, not a running machine; kernels can only be validated on the "
-                "host itself"
+                f"cannot validate here: {host.name} is {what}, not a running machine; "
+                "sampling kernels can only be validated on the GPU host itself"
             ),
             python=python,
         )
@@ -494,7 +499,7 @@ def _markdown_lines(r: ValidationResult) -> list[str]:
         ("FlashInfer", env.get("flashinfer_version")),
         ("toolkit FlashInfer resolved", r.toolkit.get("cuda_home")),
         ("its CUDA version", r.toolkit.get("cuda_version")),
-        ("target archs", ", ".join(archs) if archs is not None else None),
+        ("target archs", (", ".join(archs) or "none") if archs is not None else None),
         ("JIT", _jit_text(r.jit)),
     ]
     for label, value in facts:
