@@ -509,7 +509,17 @@ smi_job() {
   run "$R$_smi" --query-gpu=index,name,compute_cap,memory.total,uuid --format=csv,noheader
   emit_lines smi query "$_out"
   rec smirc query "$_rc"
-  case $_rc in 124 | 137) rec timeout "nvidia-smi --query-gpu" ;; esac
+  case $_rc in
+    0) return 0 ;;
+    124 | 137)
+      rec timeout "nvidia-smi --query-gpu"
+      return 0
+      ;;
+  esac
+  # an older nvidia-smi without a field we asked for: full names and UUIDs from -L
+  run "$R$_smi" -L
+  emit_lines smi list "$_out"
+  rec smirc list "$_rc"
 }
 
 start_smi() {

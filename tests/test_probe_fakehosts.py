@@ -540,3 +540,17 @@ def test_as_an_unprivileged_user() -> None:
     unit = next(c for c in facts.contexts if c.kind == "unit")
     assert unit.vars["CUDA_HOME"] == "/usr/local/cuda-12.8"
     assert unit.which_nvcc == ("/usr/local/cuda-12.8/bin/nvcc",)
+
+
+def test_gpus_from_the_list_when_the_query_is_refused(build) -> None:
+    spec = fakehost.reference_ct200(service=False)
+    spec = replace(spec, driver=replace(spec.driver, query_unsupported=True))
+    facts, _ = run_probe(build(spec))
+    assert len(facts.gpus) == 8 and facts.driver.state == "ok"
+    g = facts.gpus[3]
+    assert (g.index, g.name, g.memory_mib) == (
+        3,
+        "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+        97887,
+    )
+    assert (g.compute_cap, g.cc_source) == ("12.0", "name-table") and g.uuid.startswith("GPU-")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from probes import SENTINEL
 from tui.core import parsers
@@ -20,6 +20,7 @@ from tui.core.facts import (
     DriverInfo,
     EnvContext,
     Facts,
+    Gpu,
     HostInfo,
     ProbeMeta,
     PythonEnv,
@@ -367,14 +368,21 @@ class FactBuilder:
             message = "nvidia-smi did not answer before the step deadline"
         return DriverInfo(state=state, smi_exit=rc, message=message, **common)
 
-    def _gpus(self) -> tuple:
+    def _gpus(self) -> tuple[Gpu, ...]:
+        """From --query-gpu; else -L (full names, UUIDs) plus table memory; else the table."""
         if self._smirc.get("query") == 0:
             gpus = parsers.parse_query_gpu("\n".join(self._smi.get("query", [])))
             if gpus:
                 return gpus
+        table = ()
         if self._smirc.get("table") == 0:
-            return parsers.parse_smi_table_gpus("\n".join(self._smi.get("table", [])))
-        return ()
+            table = parsers.parse_smi_table_gpus("\n".join(self._smi.get("table", [])))
+        if self._smirc.get("list") == 0:
+            memory = {g.index: g.memory_mib for g in table}
+            listed = parsers.parse_smi_list("\n".join(self._smi.get("list", [])))
+            if listed:
+                return tuple(replace(g, memory_mib=memory.get(g.index)) for g in listed)
+        return table
 
     def _toolkit(self, tk: _Tk) -> Toolkit:
         kv = tk.kv

@@ -88,6 +88,7 @@ class DriverSpec:
     proc_fixture: str | None = None  # a captured proc file to use verbatim
     failure: str | None = None  # a key of SMI_FAILURES: "not-loaded", "no-nvml", "version-mismatch"
     hang: bool = False  # nvidia-smi sleeps forever (the probe's step deadline must hit)
+    query_unsupported: bool = False  # an old nvidia-smi that rejects the compute_cap field
     installed: bool = True  # False: no nvidia-smi binary at all
 
 
@@ -244,6 +245,12 @@ def _smi_outputs(spec: FakeHostSpec) -> dict[str, tuple[str, int]]:
         f"GPU {i}: {g.name} (UUID: {_uuid(spec.hostname, i)})\n" for i, g in enumerate(spec.gpus)
     )
     table = fixture_text(drv.table_fixture) if drv.table_fixture else ""
+    if drv.query_unsupported:  # nvidia-smi's wording for an unknown field (no capture of it)
+        return {
+            "table": (table, 0),
+            "query": ('Field "compute_cap" is not a valid field to query.\n', 2),
+            "list": (listing, 0),
+        }
     return {"table": (table, 0), "query": (query, 0), "list": (listing, 0)}
 
 
