@@ -402,6 +402,10 @@ def test_systemd_environment() -> None:
         ("NVIDIA L40S", "8.9"),
         ("Tesla V100-SXM2-32GB", "7.0"),
         ("Tesla T4", "7.5"),
+        ("Tesla P100-PCIE-16GB", "6.0"),
+        ("Tesla K80", "3.7"),
+        ("NVIDIA RTX 6000 Ada Generation", "8.9"),
+        ("NVIDIA H20", "9.0"),
         ("Some Future GPU", None),
     ],
 )

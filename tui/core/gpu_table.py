@@ -45,6 +45,12 @@ NAME_TO_CC: tuple[tuple[str, str], ...] = (
     (r"\bV100\b", "7.0"),
     (r"\bGV100\b", "7.0"),
     (r"TITAN V\b", "7.0"),
+    # Pascal, Maxwell, Kepler (CUDA 13 cannot target them; 12.x drops Kepler)
+    (r"\bP100\b", "6.0"),
+    (r"\bP(4|40|6)\b", "6.1"),
+    (r"GeForce GTX 10[5-8]0", "6.1"),
+    (r"\bM(4|6|40|60)\b", "5.2"),
+    (r"\bK80\b", "3.7"),
 )
 
 _COMPILED = tuple((re.compile(p, re.IGNORECASE), cc) for p, cc in NAME_TO_CC)
