@@ -122,10 +122,15 @@ b='# >>> detective-tui cuda >>>
 export CUDA_HOME=/usr/local/cuda-13.0
 export PATH=/usr/local/cuda-13.0/bin:"$PATH"
 # <<< detective-tui cuda <<<'
+if [ -f "$f" ] && grep -qxF '# >>> detective-tui cuda >>>' "$f" && ! grep -qxF '# <<< detective-tui cuda <<<' "$f"; then printf '%s %s\n' "$f" 'has a detective-tui cuda block without its end marker; fix it by hand' >&2; exit 1; fi
 if [ -f "$f" ] && [ "$(sed -n '/^# >>> detective-tui cuda >>>$/,/^# <<< detective-tui cuda <<<$/p' "$f")" = "$b" ]; then
   echo '@@dt unchanged block cuda already in place'
 else
-  if [ -f "$f" ]; then cp -p "$f" "$f".detective-tui-20261129-120000.bak && sed -i '/^# >>> detective-tui cuda >>>$/,/^# <<< detective-tui cuda <<<$/d' "$f"; fi
+  if [ -f "$f" ]; then
+    cp -p "$f" "$f".detective-tui-20261129-120000.bak
+    sed -i '/^# >>> detective-tui cuda >>>$/,/^# <<< detective-tui cuda <<<$/d' "$f"
+    if [ -s "$f" ] && [ -n "$(tail -c 1 "$f")" ]; then echo >> "$f"; fi
+  fi
   printf '%s\n' "$b" >> "$f"
   echo '@@dt changed block cuda written'
 fi
@@ -171,10 +176,15 @@ b='# >>> detective-tui cuda >>>
 export CUDA_HOME=/root/venv_sglang211/lib/python3.12/site-packages/nvidia/cu13
 export PATH=/root/venv_sglang211/lib/python3.12/site-packages/nvidia/cu13/bin:"$PATH"
 # <<< detective-tui cuda <<<'
+if [ -f "$f" ] && grep -qxF '# >>> detective-tui cuda >>>' "$f" && ! grep -qxF '# <<< detective-tui cuda <<<' "$f"; then printf '%s %s\n' "$f" 'has a detective-tui cuda block without its end marker; fix it by hand' >&2; exit 1; fi
 if [ -f "$f" ] && [ "$(sed -n '/^# >>> detective-tui cuda >>>$/,/^# <<< detective-tui cuda <<<$/p' "$f")" = "$b" ]; then
   echo '@@dt unchanged block cuda already in place'
 else
-  if [ -f "$f" ]; then cp -p "$f" "$f".detective-tui-20261129-120000.bak && sed -i '/^# >>> detective-tui cuda >>>$/,/^# <<< detective-tui cuda <<<$/d' "$f"; fi
+  if [ -f "$f" ]; then
+    cp -p "$f" "$f".detective-tui-20261129-120000.bak
+    sed -i '/^# >>> detective-tui cuda >>>$/,/^# <<< detective-tui cuda <<<$/d' "$f"
+    if [ -s "$f" ] && [ -n "$(tail -c 1 "$f")" ]; then echo >> "$f"; fi
+  fi
   printf '%s\n' "$b" >> "$f"
   echo '@@dt changed block cuda written'
 fi
@@ -235,10 +245,15 @@ b='# >>> detective-tui cuda >>>
 export CUDA_HOME=/usr/local/cuda-13.0
 export PATH=/usr/local/cuda-13.0/bin:"$PATH"
 # <<< detective-tui cuda <<<'
+if [ -f "$f" ] && grep -qxF '# >>> detective-tui cuda >>>' "$f" && ! grep -qxF '# <<< detective-tui cuda <<<' "$f"; then printf '%s %s\n' "$f" 'has a detective-tui cuda block without its end marker; fix it by hand' >&2; exit 1; fi
 if [ -f "$f" ] && [ "$(sed -n '/^# >>> detective-tui cuda >>>$/,/^# <<< detective-tui cuda <<<$/p' "$f")" = "$b" ]; then
   echo '@@dt unchanged block cuda already in place'
 else
-  if [ -f "$f" ]; then cp -p "$f" "$f".detective-tui-20261129-120000.bak && sed -i '/^# >>> detective-tui cuda >>>$/,/^# <<< detective-tui cuda <<<$/d' "$f"; fi
+  if [ -f "$f" ]; then
+    cp -p "$f" "$f".detective-tui-20261129-120000.bak
+    sed -i '/^# >>> detective-tui cuda >>>$/,/^# <<< detective-tui cuda <<<$/d' "$f"
+    if [ -s "$f" ] && [ -n "$(tail -c 1 "$f")" ]; then echo >> "$f"; fi
+  fi
   printf '%s\n' "$b" >> "$f"
   echo '@@dt changed block cuda written'
 fi
@@ -273,10 +288,15 @@ f='/srv/fake hosts/ct200/root/venv_sglang211/bin/activate'
 b='# >>> detective-tui arch-list >>>
 export FLASHINFER_CUDA_ARCH_LIST=12.0a
 # <<< detective-tui arch-list <<<'
+if [ -f "$f" ] && grep -qxF '# >>> detective-tui arch-list >>>' "$f" && ! grep -qxF '# <<< detective-tui arch-list <<<' "$f"; then printf '%s %s\n' "$f" 'has a detective-tui arch-list block without its end marker; fix it by hand' >&2; exit 1; fi
 if [ -f "$f" ] && [ "$(sed -n '/^# >>> detective-tui arch-list >>>$/,/^# <<< detective-tui arch-list <<<$/p' "$f")" = "$b" ]; then
   echo '@@dt unchanged block arch-list already in place'
 else
-  if [ -f "$f" ]; then cp -p "$f" "$f".detective-tui-20261129-120000.bak && sed -i '/^# >>> detective-tui arch-list >>>$/,/^# <<< detective-tui arch-list <<<$/d' "$f"; fi
+  if [ -f "$f" ]; then
+    cp -p "$f" "$f".detective-tui-20261129-120000.bak
+    sed -i '/^# >>> detective-tui arch-list >>>$/,/^# <<< detective-tui arch-list <<<$/d' "$f"
+    if [ -s "$f" ] && [ -n "$(tail -c 1 "$f")" ]; then echo >> "$f"; fi
+  fi
   printf '%s\n' "$b" >> "$f"
   echo '@@dt changed block arch-list written'
 fi
@@ -643,3 +663,27 @@ def test_jit_cache_is_moved_aside_never_deleted(tmp_path: Path) -> None:
     (root / "root/.cache/flashinfer").rmdir()
     assert sh(step.undo or "", home, tmp_path).returncode == 0
     assert (cache / "sampling.so").read_text() == "old"
+
+
+def test_a_file_without_a_final_newline_keeps_its_last_line(tmp_path: Path) -> None:
+    host, facts, _root, activate = hostile_setup(tmp_path)
+    activate.write_text("export VIRTUAL_ENV=/v")  # no newline at the end
+    plan = build_plan(facts, host, "use-installed-toolkit", {"path": HOSTILE_TOOLKIT}, stamp=STAMP)
+    assert sh(plan.preview_commands()[1], tmp_path, tmp_path).returncode == 0
+    lines = activate.read_text().splitlines()
+    assert lines[0] == "export VIRTUAL_ENV=/v"
+    assert lines[1] == "# >>> detective-tui cuda >>>"
+
+
+def test_a_block_that_lost_its_end_marker_is_not_edited(tmp_path: Path) -> None:
+    host, facts, _root, activate = hostile_setup(tmp_path)
+    damaged = "# >>> detective-tui cuda >>>\nexport CUDA_HOME=/old\nexport KEEP=me\n"
+    activate.write_text(damaged)
+    plan = build_plan(facts, host, "use-installed-toolkit", {"path": HOSTILE_TOOLKIT}, stamp=STAMP)
+    done = sh(plan.preview_commands()[1], tmp_path, tmp_path)
+    assert done.returncode == 1
+    assert "block without its end marker; fix it by hand" in done.stderr
+    assert str(activate) in done.stderr
+    assert activate.read_text() == damaged
+    undo = sh(plan.steps[1].undo or "", tmp_path, tmp_path)
+    assert undo.returncode == 1 and activate.read_text() == damaged

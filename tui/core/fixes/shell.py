@@ -66,15 +66,29 @@ def ensure_block(file_expr: str, name: str, lines: Sequence[str], backup_suffix:
         [
             f"f={file_expr}",
             f"b={q(block)}",
+            _require_whole_block(name),
             f'if [ -f "$f" ] && [ "$(sed -n {q(rng + "p")} "$f")" = "$b" ]; then',
             f"  {say_unchanged('block ' + name + ' already in place')}",
             "else",
-            f'  if [ -f "$f" ]; then cp -p "$f" "$f"{q(backup_suffix)}'
-            f' && sed -i {q(rng + "d")} "$f"; fi',
+            '  if [ -f "$f" ]; then',
+            f'    cp -p "$f" "$f"{q(backup_suffix)}',
+            f'    sed -i {q(rng + "d")} "$f"',
+            '    if [ -s "$f" ] && [ -n "$(tail -c 1 "$f")" ]; then echo >> "$f"; fi',
+            "  fi",
             '  printf \'%s\\n\' "$b" >> "$f"',
             f"  {say_changed('block ' + name + ' written')}",
             "fi",
         ]
+    )
+
+
+def _require_whole_block(name: str) -> str:
+    """Refuse to edit a file whose block lost its end marker (sed would delete to the end)."""
+    begin, end = q(begin_marker(name)), q(end_marker(name))
+    message = q(f"has a detective-tui {name} block without its end marker; fix it by hand")
+    return (
+        f'if [ -f "$f" ] && grep -qxF {begin} "$f" && ! grep -qxF {end} "$f"; then '
+        f"printf '%s %s\\n' \"$f\" {message} >&2; exit 1; fi"
     )
 
 
@@ -84,6 +98,7 @@ def undo_block(file_expr: str, name: str, backup_suffix: str) -> str:
     return "\n".join(
         [
             f"f={file_expr}",
+            _require_whole_block(name),
             f'if [ -f "$f"{q(backup_suffix)} ]; then',
             f'  mv -f "$f"{q(backup_suffix)} "$f"',
             f"  {say_changed('restored the backup of the file with block ' + name)}",
