@@ -213,7 +213,7 @@ import validate_sampling as v
 
 torch.manual_seed(7)
 
-def sampler(case, change=None):
+def sampler(case, change=None, invalid_share=0.0):
     def sample(probs, per_row):
         rows = len(case.rows)
         unique = per_row[:rows]
@@ -224,28 +224,36 @@ def sampler(case, change=None):
         stacked.update(top_k=unique[0].get("top_k"), order=unique[0].get("order"))
         ref = v.torch_reference(torch, probs[:rows], stacked)
         take = probs.shape[0] // rows
-        return torch.multinomial(ref, take, replacement=True).t().reshape(-1), 0
+        ids = torch.multinomial(ref, take, replacement=True).t().reshape(-1)
+        if not invalid_share:
+            return ids, None
+        valid = torch.rand(ids.shape[0]) >= invalid_share
+        return torch.where(valid, ids, torch.full_like(ids, -1)), valid
     return sample
 
 flip = lambda f: {"order": "joint" if f["order"] == "top_k_first" else "top_k_first"}
 runs = [
-    ("sampling_from_probs", None),
-    ("top_k_sampling_from_probs", None),
-    ("top_p_sampling_from_probs", None),
-    ("min_p_sampling_from_probs", None),
-    ("top_k_top_p_sampling_from_probs[top_k_first]", None),
-    ("top_k_top_p_sampling_from_probs[joint]", None),
-    ("top_p_sampling_from_probs", lambda f: {"top_p": None}),
-    ("top_k_sampling_from_probs", lambda f: {"top_k": f["top_k"] + 1}),
-    ("min_p_sampling_from_probs", lambda f: {"min_p": None}),
-    ("top_k_top_p_sampling_from_probs[joint]", flip),
+    ("sampling_from_probs", None, 0.0),
+    ("sampling_from_probs", None, 1e-4),  # a few samples flagged invalid: tolerated
+    ("sampling_from_probs", "invalid", 0.01),  # too many: a broken kernel
+    ("top_k_sampling_from_probs", None, 0.0),
+    ("top_p_sampling_from_probs", None, 0.0),
+    ("min_p_sampling_from_probs", None, 0.0),
+    ("top_k_top_p_sampling_from_probs[top_k_first]", None, 0.0),
+    ("top_k_top_p_sampling_from_probs[joint]", None, 0.0),
+    ("top_p_sampling_from_probs", lambda f: {"top_p": None}, 0.0),
+    ("top_k_sampling_from_probs", lambda f: {"top_k": f["top_k"] + 1}, 0.0),
+    ("min_p_sampling_from_probs", lambda f: {"min_p": None}, 0.0),
+    ("top_k_top_p_sampling_from_probs[joint]", flip, 0.0),
 ]
 out = []
-for name, change in runs:
+for name, change, invalid_share in runs:
     case = next(c for c in stats.CASES if c.name == name and c.vocab == stats.SMALL_VOCAB)
-    rec = v.check_case(torch, case, sampler(case, change), "cpu", 1 << 15)
+    callable_change = change if callable(change) else None
+    rec = v.check_case(torch, case, sampler(case, callable_change, invalid_share), "cpu", 1 << 15)
     out.append({"name": name, "broken": change is not None, "verdict": rec["verdict"],
-                "disagreement": rec["reference_disagreement"]})
+                "disagreement": rec["reference_disagreement"], "invalid": rec.get("invalid"),
+                "message": rec.get("message")})
 print(json.dumps(out))
 """
 
@@ -266,3 +274,5 @@ def test_remote_harness_with_torch_reference_and_broken_torch_samplers() -> None
     for r in results:
         assert r["disagreement"] <= 1e-9, r  # torch and stdlib references agree
         assert r["verdict"] == ("fail" if r["broken"] else "pass"), r
+    assert results[1]["invalid"] > 0
+    assert results[2]["message"].endswith("samples flagged invalid by the kernel")
