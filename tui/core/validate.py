@@ -470,12 +470,15 @@ def _fmt(value: Any, spec: str = ".3g") -> str:
     return str(value)
 
 
-def _jit_text(jit: JitResult | None) -> str | None:
+def _jit_text(jit: JitResult | None, toolkit: Mapping[str, Any]) -> str | None:
     if jit is None:
         return None
     if not jit.ok:
         return f"FAILED at {jit.stage}"
-    return f"ok in {jit.seconds:.1f} s" if jit.seconds is not None else "ok"
+    text = f"ok in {jit.seconds:.1f} s" if jit.seconds is not None else "ok"
+    if toolkit.get("sampling_so_cached"):
+        text += " (an already built sampling.so was loaded)"
+    return text
 
 
 def _worst_tv(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -500,7 +503,7 @@ def _markdown_lines(r: ValidationResult) -> list[str]:
         ("toolkit FlashInfer resolved", r.toolkit.get("cuda_home")),
         ("its CUDA version", r.toolkit.get("cuda_version")),
         ("target archs", (", ".join(archs) or "none") if archs is not None else None),
-        ("JIT", _jit_text(r.jit)),
+        ("JIT", _jit_text(r.jit, r.toolkit)),
     ]
     for label, value in facts:
         if value not in (None, ""):
