@@ -415,3 +415,29 @@ async def test_sampling_fallback_rewrites_execstart_and_undo_brings_the_verdict_
         assert undone.applied and not dropin.exists()
         assert "flashinfer-arch-rejected" in undone.findings_after
         assert undone.worst_after == "critical"
+
+
+async def test_a_fix_that_brings_a_new_problem_is_not_reported_as_fixed(
+    tmp_path: Path, ssh_env: SSHEnv
+) -> None:
+    from tui.demo.fakehost import DriverSpec
+
+    spec = reference_ct200(with_cuda13=True)
+    driver_570 = DriverSpec(  # its highest CUDA is 12.8
+        table_fixture="nvidia-smi/nvidia-smi-rtx5090-570.124.06.txt", proc_version="570.124.06"
+    )
+    spec = dataclasses.replace(spec, driver=driver_570)
+    fake = build_fake_host(tmp_path / "root", spec)
+    host = Host(
+        name="ct200", ssh=ssh_env.alias, root=str(fake.root), env=fake.env, python=fake.pythons
+    )
+    async with session(ssh_env) as s:
+        before = (await s.probe(host)).facts
+        assert before is not None
+        assert before.driver.cuda_version == "12.8"
+        plan = build_plan(before, host, "use-installed-toolkit", {"path": "/usr/local/cuda-13.0"})
+        outcome = await apply_plan(s, host, plan, before=before)
+    assert outcome.applied and "flashinfer-arch-rejected" in outcome.resolved
+    assert outcome.introduced == ("driver-too-old-for-nvcc",)
+    assert not outcome.ok
+    assert "NEW problems after the fix: driver-too-old-for-nvcc" in outcome_text(outcome)

@@ -75,6 +75,7 @@ class FixOutcome:
     worst_after: Severity | None = None
     resolved: tuple[str, ...] = ()  # verify ids present before, gone after
     unresolved: tuple[str, ...] = ()  # verify ids still present after
+    introduced: tuple[str, ...] = ()  # problems after that were not there before
     contexts: tuple[ContextChange, ...] = ()
     pending_restart: tuple[str, ...] = ()  # units whose running process still has the old env
     record: str | None = None  # undo record id, when something changed
@@ -86,7 +87,7 @@ class FixOutcome:
 
     @property
     def ok(self) -> bool:
-        return self.applied and not self.unresolved
+        return self.applied and not self.unresolved and not self.introduced
 
     @property
     def changed(self) -> tuple[StepResult, ...]:
@@ -387,6 +388,7 @@ async def apply_plan(
         worst_after=worst_after,
         resolved=tuple(i for i in present if i not in findings_after),
         unresolved=tuple(i for i in present if i in findings_after),
+        introduced=tuple(i for i in findings_after if i not in findings_before),
         contexts=_changes(plan, judged_before, judged_after),
         pending_restart=_pending_restart(plan, probed.facts, judged_after),
         record=record,
@@ -420,6 +422,7 @@ def outcome_summary(outcome: FixOutcome) -> dict[str, object]:
         "worst_after": outcome.worst_after,
         "resolved": list(outcome.resolved),
         "unresolved": list(outcome.unresolved),
+        "introduced": list(outcome.introduced),
         "contexts": [
             {
                 "label": c.label,

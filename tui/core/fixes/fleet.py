@@ -53,7 +53,7 @@ class HostFixResult:
             return "not-planned"
         if self.outcome is None or not self.outcome.applied:
             return "failed"
-        if self.outcome.unresolved:
+        if self.outcome.unresolved or self.outcome.introduced:
             return "unresolved"
         return "fixed" if self.outcome.plan.verify_gone else "applied"
 
@@ -71,6 +71,8 @@ class HostFixResult:
             parts.append("gone: " + ", ".join(o.resolved))
         if o.unresolved:
             parts.append("still there: " + ", ".join(o.unresolved))
+        if o.introduced:
+            parts.append("new: " + ", ".join(o.introduced))
         if o.pending_restart:
             parts.append("restart pending: " + ", ".join(o.pending_restart))
         changed = len(o.changed)

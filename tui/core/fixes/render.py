@@ -87,6 +87,8 @@ def outcome_text(outcome: FixOutcome) -> str:
         out.append("Fixed: " + ", ".join(outcome.resolved))
     if outcome.unresolved:
         out.append("NOT fixed: " + ", ".join(outcome.unresolved))
+    if outcome.introduced:
+        out.append("NEW problems after the fix: " + ", ".join(outcome.introduced))
     if outcome.pending_restart:
         out.append(
             "Restart pending: "

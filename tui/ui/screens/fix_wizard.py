@@ -221,6 +221,8 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
             status = f"Stopped: {outcome.error}"
         elif outcome.unresolved:
             status = "Applied, but these findings remain: " + ", ".join(outcome.unresolved)
+        elif outcome.introduced:
+            status = "Applied, but it brought new problems: " + ", ".join(outcome.introduced)
         elif message.kind == "fix" and outcome.pending_restart:
             status = "Applied. Restart (r) so the service starts with the new environment."
         else:
