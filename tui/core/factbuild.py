@@ -26,7 +26,7 @@ from tui.core.facts import (
     PythonEnv,
     Toolkit,
 )
-from tui.core.redact import MASK, SECRET_NAME
+from tui.core.redact import MASK, is_secret_name
 
 
 @dataclass(frozen=True)
@@ -95,9 +95,7 @@ def _norm(path: str) -> str:
 
 
 def _keep_vars(env: Mapping[str, str]) -> dict[str, str]:
-    return {
-        k: (MASK if SECRET_NAME.search(k) else v) for k, v in env.items() if WANTED_VARS.match(k)
-    }
+    return {k: (MASK if is_secret_name(k) else v) for k, v in env.items() if WANTED_VARS.match(k)}
 
 
 @dataclass
