@@ -441,3 +441,29 @@ async def test_a_fix_that_brings_a_new_problem_is_not_reported_as_fixed(
     assert outcome.introduced == ("driver-too-old-for-nvcc",)
     assert not outcome.ok
     assert "NEW problems after the fix: driver-too-old-for-nvcc" in outcome_text(outcome)
+
+
+async def test_without_a_service_the_venv_activation_is_what_gets_fixed_and_judged(
+    tmp_path: Path, ssh_env: SSHEnv
+) -> None:
+    spec = reference_ct200(with_cuda13=True, service=False)
+    spec = dataclasses.replace(spec, files={**spec.files, f"{VENV}/bin/activate": ACTIVATE})
+    fake = build_fake_host(tmp_path / "root", spec)
+    host = Host(
+        name="ct200", ssh=ssh_env.alias, root=str(fake.root), env=fake.env, python=fake.pythons
+    )
+    async with session(ssh_env) as s:
+        before = (await s.probe(host)).facts
+        assert before is not None
+        plan = build_plan(before, host, "use-installed-toolkit", {"path": "/usr/local/cuda-13.0"})
+        assert plan.units == () and plan.activate == f"{VENV}/bin/activate"
+        outcome = await apply_plan(s, host, plan, before=before)
+    assert outcome.ok, outcome_text(outcome)
+    assert "flashinfer-arch-rejected" in outcome.resolved
+    (change,) = outcome.contexts
+    assert change.label == f"venv activated ({VENV}/bin/activate)"
+    assert change.before["CUDA_HOME"] == "/usr/local/cuda-12.8"  # from the session's env
+    assert change.after["CUDA_HOME"] == "/usr/local/cuda-13.0"
+    assert change.after["PATH"].startswith(f"/usr/local/cuda-13.0/bin:{VENV}/bin:")
+    assert "targets 12.0f → check pass" in (change.verdict_after or "")
+    assert outcome.pending_restart == ()

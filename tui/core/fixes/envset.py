@@ -199,6 +199,7 @@ class EnvChange:
     units: tuple[str, ...] = ()
     contexts: tuple[str, ...] = ()
     activate: str | None = None
+    profile: bool = False
     env_keys: tuple[str, ...] = ()
     exec_units: tuple[str, ...] = ()
 
@@ -222,6 +223,7 @@ def env_change(
         units=tuple(u for u, _c in targets.units),
         contexts=tuple(c.label for _u, c in targets.units),
         activate=targets.activate,
+        profile=targets.profile,
         env_keys=(*env, *(["PATH"] if path_prepend is not None else [])),
     )
 
@@ -251,6 +253,7 @@ def make_plan(
         contexts=change.contexts,
         units=change.units,
         activate=change.activate,
+        profile=change.profile,
         env_keys=change.env_keys,
         exec_units=change.exec_units,
         stamp=stamp,

@@ -237,7 +237,12 @@ def judged_facts(facts: Facts, plan: FixPlan, reads: EnvReads) -> Facts:
         else p
         for p in judged.pythons
     )
-    return dataclasses.replace(judged, contexts=(*judged.contexts, reads.activate), pythons=pythons)
+    # first among the shells: an interpreter without a serving process is judged under the
+    # first login-kind environment (tui.core.rules.judging_context)
+    shells = [i for i, c in enumerate(judged.contexts) if c.kind in ("login", "ssh")]
+    at = shells[0] if shells else len(judged.contexts)
+    contexts = (*judged.contexts[:at], reads.activate, *judged.contexts[at:])
+    return dataclasses.replace(judged, contexts=contexts, pythons=pythons)
 
 
 def _verdict_of(facts: Facts) -> tuple[tuple[str, ...], Severity | None]:
@@ -279,6 +284,8 @@ def _shown_vars(plan: FixPlan, ctx: EnvContext | None) -> dict[str, str]:
 def _changes(plan: FixPlan, before: Facts, after: Facts) -> tuple[ContextChange, ...]:
     labels = [*plan.contexts]
     labels += [c.label for c in after.contexts if c.label.startswith("venv activated")]
+    if plan.profile:
+        labels += [c.label for c in after.contexts if c.kind == "login"]
     out = []
     for label in dict.fromkeys(labels):
         b = before.context(label)

@@ -51,6 +51,7 @@ class FixPlan:
     contexts: tuple[str, ...] = ()  # labels of the serving-process contexts the fix changes
     units: tuple[str, ...] = ()  # systemd units whose environment the fix changes (restart needed)
     activate: str | None = None  # host path of the venv activate script the fix edits
+    profile: bool = False  # the fix edits the login profile (~/.bash_profile or ~/.profile)
     env_keys: tuple[str, ...] = ()  # the environment variables the fix sets
     exec_units: tuple[str, ...] = ()  # units whose ExecStart the fix rewrites
     stamp: str = ""  # timestamp used in backup names

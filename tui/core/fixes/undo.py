@@ -48,6 +48,7 @@ class UndoRecord:
     units: tuple[str, ...]
     contexts: tuple[str, ...]
     activate: str | None
+    profile: bool
     env_keys: tuple[str, ...]
     exec_units: tuple[str, ...]
     findings_before: tuple[str, ...]  # the verdict before the fix, to compare after undo
@@ -69,6 +70,7 @@ class UndoRecord:
             "units": list(self.units),
             "contexts": list(self.contexts),
             "activate": self.activate,
+            "profile": self.profile,
             "env_keys": list(self.env_keys),
             "exec_units": list(self.exec_units),
             "findings_before": list(self.findings_before),
@@ -112,6 +114,7 @@ def save_record(
         units=plan.units,
         contexts=plan.contexts,
         activate=plan.activate,
+        profile=plan.profile,
         env_keys=plan.env_keys,
         exec_units=plan.exec_units,
         findings_before=tuple(findings_before),
@@ -139,6 +142,7 @@ def _load(path: Path) -> UndoRecord:
             units=tuple(data.get("units", ())),
             contexts=tuple(data.get("contexts", ())),
             activate=data.get("activate"),
+            profile=bool(data.get("profile", False)),
             env_keys=tuple(data.get("env_keys", ())),
             exec_units=tuple(data.get("exec_units", ())),
             findings_before=tuple(data.get("findings_before", ())),
@@ -201,6 +205,7 @@ def undo_plan(record: UndoRecord, host: Host, *, sudo: bool, stamp: str) -> FixP
         contexts=record.contexts,
         units=record.units,
         activate=record.activate,
+        profile=record.profile,
         env_keys=record.env_keys,
         exec_units=record.exec_units,
         stamp=stamp,

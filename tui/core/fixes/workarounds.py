@@ -188,6 +188,7 @@ def sampling_backend_fallback(
         units=(*(u for u, _c in sglang_units), *vllm.units),
         contexts=(*(c.label for _u, c in sglang_units), *vllm.contexts),
         activate=vllm.activate,
+        profile=vllm.profile,
         env_keys=vllm.env_keys,
         exec_units=tuple(u for u, _c in sglang_units),
     )
