@@ -159,7 +159,7 @@ ctx_env() {
         CUDA_VISIBLE_DEVICES | CUDA_DEVICE_ORDER | NVIDIA_VISIBLE_DEVICES | VLLM_* | SGLANG_* | \
         HOME | USER | VIRTUAL_ENV | CONDA_PREFIX | TRITON_PTXAS_PATH | PYTORCH_NVML_BASED_CUDA_CHECK | MAX_JOBS)
         case $_k in
-          *TOKEN* | *SECRET* | *PASSWORD* | *KEY* | *CREDENTIAL* | *AUTH*) _v='***' ;;
+          *TOKEN* | *SECRET* | *PASSWORD* | *PASSWD* | *KEY* | *CREDENTIAL* | *AUTH* | *COOKIE*) _v='***' ;;
         esac
         rec env "$1" "$_k" "$_v"
         ;;
