@@ -442,6 +442,7 @@ def test_unit_drop_in_and_profile_changes_are_seen(build) -> None:
     profile.parent.mkdir(parents=True)
     profile.write_text(
         'export CUDA_HOME=/usr/local/cuda-13.0\nexport PATH="$CUDA_HOME/bin:$PATH"\n'
+        "export VLLM_API_KEY=sk-from-profile\n"
     )
     (fake.root / "root/.bashrc").unlink()
     facts, _ = run_probe(fake)
@@ -454,6 +455,7 @@ def test_unit_drop_in_and_profile_changes_are_seen(build) -> None:
     login = next(c for c in facts.contexts if c.kind == "login")
     assert login.vars["CUDA_HOME"] == "/usr/local/cuda-13.0"
     assert login.which_nvcc[0] == "/usr/local/cuda-13.0/bin/nvcc"
+    assert login.vars["VLLM_API_KEY"] == "***"
     assert "unit sglang.service" in facts.toolkit_at("/usr/local/cuda-13.0").sources
 
 
