@@ -85,6 +85,34 @@ resolve() {
 
 is_exe() { [ -f "$R$1" ] && [ -x "$R$1" ]; }
 
+# secret NAME → status 0 (names containing TOKEN, SECRET, PASSWORD, KEY, CREDENTIAL, AUTH…)
+is_secret() {
+  case $1 in
+    *TOKENIZER* | *tokenizer*) return 1 ;;
+    *TOKEN* | *SECRET* | *PASSWORD* | *PASSWD* | *KEY* | *CREDENTIAL* | *AUTH* | *COOKIE*) return 0 ;;
+    *token* | *secret* | *password* | *passwd* | *key* | *credential* | *auth* | *cookie*) return 0 ;;
+  esac
+  return 1
+}
+
+# redact_line TEXT — TEXT with the value of each secret-looking NAME=value word masked; in _rl.
+redact_line() {
+  _rl=$1
+  is_secret "$1" || return 0
+  _rl= _rifs=$IFS
+  IFS=" $TAB"
+  set -f
+  for _w in $1; do
+    _nm=${_w%%=*}
+    if [ "$_nm" != "$_w" ] && is_secret "$_nm"; then
+      case $_nm in \"*) _w="$_nm=***\"" ;; *) _w="$_nm=***" ;; esac
+    fi
+    _rl="${_rl:+$_rl }$_w"
+  done
+  set +f
+  IFS=$_rifs
+}
+
 # ---- toolkit candidates: "source<TAB>home" lines, probed once per home at the end ----------
 TKC=
 TKRAN=
@@ -158,9 +186,7 @@ ctx_env() {
       CUDA_HOME | CUDA_PATH | PATH | LD_LIBRARY_PATH | FLASHINFER_* | TORCH_CUDA_ARCH_LIST | \
         CUDA_VISIBLE_DEVICES | CUDA_DEVICE_ORDER | NVIDIA_VISIBLE_DEVICES | VLLM_* | SGLANG_* | \
         HOME | USER | VIRTUAL_ENV | CONDA_PREFIX | TRITON_PTXAS_PATH | PYTORCH_NVML_BASED_CUDA_CHECK | MAX_JOBS)
-        case $_k in
-          *TOKEN* | *SECRET* | *PASSWORD* | *PASSWD* | *KEY* | *CREDENTIAL* | *AUTH* | *COOKIE*) _v='***' ;;
-        esac
+        is_secret "$_k" && _v='***'
         rec env "$1" "$_k" "$_v"
         ;;
     esac
@@ -212,7 +238,8 @@ ctx_login() {
       while IFS= read -r _ln || [ -n "$_ln" ]; do
         case $_ln in
           *=*)
-            rec profile "$CID" "$_ln"
+            redact_line "$_ln"
+            rec profile "$CID" "$_rl"
             case $_ln in *PATH* | *CUDA_HOME* | *CUDA_PATH*) scan_paths profile "$_ln" ;; esac
             ;;
         esac
@@ -268,7 +295,8 @@ unit_env_file() {
   while IFS= read -r _ul || [ -n "$_ul" ]; do
     case $_ul in
       Environment=*)
-        rec unitenv "$2" "${_ul#Environment=}"
+        redact_line "${_ul#Environment=}"
+        rec unitenv "$2" "$_rl"
         scan_paths "unit $3" "${_ul#Environment=}"
         ;;
       EnvironmentFile=*)
@@ -276,7 +304,8 @@ unit_env_file() {
         _ef=${_ef#-}
         if [ -f "$R$_ef" ]; then
           while IFS= read -r _el || [ -n "$_el" ]; do
-            rec unitenvfile "$2" "$_el"
+            redact_line "$_el"
+            rec unitenvfile "$2" "$_rl"
             scan_paths "unit $3" "$_el"
           done <"$R$_ef"
         fi
@@ -322,6 +351,12 @@ proc_ctx() {
   set -f
   for _a in $_out; do
     if [ -z "$_argv0" ]; then _argv0=$_a; _cmd=$_a; continue; fi
+    # --api-key VALUE, --hf-token=VALUE …: the value never leaves the host
+    case $_prev in
+      --*=*) ;;
+      --*) case $_a in -*) ;; *) is_secret "$_prev" && _a='***' ;; esac ;;
+    esac
+    case $_a in --*=*) is_secret "${_a%%=*}" && _a="${_a%%=*}=***" ;; esac
     _cmd="$_cmd $_a"
     if [ -z "$_prog" ]; then
       if [ "$_prev" = -m ]; then _prog=$_a; fi

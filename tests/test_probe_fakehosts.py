@@ -106,6 +106,7 @@ def test_reference_host_facts(build, shell: str) -> None:
     assert (proc.pid, proc.unit, proc.exe) == (4242, "sglang.service", "/usr/bin/python3.12")
     assert proc.label == "pid 4242 sglang.launch_server"
     assert proc.cmdline.startswith("/root/venv_sglang211/bin/python3 -m sglang.launch_server")
+    assert proc.cmdline.endswith("--port 30000 --api-key ***")
     assert proc.vars["CUDA_HOME"] == "/usr/local/cuda-12.8"
     assert proc.vars["CUDA_VISIBLE_DEVICES"] == "0,1,2,3,4,5,6,7"
     assert proc.vars["SGLANG_API_KEY"] == "***"
@@ -115,6 +116,7 @@ def test_reference_host_facts(build, shell: str) -> None:
     unit = next(c for c in facts.contexts if c.kind == "unit")
     assert (unit.label, unit.unit) == ("unit sglang.service", "sglang.service")
     assert unit.vars["CUDA_HOME"] == "/usr/local/cuda-12.8"
+    assert unit.vars["SGLANG_API_KEY"] == "***" and "HF_TOKEN" not in unit.vars
     assert unit.which_nvcc == ("/usr/local/cuda-12.8/bin/nvcc",)
 
     login = next(c for c in facts.contexts if c.kind == "login")

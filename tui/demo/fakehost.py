@@ -458,6 +458,8 @@ def reference_ct200(
                     "8",
                     "--port",
                     "30000",
+                    "--api-key",
+                    "sk-demo-secret-value",
                 ),
                 environ=server_env,
                 exe="/usr/bin/python3.12",
@@ -481,6 +483,7 @@ def reference_ct200(
             f"Environment=CUDA_HOME={cuda}\n"
             f'Environment="PATH={env_path}"\n'
             "Environment=CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7\n"
+            'Environment="HF_TOKEN=hf_demo_secret_value" SGLANG_API_KEY=sk-demo-secret-value\n'
             f"ExecStart={py} -m sglang.launch_server --model-path /models/Kimi-K2.6"
             " --tp 8 --port 30000\n"
             "Restart=always\n\n[Install]\nWantedBy=multi-user.target\n"
