@@ -168,6 +168,7 @@ async def _fix(
     transcript: Transcript,
 ) -> int:
     async with Session(transcript=transcript) as session:
+        print(f"Probing {', '.join(h.name for h in hosts)}…", file=sys.stderr, flush=True)
         items = await plan_fleet(
             session, hosts, args.fix_id, params, python, finding=args.finding, stamp=make_stamp()
         )

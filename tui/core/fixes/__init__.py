@@ -3,6 +3,26 @@
 ``build_plan`` turns a fix id and its parameters into a ``FixPlan`` for one host, without
 touching the host. ``tui.core.fixes.executor.apply_plan`` runs it; ``tui.core.fixes.undo``
 keeps what is needed to reverse it; ``tui.core.fixes.fleet`` applies one fix to many hosts.
+
+How a plan is written
+- Every step is exact POSIX sh with every argument ``shlex.quote``d. Host paths are rendered
+  under the host's root prefix (``Host.root``: fake hosts, mounted images) when the plan is
+  built, so the preview is exactly what runs and nothing depends on variables crossing
+  ``sudo``. Root steps of a non-root login run as ``sudo -n sh -c '…'`` (never a prompt).
+- Steps are idempotent: whole files detective-tui owns (systemd drop-ins
+  ``50-detective-tui-*.conf``) are compared before writing; edits of other files are
+  marker-delimited blocks (``# >>> detective-tui NAME >>>``); installs are guarded by the
+  file they produce. A step prints ``@@dt changed …`` or ``@@dt unchanged …``; only changed
+  steps are recorded for undo. Backups are ``<file>.detective-tui-<stamp>.bak``; the JIT
+  cache is renamed ``….moved-<stamp>``, never deleted.
+- The environment a fix changes is where the program runs: a drop-in per systemd unit that
+  runs the interpreter (restart is a separate, confirmed plan), plus the venv's ``activate``
+  (or the login profile when there is no venv) for interactive use.
+
+How it is verified (``executor``): the host is re-probed and diagnosed as the fixed
+environments will see it — each changed unit as it will start next time (its unit files and
+drop-ins), the venv as ``activate`` leaves it — and the live process is reported as
+"restart pending" while it still runs with the old environment.
 """
 
 from __future__ import annotations
