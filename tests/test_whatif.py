@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 from factsmaker import PY, SERVICE, make_facts, toolkit
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tui.core.diagnosis import diagnose
 from tui.core.fixes import build_plan
@@ -163,3 +165,70 @@ def test_pip_toolkit_already_in_the_venv_is_an_installed_toolkit() -> None:
     facts = make_facts(extra_toolkits=(toolkit(site, "13.0"),))
     first = diagnose(facts).finding("flashinfer-arch-rejected").fixes[0]
     assert (first.id, dict(first.params)) == ("use-installed-toolkit", {"path": site})
+
+
+# -- properties over many host shapes --------------------------------------------------------
+
+
+TOOLKITS = {
+    "12.4": ("/usr/local/cuda-12.4", "12.4"),
+    "12.8": C128,
+    "12.9": C129,
+    "13.0": C130,
+}
+
+
+@st.composite
+def hosts(draw: st.DrawFn) -> dict:
+    installed = draw(
+        st.lists(st.sampled_from(sorted(TOOLKITS)), min_size=0, max_size=3, unique=True)
+    )
+    toolkits = tuple(TOOLKITS[v] for v in installed)
+    home = draw(st.sampled_from([*(t[0] for t in toolkits), None]))
+    listed = draw(st.sampled_from([None, "12.0a", "12.0f", "12.0", "9.0a 12.0a", "8.9"]))
+    env = {"CUDA_HOME": home} if home else {}
+    if listed is not None:
+        env["FLASHINFER_CUDA_ARCH_LIST"] = listed
+    return {
+        "gpus": tuple(
+            draw(
+                st.lists(
+                    st.sampled_from(["7.0", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"]),
+                    min_size=0,
+                    max_size=3,
+                )
+            )
+        ),
+        "driver": draw(st.sampled_from(["525.60.13", "570.148.08", "575.57.08", "580.95.05"])),
+        "toolkits": toolkits,
+        "env": env,
+        "torch_cuda": draw(st.sampled_from(["12.4", "12.8", "13.0", None])),
+        "flashinfer": draw(
+            st.sampled_from([None, "0.3.1", "0.4.1", "0.6.6", "0.6.7", "0.6.8", "0.7.0", "0.7.2"])
+        ),
+        "packages": draw(st.sampled_from([{}, {"sglang": "0.5.6"}, {"vllm": "0.11.0"}])),
+        "service_env": draw(st.sampled_from([None, env])),
+        "jit_cache_dirs": draw(st.sampled_from([(), ("/root/.cache/flashinfer/x",)])),
+    }
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hosts())
+def test_every_proposed_fix_really_resolves_its_finding(kwargs: dict) -> None:
+    facts = make_facts(**kwargs)
+    d = diagnose(facts)
+    order = {"critical": 0, "warning": 1, "info": 2}
+    assert [order[f.severity] for f in d.findings] == sorted(order[f.severity] for f in d.findings)
+    for finding in d.findings:
+        if finding.severity == "info":
+            assert finding.fixes == ()
+        for fix in finding.fixes:
+            if fix.id == "clear-flashinfer-jit-cache":
+                assert fix.resolves == ()
+                continue
+            assert finding.id in fix.resolves
+            after = evaluate(apply_fix(facts, fix.id, fix.params, finding.python))[0]
+            assert not any(
+                f.id == finding.id and f.python == finding.python and f.severity != "info"
+                for f in after
+            )
