@@ -17,6 +17,7 @@ from tui.ui.screens.hosts import HostsScreen
 from tui.ui.screens.message import MessageScreen
 from tui.ui.screens.transcripts import TranscriptsScreen
 from tui.ui.widgets.cuda_compare import CudaComparison
+from tui.ui.widgets.fleet_table import FleetTable
 from tui.ui.widgets.replay_view import ReplayView
 
 from .conftest import make_app, settle
@@ -27,8 +28,7 @@ def _all_done(app) -> bool:
 
 
 def _table_rows(app) -> list[str]:
-    table = app.screen.query_one("#hosts-table", DataTable)
-    return [str(table.coordinate_to_cell_key((i, 0)).row_key.value) for i in range(table.row_count)]
+    return list(app.screen.query_one("#hosts-table", FleetTable).row_names)
 
 
 async def _probe_all(pilot) -> None:
@@ -62,12 +62,12 @@ async def test_probe_all_reports_every_host(demo_hosts: tuple[Host, ...]) -> Non
         lines = sum(len(app.probe_output(h.name)) for h in demo_hosts)
         assert 0 < activity < lines
         # the table shows the verdicts
-        table = app.screen.query_one("#hosts-table", DataTable)
-        assert str(table.get_cell("ct200", "worst")) == "critical"
-        assert str(table.get_cell("ct200", "verdict")) == "rejects GPU"
-        assert str(table.get_cell("ct200", "jit")) == "12.8"
-        assert str(table.get_cell("h100-node", "worst")) in ("none", "info")
-        assert str(table.get_cell("gone-dark", "status")).startswith("unreachable: no answer")
+        table = app.screen.query_one("#hosts-table", FleetTable)
+        assert table.cell("ct200", "worst") == "critical"
+        assert table.cell("ct200", "verdict") == "rejects GPU"
+        assert table.cell("ct200", "jit") == "12.8"
+        assert table.cell("h100-node", "worst") in ("none", "info")
+        assert table.cell("gone-dark", "status").startswith("unreachable: no answer")
 
 
 async def test_group_by_finding_view(demo_hosts: tuple[Host, ...]) -> None:
@@ -283,3 +283,22 @@ async def test_fix_key_opens_the_wizard_for_the_selected_fix(
         await pilot.press("f")
         await settle(pilot, lambda: isinstance(app.screen, FixWizardScreen))
         assert app.screen.plan.fix_id == str(fixes.get_row_at(2)[0])
+
+
+async def test_hosts_table_keys_and_mouse(demo_hosts: tuple[Host, ...]) -> None:
+    app = make_app(demo_hosts)
+    async with app.run_test(size=(160, 40)) as pilot:
+        table = app.screen.query_one("#hosts-table", FleetTable)
+        assert table.has_focus and table.cursor_name == "b200-old-driver"
+        await pilot.press("down", "down")
+        assert table.cursor_name == "gone-dark"
+        await pilot.press("end")
+        assert table.cursor_name == "rtx5090-cu124"
+        await pilot.click(FleetTable, offset=(3, 2))  # the ct200 row (header is line 0)
+        assert table.cursor_name == "ct200"
+        await pilot.click(FleetTable, offset=(3, 2))  # clicking the selected row opens it
+        await settle(pilot, lambda: isinstance(app.screen, HostScreen))
+        assert app.screen.host_name == "ct200"
+        await pilot.press("escape")
+        await pilot.click(FleetTable, offset=(20, 0))  # the Status header sorts by status
+        assert app.screen.sort_column == "status"

@@ -49,6 +49,8 @@ from tui.ui.screens.transcripts import TranscriptsScreen
 
 SessionFactory = Callable[[], Any]  # returns a tui.core.runner.Session (async context manager)
 
+FLUSH_INTERVAL_S = 0.25  # how often streamed probe progress reaches the screens
+
 ERROR_STATUS = {
     "unreachable": "unreachable",
     "hostkey-unknown": "hostkey-unknown",
@@ -109,6 +111,7 @@ class DetectiveApp(App[int]):
         self._hosts = {h.name: h for h in hosts}
         self._output: dict[str, list[str]] = {h.name: [] for h in hosts}
         self._pending: dict[str, HostState] = {}
+        self._flush_scheduled = False
         self._slots = asyncio.Semaphore(self.settings.concurrency)
         self._key_prompts: list[HostState] = []
         self._prompting = False
@@ -168,7 +171,8 @@ class DetectiveApp(App[int]):
     def _buffer(self, name: str, **changes: Any) -> None:
         base = self._pending.get(name) or self.fleet[name]
         self._pending[name] = replace(base, **changes)
-        self.post_message(ProbeActivity())
+        if not self._flush_scheduled:
+            self.post_message(ProbeActivity())
 
     def _on_progress(self, name: str, item: object) -> None:
         if isinstance(item, str):
@@ -195,7 +199,15 @@ class DetectiveApp(App[int]):
         self.post_message(ProbeFinished(result, diagnosis))
 
     @on(ProbeActivity)
+    def _schedule_flush(self) -> None:
+        """Apply buffered progress at most every ``FLUSH_INTERVAL_S``: a fleet streaming output
+        repaints its table a few times a second instead of once per line."""
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            self.set_timer(FLUSH_INTERVAL_S, self._apply_activity)
+
     def _apply_activity(self) -> None:
+        self._flush_scheduled = False
         if not self._pending:
             return
         pending, self._pending = self._pending, {}

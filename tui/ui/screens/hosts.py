@@ -12,12 +12,13 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, DataTable, Footer, Input, Static, Tree
+from textual.widgets import ContentSwitcher, Footer, Input, Static, Tree
 
 from tui.ui.filtering import FilterError, matches, parse_filter
 from tui.ui.fleet import COLUMNS, FleetState, HostState, host_row, sort_key
 from tui.ui.grouping import FindingGroup, group_by_finding
 from tui.ui.messages import OpenHost, ProbeRequested
+from tui.ui.widgets.fleet_table import FleetTable
 
 CELL_STYLE = {
     "critical": "bold red",
@@ -107,14 +108,11 @@ class HostsScreen(Screen[None]):
             )
             yield Static(id="filter-error")
         with ContentSwitcher(initial="hosts-table", id="hosts-switcher"):
-            yield DataTable(id="hosts-table", cursor_type="row", zebra_stripes=True)
+            yield FleetTable(COLUMNS, id="hosts-table")
             yield Tree("findings", id="groups-tree")
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one("#hosts-table", DataTable)
-        for key, label in COLUMNS:
-            table.add_column(label, key=key)
         self.query_one("#groups-tree", Tree).show_root = False
         self.query_one("#filter", Input).display = False
         self.query_one("#filter-error", Static).display = False
@@ -152,29 +150,18 @@ class HostsScreen(Screen[None]):
         return tuple(s.name for s in states)
 
     def _refresh_table(self, fleet: FleetState) -> None:
-        table = self.query_one("#hosts-table", DataTable)
+        table = self.query_one("#hosts-table", FleetTable)
         rows = self._visible(fleet)
         if rows != self._rows:
-            selected = self.selected_host
-            table.clear()
-            for name in rows:
-                table.add_row(*_cells(fleet[name]), key=name)
+            table.set_rows([(name, _cells(fleet[name])) for name in rows])
             self._rows = rows
             self._shown = {n: fleet[n] for n in rows}
-            if selected in rows:
-                table.move_cursor(row=rows.index(selected), animate=False)
             return
         for name in rows:
             state = fleet[name]
-            if self._shown.get(name) is state:
-                continue
-            old = _cells(self._shown[name]) if name in self._shown else None
-            for (key, _), cell, before in zip(
-                COLUMNS, _cells(state), old or [None] * len(COLUMNS), strict=True
-            ):
-                if before is None or cell != before:
-                    table.update_cell(name, key, cell, update_width=True)
-            self._shown[name] = state
+            if self._shown.get(name) is not state:
+                table.update_row(name, _cells(state))
+                self._shown[name] = state
 
     def _refresh_groups(self, fleet: FleetState) -> None:
         groups = group_by_finding(s for s in fleet if s.name in self._rows)
@@ -200,23 +187,20 @@ class HostsScreen(Screen[None]):
         if self.grouped:
             node = self.query_one("#groups-tree", Tree).cursor_node
             return node.data if node is not None and isinstance(node.data, str) else None
-        table = self.query_one("#hosts-table", DataTable)
-        if not self._rows or table.cursor_row < 0 or table.cursor_row >= len(self._rows):
-            return None
-        return self._rows[table.cursor_row]
+        return self.query_one("#hosts-table", FleetTable).cursor_name
 
-    @on(DataTable.RowSelected, "#hosts-table")
-    def _row_selected(self, event: DataTable.RowSelected) -> None:
-        self.post_message(OpenHost(str(event.row_key.value)))
+    @on(FleetTable.RowSelected, "#hosts-table")
+    def _row_selected(self, event: FleetTable.RowSelected) -> None:
+        self.post_message(OpenHost(event.host))
 
     @on(Tree.NodeSelected, "#groups-tree")
     def _node_selected(self, event: Tree.NodeSelected) -> None:
         if isinstance(event.node.data, str):
             self.post_message(OpenHost(event.node.data))
 
-    @on(DataTable.HeaderSelected, "#hosts-table")
-    def _header_selected(self, event: DataTable.HeaderSelected) -> None:
-        column = str(event.column_key.value)
+    @on(FleetTable.HeaderClicked, "#hosts-table")
+    def _header_clicked(self, event: FleetTable.HeaderClicked) -> None:
+        column = event.column
         if column == self.sort_column:
             self.sort_reverse = not self.sort_reverse
         else:
@@ -267,7 +251,7 @@ class HostsScreen(Screen[None]):
         box = self.query_one("#filter", Input)
         box.value = ""
         box.display = False
-        self.query_one("#hosts-table", DataTable).focus()
+        self.query_one("#hosts-table", FleetTable).focus()
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
