@@ -7,10 +7,12 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tui.core import ptxas_targets
 from tui.core.facts import DriverInfo, EnvContext, Facts, Gpu, PythonEnv, Toolkit
-from tui.core.flashinfer_eras import era_for
+from tui.core.flashinfer_eras import ERAS, era_for
 from tui.core.flashinfer_replay import Nvcc, ReplayInput, replay, run, visible_devices
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
@@ -482,3 +484,33 @@ def test_torch_unreadable_is_not_torch_missing() -> None:
     assert replay(facts, absent, facts.contexts[0]).import_error == (
         "ModuleNotFoundError: No module named 'torch'"
     )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    version=st.sampled_from([era.first for era in ERAS]),
+    caps=st.lists(st.tuples(st.integers(5, 13), st.integers(0, 9)), max_size=4),
+    listed=st.one_of(st.none(), st.text(alphabet="0123456789.af+PTX ;", max_size=12)),
+    state=st.sampled_from(["ok", "missing", "not-executable", "failed", "unparsable"]),
+    nvcc=st.sampled_from(["11.8", "12.6", "12.8", "12.9", "13.0", "14.1"]),
+    torch=st.sampled_from([None, "12.8", "13.0"]),
+)
+def test_replay_never_crashes(version, caps, listed, state, nvcc, torch) -> None:
+    env = {"CUDA_HOME": HOME128}
+    if listed is not None:
+        env["FLASHINFER_CUDA_ARCH_LIST"] = listed
+    r = run(
+        ReplayInput(
+            version=version,
+            env=env,
+            devices=tuple(caps),
+            torch_cuda=torch,
+            nvccs={f"{HOME128}/bin/nvcc": Nvcc(state, nvcc if state == "ok" else None)},
+        )
+    )
+    assert r.check_cuda_arch in ("pass", "fail")
+    if r.import_error is None:
+        assert (r.check_message is None) == (r.check_cuda_arch == "pass")
+        assert len(r.gencodes) == len(r.target_cuda_archs)
+    if r.check_cuda_arch == "fail":
+        assert r.compiles in (False, None)
