@@ -106,7 +106,6 @@ def test_reference_host_facts(build, shell: str) -> None:
     assert (proc.pid, proc.unit, proc.exe) == (4242, "sglang.service", "/usr/bin/python3.12")
     assert proc.label == "pid 4242 sglang.launch_server"
     assert proc.cmdline.startswith("/root/venv_sglang211/bin/python3 -m sglang.launch_server")
-    assert proc.cmdline.endswith("--port 30000 --api-key ***")
     assert proc.vars["CUDA_HOME"] == "/usr/local/cuda-12.8"
     assert proc.vars["CUDA_VISIBLE_DEVICES"] == "0,1,2,3,4,5,6,7"
     assert proc.vars["SGLANG_API_KEY"] == "***"
@@ -313,7 +312,18 @@ def awkward_spec() -> fakehost.FakeHostSpec:
         processes=(
             ProcessSpec(
                 pid=5151,
-                argv=("python3", "-m", "vllm.entrypoints.openai.api_server", "--port", "8000"),
+                argv=(
+                    "python3",
+                    "-m",
+                    "vllm.entrypoints.openai.api_server",
+                    "--api-key",
+                    "sk-awkward-secret",
+                    "--hf-token=hf_awkward_secret",
+                    "--tokenizer-mode",
+                    "auto",
+                    "--port",
+                    "8000",
+                ),
                 environ={
                     "PATH": f"{ODD_VENV}/bin:/usr/bin:/bin",
                     "VLLM_USE_FLASHINFER_SAMPLER": "1",
@@ -345,7 +355,7 @@ def test_awkward_host(build) -> None:
         "Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.7.dev0\n"
     )
     (site / "ninja-1.11.1-py3.11.egg-info").write_text("Name: ninja\nVersion: 1.11.1\n")  # a file
-    facts, _ = run_probe(fake)
+    facts, raw = run_probe(fake)
     assert facts.probe.complete and not facts.probe.errors
 
     assert (facts.driver.smi_version, facts.driver.cuda_version) == ("610.43.02", "13.3")
@@ -391,6 +401,11 @@ def test_awkward_host(build) -> None:
     )  # found on its PATH
     proc = facts.context(served.context)
     assert proc.label == "pid 5151 vllm.entrypoints.openai.api_server" and proc.unit is None
+    assert proc.cmdline == (
+        "python3 -m vllm.entrypoints.openai.api_server --api-key *** --hf-token=***"
+        " --tokenizer-mode auto --port 8000"
+    )
+    assert "awkward_secret" not in raw and "awkward-secret" not in raw
     assert proc.vars["VLLM_USE_FLASHINFER_SAMPLER"] == "1"
 
 

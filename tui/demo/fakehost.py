@@ -458,8 +458,6 @@ def reference_ct200(
                     "8",
                     "--port",
                     "30000",
-                    "--api-key",
-                    "sk-demo-secret-value",
                 ),
                 environ=server_env,
                 exe="/usr/bin/python3.12",
