@@ -223,9 +223,11 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
             status = "Applied, but these findings remain: " + ", ".join(outcome.unresolved)
         elif outcome.introduced:
             status = "Applied, but it brought new problems: " + ", ".join(outcome.introduced)
-        elif message.kind == "fix" and outcome.pending_restart:
-            status = "Applied. Restart (r) so the service starts with the new environment."
         else:
-            status = "Done." + (" Undo (u) reverses it." if can_undo else "")
+            fixed = f"Fixed: {', '.join(outcome.resolved)}. " if outcome.resolved else "Done. "
+            if message.kind == "fix" and outcome.pending_restart:
+                status = fixed + "Restart (r) so the service starts with the new environment."
+            else:
+                status = fixed + ("Undo (u) reverses it." if can_undo else "")
         self._set_status(status)
         self.query_one("#fix-verdict", VerticalScroll).scroll_home(animate=False)
