@@ -524,7 +524,13 @@ smi_job() {
   set +f
   IFS=$_sifs
   [ -n "$_smi" ] || { is_exe /usr/bin/nvidia-smi && _smi=/usr/bin/nvidia-smi; }
-  if emit_file drvproc - "$R/proc/driver/nvidia/version"; then :; else rec drvproc-missing -; fi
+  # a wedged driver can block reads of its /proc file: read it under the deadline too
+  if [ -r "$R/proc/driver/nvidia/version" ]; then
+    run cat "$R/proc/driver/nvidia/version"
+    emit_lines drvproc - "$_out"
+  else
+    rec drvproc-missing -
+  fi
   if [ -z "$_smi" ]; then
     rec smipath -
     return 0
