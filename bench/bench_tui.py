@@ -26,13 +26,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from textual import events
-from textual.widgets import DataTable
 
 from tui.core.runner import Session
 from tui.demo.fleet import DEMO_HOSTS, demo_fleet
 from tui.ui.app import DetectiveApp
 from tui.ui.config import Settings
 from tui.ui.screens.hosts import HostsScreen
+from tui.ui.widgets.fleet_table import FleetTable
 
 
 async def _after_refresh(app: DetectiveApp) -> float:
@@ -76,11 +76,11 @@ async def _measure(app: DetectiveApp, hosts, t0: float) -> dict[str, object]:
             return False
         if not app.screen.is_mounted:
             return False
-        return app.screen.query_one("#hosts-table", DataTable).row_count == len(hosts)
+        return len(app.screen.query_one("#hosts-table", FleetTable).row_names) == len(hosts)
 
     await _until(table_filled)
     first_paint = await _after_refresh(app) - t0
-    table = app.screen.query_one("#hosts-table", DataTable)
+    table = app.screen.query_one("#hosts-table", FleetTable)
 
     latencies: list[float] = []
     started = time.perf_counter()

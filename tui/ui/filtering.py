@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
-from tui.ui.fleet import HostState, host_row
+from tui.ui.fleet import HostState
 
 
 def _findings(state: HostState) -> list[str]:
@@ -29,14 +29,14 @@ FIELDS: Mapping[str, Callable[[HostState], list[str]]] = MappingProxyType(
         "name": lambda s: [s.name, s.host.target],
         "tag": lambda s: list(s.host.tags),
         "finding": _findings,
-        "gpu": lambda s: [host_row(s).gpu],
-        "sm": lambda s: [host_row(s).sm],
-        "driver": lambda s: [host_row(s).driver, host_row(s).driver_cuda],
-        "torch": lambda s: [host_row(s).torch_cuda],
-        "nvcc": lambda s: [host_row(s).jit],
-        "flashinfer": lambda s: [host_row(s).flashinfer, host_row(s).verdict],
-        "status": lambda s: [s.status, host_row(s).status],
-        "severity": lambda s: [host_row(s).worst],
+        "gpu": lambda s: [s.row.gpu],
+        "sm": lambda s: [s.row.sm],
+        "driver": lambda s: [s.row.driver, s.row.driver_cuda],
+        "torch": lambda s: [s.row.torch_cuda],
+        "nvcc": lambda s: [s.row.jit],
+        "flashinfer": lambda s: [s.row.flashinfer, s.row.verdict],
+        "status": lambda s: [s.status, s.row.status],
+        "severity": lambda s: [s.row.worst],
     }
 )
 

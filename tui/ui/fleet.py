@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import cached_property
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal
 
@@ -62,6 +63,11 @@ class HostState:
     @property
     def busy(self) -> bool:
         return self.status in BUSY
+
+    @cached_property
+    def row(self) -> HostRow:
+        """The table cells, computed once per state (states are replaced, never changed)."""
+        return host_row(self)
 
 
 @dataclass(frozen=True)
@@ -302,7 +308,7 @@ WORST_RANK: Mapping[str, int] = MappingProxyType(
 
 def sort_key(state: HostState, column: str) -> tuple:
     """Sort key for one column: severities and statuses by importance, versions numerically."""
-    row = host_row(state)
+    row = state.row
     if column == "worst":
         return (WORST_RANK.get(row.worst, 4), row.host)
     if column == "status":

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from tui.core.findings import SEVERITY_ORDER, Finding
-from tui.ui.fleet import HostState, host_row, status_text
+from tui.ui.fleet import HostState, status_text
 
 # finding id → (cause template over HostRow fields, consequence in a few words)
 CAUSES: Mapping[str, tuple[str, str]] = MappingProxyType(
@@ -62,7 +62,7 @@ def _cause(finding: Finding, state: HostState) -> tuple[str, str]:
     if finding.id not in CAUSES:
         return "", finding.title
     template, consequence = CAUSES[finding.id]
-    row = host_row(state)
+    row = state.row
     values = {k: (row.cell(k) or "?") for k in ("sm", "jit", "torch_cuda", "driver_cuda", "driver")}
     return template.format(**values), consequence
 

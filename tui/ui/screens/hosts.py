@@ -12,10 +12,11 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.reactive import reactive
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import ContentSwitcher, Footer, Input, Static, Tree
 
 from tui.ui.filtering import FilterError, matches, parse_filter
-from tui.ui.fleet import COLUMNS, FleetState, HostState, host_row, sort_key
+from tui.ui.fleet import COLUMNS, FleetState, HostState, sort_key
 from tui.ui.grouping import FindingGroup, group_by_finding
 from tui.ui.messages import OpenHost, ProbeRequested
 from tui.ui.widgets.fleet_table import FleetTable
@@ -52,7 +53,7 @@ GROUP_STYLE = {
 
 
 def _cells(state: HostState) -> list[Text]:
-    row = host_row(state)
+    row = state.row
     out = []
     for key, _ in COLUMNS:
         text = row.cell(key)
@@ -66,6 +67,16 @@ def _cells(state: HostState) -> list[Text]:
             style = ""
         out.append(Text(text, style=style, no_wrap=True))
     return out
+
+
+class FleetSummary(Widget):
+    """The one-line fleet summary. A reactive repaint, not ``Static.update``: that would
+    re-layout the whole screen on every probe update."""
+
+    text: reactive[Content] = reactive(Content)
+
+    def render(self) -> Content:
+        return self.text
 
 
 class HostsScreen(Screen[None]):
@@ -101,7 +112,7 @@ class HostsScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="hosts-top"):
-            yield Static(id="hosts-title")
+            yield FleetSummary(id="hosts-title")
             yield Input(
                 placeholder="filter: words or key:value (tag: finding: gpu: sm: torch: nvcc:)",
                 id="filter",
@@ -140,8 +151,8 @@ class HostsScreen(Screen[None]):
         if self._terms:
             parts.append(f"showing {len(self._rows)}")
         mode = "read-only · " if getattr(self.app, "read_only", False) else ""
-        self.query_one("#hosts-title", Static).update(
-            Content.assemble(("Fleet  ", "bold"), mode, " · ".join(parts))
+        self.query_one("#hosts-title", FleetSummary).text = Content.assemble(
+            ("Fleet  ", "bold"), mode, " · ".join(parts)
         )
 
     def _visible(self, fleet: FleetState) -> tuple[str, ...]:
