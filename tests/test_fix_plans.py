@@ -10,13 +10,14 @@ paths, idempotence and undo are properties of the real shell, not of string comp
 from __future__ import annotations
 
 import dataclasses
+import re
 import shlex
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tui.core.facts import EnvContext, Facts, HostInfo, PythonEnv, Toolkit
+from tui.core.facts import DriverInfo, EnvContext, Facts, HostInfo, PythonEnv, Toolkit
 from tui.core.fixes import FixError, build_plan
 from tui.core.fixes.plan import parse_flags
 from tui.core.hosts import Host
@@ -687,3 +688,24 @@ def test_a_block_that_lost_its_end_marker_is_not_edited(tmp_path: Path) -> None:
     assert activate.read_text() == damaged
     undo = sh(plan.steps[1].undo or "", tmp_path, tmp_path)
     assert undo.returncode == 1 and activate.read_text() == damaged
+
+
+def test_pip_wheels_follow_torchs_cuda_minor() -> None:
+    facts = ct200_facts()
+    py = dataclasses.replace(facts.pythons[0], torch_cuda="13.2")
+    facts = dataclasses.replace(facts, pythons=(py,))
+    plan = plan_for("install-cuda-toolkit-pip", facts)
+    assert plan.params == {"version": "13.2.1"}
+    assert "'cuda-toolkit[nvcc,cudart,crt,nvvm,cccl]==13.2.1'" in plan.steps[0].command
+    pinned = plan_for("install-cuda-toolkit-pip", facts, version="13.0.2")
+    assert "==13.0.2'" in pinned.steps[0].command
+
+
+@pytest.mark.parametrize("fix_id", ["install-cuda-toolkit-pip", "install-cuda-toolkit-apt"])
+def test_no_cuda13_install_for_a_driver_that_cannot_run_it(fix_id: str) -> None:
+    driver = DriverInfo(state="ok", smi_version="570.172.08", cuda_version="12.8")
+    facts = dataclasses.replace(ct200_facts(), driver=driver)
+    with pytest.raises(FixError, match=re.escape("driver 570.172.08 runs CUDA 12.8 at most")):
+        plan_for(fix_id, facts)
+    ok = dataclasses.replace(facts, driver=dataclasses.replace(driver, cuda_version="13.0"))
+    assert plan_for(fix_id, ok).steps

@@ -19,6 +19,15 @@ TOOLKIT_FINDINGS = ("flashinfer-arch-rejected", "nvcc-too-old-for-gpu")
 MAJOR_FINDING = "nvcc-torch-major-mismatch"
 
 PIP_DEFAULT_VERSION = "13.0.2"  # the cuda-toolkit release torch's cu130 wheels pin
+# The newest cuda-toolkit release of each CUDA minor (cuda-facts.md §1.1): the wheels should
+# match torch's CUDA minor — nvcc 13.3 headers with a cu130 torch fail (flashinfer#3493).
+PIP_RELEASE_FOR_MINOR = {
+    "13.0": "13.0.2",
+    "13.1": "13.1.1",
+    "13.2": "13.2.1",
+    "13.3": "13.3.0",
+    "13.5": "13.5.0",
+}
 PIP_EXTRAS = ("nvcc", "cudart", "crt", "nvvm", "cccl")
 PIP_COMPONENTS = {  # extra → the wheel it pulls in
     "nvcc": "nvidia-cuda-nvcc",
@@ -99,6 +108,25 @@ def use_installed_toolkit(
     )
 
 
+def _minor(version: str) -> tuple[int, int]:
+    major, _, rest = version.partition(".")
+    return int(major), int(rest.partition(".")[0] or 0)
+
+
+def _require_driver_for(facts: Facts, version: str) -> None:
+    """Refuse to install a toolkit newer than the driver runs (its PTX would fail, error 222)."""
+    driver = facts.driver
+    if driver.state != "ok" or not driver.cuda_version:
+        return
+    if _minor(version) > _minor(driver.cuda_version):
+        raise FixError(
+            f"driver {driver.smi_version or driver.proc_version or '?'} runs CUDA "
+            f"{driver.cuda_version} at most; a CUDA {version} toolkit would be too new for it "
+            "(JIT kernels fail with 'unsupported toolchain'). Upgrade the driver first, or use "
+            "a toolkit already on the host that it supports (use-installed-toolkit)"
+        )
+
+
 def _pip_site(py: PythonEnv) -> str:
     if not py.site_packages:
         raise FixError(f"{py.path}: the probe found no site-packages directory to install into")
@@ -117,9 +145,12 @@ def install_cuda_toolkit_pip(
             "packages (and refuses to on PEP 668 distributions); make a venv for the server, "
             "or use install-cuda-toolkit-apt"
         )
-    version = params.get("version", PIP_DEFAULT_VERSION)
+    version = params.get("version") or PIP_RELEASE_FOR_MINOR.get(
+        py.torch_cuda or "", PIP_DEFAULT_VERSION
+    )
     if not version.startswith("13."):
         raise FixError(f"version={version}: only CUDA 13 wheels ship an nvcc (use 13.x)")
+    _require_driver_for(facts, version)
     site = _pip_site(py)
     home = f"{site}/{PIP_HOME}"
     requirement = f"cuda-toolkit[{','.join(PIP_EXTRAS)}]=={version}"
@@ -192,6 +223,7 @@ def install_cuda_toolkit_apt(
     facts: Facts, host: Host, params: Mapping[str, str], python: str | None, stamp: str
 ) -> FixPlan:
     repo, arch = apt_repo(facts)
+    _require_driver_for(facts, APT_VERSION)
     url = APT_URL.format(repo=repo, arch=arch)
     py = pick_python(facts, python)
     nvcc = host_path(host, APT_HOME + "/bin/nvcc")
