@@ -302,3 +302,18 @@ async def test_hosts_table_keys_and_mouse(demo_hosts: tuple[Host, ...]) -> None:
         await pilot.press("escape")
         await pilot.click(FleetTable, offset=(20, 0))  # the Status header sorts by status
         assert app.screen.sort_column == "status"
+
+
+async def test_validate_shows_the_verdict(demo_hosts: tuple[Host, ...]) -> None:
+    app = make_app(demo_hosts)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _probe_all(pilot)
+        app.open_host("ct200")
+        await settle(pilot, lambda: isinstance(app.screen, HostScreen))
+        await pilot.press("v")
+        await settle(pilot, lambda: isinstance(app.screen, MessageScreen))
+        dialog = app.screen
+        # the demo host has no GPU and no real torch: FlashInfer cannot be exercised here
+        assert dialog.title_text == "Sampling kernels on ct200: skipped"
+        assert dialog.severity == "warning" and dialog.markdown
+        assert dialog.body.strip()

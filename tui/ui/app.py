@@ -411,7 +411,8 @@ class DetectiveApp(App[int]):
     async def _validate(self, host: Host, python: str | None) -> None:
         from tui.core.validate import validate_host
 
-        result = await validate_host(self.session, host, python=python)
+        facts = self.fleet[host.name].facts
+        result = await validate_host(self.session, host, facts, python=python)
         self.post_message(ValidationFinished(host.name, result))
 
     @on(ValidationFinished)
