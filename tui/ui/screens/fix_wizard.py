@@ -8,6 +8,7 @@ so the transcript gets the commands, their output and the user's decisions.
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from textual import on, work
@@ -19,6 +20,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import ModalScreen
 from textual.widgets import Button, Log, Static
+from textual.worker import Worker, WorkerState
 
 from tui.core.facts import Facts
 from tui.core.fixes import make_stamp
@@ -26,7 +28,7 @@ from tui.core.fixes.executor import FixOutcome, apply_plan
 from tui.core.fixes.plan import FixPlan
 from tui.core.fixes.render import outcome_text, plan_heading, preview_text
 from tui.core.fixes.restart import restart_plan
-from tui.core.fixes.undo import load_record, mark_undone, undo_plan
+from tui.core.fixes.undo import UndoError, load_record, mark_undone, undo_plan
 from tui.core.hosts import Host
 
 if TYPE_CHECKING:
@@ -150,7 +152,11 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
     def action_undo(self) -> None:
         if self.stage == "running" or self.record is None:
             return
-        record = load_record(self.host.name, self.record)
+        try:
+            record = load_record(self.host.name, self.record)
+        except UndoError as exc:
+            self._set_status(f"Cannot undo: {exc}")
+            return
         self._offer(undo_plan(record, self.host, sudo=self.plan.sudo, stamp=make_stamp()))
 
     @on(Button.Pressed, "#restart")
@@ -198,6 +204,12 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
         )
         self.post_message(FixDone(outcome, kind))
 
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A run that crashed must not leave the wizard stuck in "running"."""
+        if event.worker.group == "fix" and event.state == WorkerState.ERROR:
+            self.stage = "failed"
+            self._set_status(f"The run stopped with an internal error: {event.worker.error!r}")
+
     def on_fix_line(self, message: FixLine) -> None:
         self.query_one("#fix-output", Log).write_line(message.line)
 
@@ -207,7 +219,8 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
             self.record = outcome.record
             self.restart_units = outcome.pending_restart
         elif message.kind == "undo" and outcome.applied and self.record is not None:
-            mark_undone(load_record(self.host.name, self.record))
+            with contextlib.suppress(UndoError, OSError):  # already gone: nothing to mark
+                mark_undone(load_record(self.host.name, self.record))
             self.record = None
             self.restart_units = outcome.pending_restart
         else:
