@@ -467,3 +467,35 @@ async def test_without_a_service_the_venv_activation_is_what_gets_fixed_and_judg
     assert change.after["PATH"].startswith(f"/usr/local/cuda-13.0/bin:{VENV}/bin:")
     assert "targets 12.0f → check pass" in (change.verdict_after or "")
     assert outcome.pending_restart == ()
+
+
+async def test_fix_wizard_survives_a_crashing_run(tmp_path: Path) -> None:
+    from textual.app import App
+
+    from tui.ui.screens.fix_wizard import FixWizardScreen
+
+    class BrokenSession(Session):
+        async def run_script(self, *args: object, **kwargs: object):  # type: ignore[override]
+            raise RuntimeError("transport bug")
+
+    host = dataclasses.replace(fake_ct200(tmp_path / "root", "unused"), ssh=None, local=True)
+    async with BrokenSession() as s:
+        facts = (await s.probe(host)).facts
+        assert facts is not None
+        plan = build_plan(facts, host, "use-installed-toolkit", {"path": "/usr/local/cuda-13.0"})
+        wizard = FixWizardScreen(host, plan, s, before=facts)
+
+        class WizardApp(App[None]):
+            def on_mount(self) -> None:
+                self.push_screen(wizard)
+
+        app = WizardApp()
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.press("a")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert wizard.stage == "failed"
+            assert not wizard.query_one("#close").disabled
+            await pilot.press("escape")
+            await pilot.pause()
+            assert app.screen is not wizard
