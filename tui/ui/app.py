@@ -28,6 +28,8 @@ from textual.worker import Worker, WorkerState
 
 from tui.core import exitcodes, locations
 from tui.core.hosts import Host
+from tui.core.inventory import InventoryError, find_inventory, load_inventory
+from tui.demo.fleet import demo_fleet
 from tui.ui.commands import FleetCommands
 from tui.ui.config import ConfigError, Settings, config_path, load_settings, save_theme
 from tui.ui.fleet import FleetState, HostState, queued
@@ -447,40 +449,42 @@ class DetectiveApp(App[int]):
         self.push_screen(MessageScreen(f"{worker.name.capitalize()} failed", text))
 
 
+DEMO_NOTICE = (
+    "Demo fleet: simulated hosts run through the real probe and diagnosis. "
+    "Press P to probe them all."
+)
+
+
+def build_app(args: argparse.Namespace) -> DetectiveApp:
+    """The app for the parsed command line. Raises ``ConfigError`` / ``InventoryError`` with
+    a message that names the file (and line) and what to do.
+
+    ``--demo``: the demo fleet only. No inventory anywhere: this machine plus the demo fleet.
+    """
+    settings = load_settings()
+    notice = None
+    if args.demo:
+        hosts: list[Host] = list(demo_fleet())
+        notice = DEMO_NOTICE
+    else:
+        path = find_inventory(getattr(args, "hosts", None))
+        hosts = list(load_inventory(path).hosts)
+        if path is None:
+            hosts += demo_fleet()
+            notice = (
+                "No inventory found, so this is this machine (local) plus the built-in demo "
+                f"fleet. Write {locations.default_inventory()} or ./hosts.yaml to list your "
+                "own hosts."
+            )
+    return DetectiveApp(hosts, read_only=args.read_only, settings=settings, notice=notice)
+
+
 def run_app(args: argparse.Namespace) -> int:
     """Entry point of ``detective-tui`` without a sub-command."""
-    from tui.core.inventory import InventoryError, find_inventory, load_inventory
-
     try:
-        settings = load_settings()
-    except ConfigError as e:
+        app = build_app(args)
+    except (ConfigError, InventoryError) as e:
         print(f"detective-tui: {e}", file=sys.stderr)
         return exitcodes.USAGE
-    notice = None
-    try:
-        if args.demo:
-            from tui.demo.fleet import demo_fleet
-
-            hosts: list[Host] = list(demo_fleet())
-            notice = (
-                "Demo fleet: simulated hosts run through the real probe and diagnosis. "
-                "Press P to probe them all."
-            )
-        else:
-            path = find_inventory(getattr(args, "hosts", None))
-            hosts = list(load_inventory(path).hosts)
-            if path is None:
-                from tui.demo.fleet import demo_fleet
-
-                hosts += demo_fleet()
-                notice = (
-                    "No inventory found, so this is this machine (local) plus the built-in "
-                    "demo fleet. "
-                    f"Write {locations.default_inventory()} or ./hosts.yaml to list your own hosts."
-                )
-    except InventoryError as e:
-        print(f"detective-tui: {e}", file=sys.stderr)
-        return exitcodes.USAGE
-    app = DetectiveApp(hosts, read_only=args.read_only, settings=settings, notice=notice)
     app.run()
     return app.return_code or 0
