@@ -48,6 +48,14 @@ ROWS = {
         {"driver_state": "no-driver", "python": False, "toolkits": (), "env": {}},
         {"no-nvidia-driver": "info"},
     ),
+    "no driver, toolkit only (a build machine)": (
+        {"driver_state": "no-driver", "python": False},
+        {"no-nvidia-driver": "warning"},
+    ),
+    "no driver, CUDA torch installed": (
+        {"driver_state": "no-driver", "flashinfer": None},
+        {"no-nvidia-driver": "critical", "nvcc-torch-major-mismatch": "warning"},
+    ),
     "driver/library mismatch with torch": (
         {"driver_state": "version-mismatch"},
         {"no-nvidia-driver": "critical", "nvcc-torch-major-mismatch": "warning"},

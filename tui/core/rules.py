@@ -215,12 +215,27 @@ def rule_no_driver(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding]:
     meaning = BROKEN_DRIVER.get(d.state)
     if meaning is None:
         return
-    cuda_software = [
+    runtime = [
         *(f"torch {p.torch_version} (CUDA {p.torch_cuda})" for p in facts.pythons if p.torch_cuda),
         *(f"FlashInfer {p.flashinfer_version}" for p in facts.pythons if p.flashinfer_version),
-        *(f"CUDA toolkit at {t.home}" for t in facts.toolkits if t.exists),
     ]
-    severity: Severity = "critical" if d.state != "no-driver" or cuda_software else "info"
+    toolkits = [f"CUDA toolkit at {t.home}" for t in facts.toolkits if t.exists]
+    severity: Severity = "critical"
+    tail = (
+        " Nothing that uses CUDA can run here: torch sees no GPU (or fails with "
+        "cudaErrorInsufficientDriver, error 35), and FlashInfer detects no architecture. "
+        "Install or load the driver (or reboot after a driver upgrade) before anything else; "
+        "the other checks are meaningless until then."
+    )
+    if d.state == "no-driver" and not runtime:  # nothing here needs a GPU at run time
+        severity = "warning" if toolkits else "info"
+        tail = (
+            " Only a CUDA toolkit is installed: fine for a build-only machine (nvcc needs no "
+            "driver), but nothing compiled here can run on this host."
+            if toolkits
+            else " No CUDA software was found either; if this host is not meant to have a GPU, "
+            "ignore this."
+        )
     evidence = [f"driver state: {d.state}"]
     if d.smi_exit is not None:
         evidence.append(f"nvidia-smi exit status {d.smi_exit}")
@@ -231,18 +246,7 @@ def rule_no_driver(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding]:
         if d.proc_version
         else "/proc/driver/nvidia/version absent"
     )
-    evidence += cuda_software[:3]
-    tail = (
-        " Nothing that uses CUDA can run here: torch sees no GPU (or fails with "
-        "cudaErrorInsufficientDriver, error 35), and FlashInfer detects no architecture. "
-        "Install or load the driver (or reboot after a driver upgrade) before anything else; "
-        "the other checks are meaningless until then."
-    )
-    if severity == "info":
-        tail = (
-            " No CUDA software was found either; if this host is not meant to have a GPU, "
-            "ignore this."
-        )
+    evidence += (runtime + toolkits)[:4]
     yield _finding(
         "no-nvidia-driver",
         severity,
