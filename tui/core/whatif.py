@@ -363,9 +363,7 @@ def _title(facts: Facts, fix_id: str, params: Mapping[str, str], python: str | N
         version = params.get("version", PIP_TOOLKIT_VERSION)
         return f"Install NVIDIA's CUDA {version} toolkit wheels into the venv, use them"
     if fix_id == "install-cuda-toolkit-apt":
-        return (
-            f"Install cuda-toolkit-13-0 from NVIDIA's apt repository into {APT_TOOLKIT_HOME}"
-        )
+        return f"Install cuda-toolkit-13-0 from NVIDIA's apt repository into {APT_TOOLKIT_HOME}"
     return "Move FlashInfer's JIT cache aside so modules are rebuilt with the new toolkit"
 
 
