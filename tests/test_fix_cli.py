@@ -242,3 +242,25 @@ def test_restart_is_a_separate_step_that_runs_systemctl_where_systemd_runs(
         "restart sglang.service",
     ]
     assert "Restart sglang.service: changed — restarted sglang.service" in out
+
+
+def test_fleet_restart_restarts_the_units_of_fixed_hosts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_tty: None
+) -> None:
+    inv, root = inventory(tmp_path, ghost=True)
+    (root / "run/systemd/system").mkdir(parents=True)
+    fake_bin = tmp_path / "fake-bin"
+    fake_bin.mkdir()
+    log = tmp_path / "systemctl.log"
+    (fake_bin / "systemctl").write_text(f'#!/bin/sh\necho "$*" >> "{log}"\n')
+    (fake_bin / "systemctl").chmod(0o755)
+    data = yaml.safe_load(inv.read_text())
+    env = data["hosts"][0]["env"]
+    env["PATH"] = f"{fake_bin}:{env['PATH']}"
+    inv.write_text(yaml.safe_dump(data))
+    argv = ["fix", "ct200,ghost", "use-installed-toolkit", "--yes", "--restart"]
+    rc = main([*argv, "--hosts", str(inv)])
+    out = capsys.readouterr().out
+    assert rc == exitcodes.UNREACHABLE
+    assert log.read_text().splitlines() == ["daemon-reload", "restart sglang.service"]
+    assert "Restart sglang.service: changed — restarted sglang.service" in out

@@ -193,7 +193,26 @@ async def _fix(
             return await _apply_one(session, planned[0], args)
         results = await apply_fleet(session, items, lambda h, line: _say(f"[{h}] {line}"))
         _fleet_table(results, args)
+        if args.restart:
+            await _restart_fleet(session, results, args)
         return _fleet_code(results)
+
+
+async def _restart_fleet(
+    session: Session, results: list[HostFixResult], args: argparse.Namespace
+) -> None:
+    """``--restart`` for a fleet: restart the changed units of every host that was fixed."""
+    for r in results:
+        o = r.outcome
+        if o is None or not o.applied or not o.pending_restart:
+            continue
+        session.record(
+            "decision", action="restart", host=r.item.host.name, units=list(o.pending_restart)
+        )
+        plan = restart_plan(r.item.host, o.pending_restart, sudo=o.plan.sudo, stamp=o.plan.stamp)
+        again = await apply_plan(session, r.item.host, plan, record_undo=False)
+        if not args.json:
+            _say(outcome_text(again))
 
 
 def _show_item(item: FleetItem, args: argparse.Namespace) -> None:
