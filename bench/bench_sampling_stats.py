@@ -52,7 +52,11 @@ class Drawer:
         if torch is not None:
             weights = torch.tensor([q[i] for i in support], dtype=torch.float64)
             picks = torch.multinomial(weights, n, replacement=True, generator=self.gen)
-            local = torch.bincount(picks, minlength=len(support)).tolist()
+            local = (
+                torch.zeros(len(support), dtype=torch.int64)
+                .scatter_add_(0, picks, torch.ones_like(picks))
+                .tolist()
+            )
         else:
             cum = list(itertools.accumulate(q[i] for i in support))
             local = [0] * len(support)
@@ -111,7 +115,7 @@ def main() -> None:
                 run_failed |= not fit.passed
         failed_runs += run_failed
     elapsed = time.monotonic() - started
-    print(f"\ncorrect sampler: {failed_runs} of {args.runs} runs failed ({elapsed:.0f} s)")
+    print(f"\ncorrect sampler: {failed_runs} of {args.runs} runs failed ({elapsed:.0f} s)", flush=True)
     print(f"  row-test failures by test: {by_test} (of {args.runs * rows_per_run} rows)")
     for level in (0.01, 0.05):
         share = sum(p < level for p in pvals) / len(pvals)
@@ -130,7 +134,7 @@ def main() -> None:
                 for probs, filters, q in rows
             ]
             caught += not all(f.passed for f in fits)
-        print(f"  {case.name:48} {distort.__name__:18} {caught}/{args.power_runs}")
+        print(f"  {case.name:48} {distort.__name__:18} {caught}/{args.power_runs}", flush=True)
 
 
 if __name__ == "__main__":
