@@ -352,6 +352,7 @@ def rule_flashinfer_arch(facts: Facts, subs: Sequence[Subject]) -> Iterable[Find
 
 def _arch_chain(s: Subject, r: FlashInferReplay, tr: ReplayTrace) -> str:
     era = tr.era.name if tr.era else r.version
+    order_note = ""
     steps = [f"FlashInfer {r.version} resolves its toolkit from {tr.origin}"]
     if r.cuda_version_source == "nvcc":
         steps.append(f"nvcc {r.cuda_version}")
@@ -373,6 +374,12 @@ def _arch_chain(s: Subject, r: FlashInferReplay, tr: ReplayTrace) -> str:
         else:
             why = f"choosing a target for SM {_cc(first)} fails ('{tr.drop_error}')"
         steps.append(f"{why} → that GPU{later} is dropped")
+        order = s.context.vars.get("CUDA_DEVICE_ORDER") if s.context else None
+        if len(set(s.devices)) > 1 and order != "PCI_BUS_ID":
+            order_note = (
+                " (Which GPUs come after it depends on CUDA's enumeration order, fastest first "
+                "unless CUDA_DEVICE_ORDER=PCI_BUS_ID; nvidia-smi's order was assumed.)"
+            )
     if s.replay_in is not None and not s.replay_in.devices and s.python is not None:
         steps.append(
             f"torch {s.python.torch_version} is a CPU build, so torch.cuda.device_count() is 0 "
@@ -392,7 +399,7 @@ def _arch_chain(s: Subject, r: FlashInferReplay, tr: ReplayTrace) -> str:
             f"kernels are built only for {', '.join(archs)}, so SM "
             f"{', '.join(_cc(c) for c in missing)} gets none ('no kernel image is available')"
         )
-    return " → ".join(steps) + "."
+    return " → ".join(steps) + "." + order_note
 
 
 def rule_nvcc_too_old(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding]:
