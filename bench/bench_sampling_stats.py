@@ -115,11 +115,11 @@ def main() -> None:
                 run_failed |= not fit.passed
         failed_runs += run_failed
     elapsed = time.monotonic() - started
-    print(f"\ncorrect sampler: {failed_runs} of {args.runs} runs failed ({elapsed:.0f} s)", flush=True)
+    print(f"\ncorrect sampler: {failed_runs} of {args.runs} runs failed ({elapsed:.0f} s)")
     print(f"  row-test failures by test: {by_test} (of {args.runs * rows_per_run} rows)")
     for level in (0.01, 0.05):
         share = sum(p < level for p in pvals) / len(pvals)
-        print(f"  p-values below {level}: {share:.4f} (uniform: {level})")
+        print(f"  p-values below {level}: {share:.4f} (uniform: {level})", flush=True)
     sweep = [("sampling_from_probs", tempered_by(t)) for t in (1.005, 1.01, 1.02)]
     sweep += [("sampling_from_probs", boosted_by(b)) for b in (0.0025, 0.005, 0.01)]
     print(f"\npower ({args.power_runs} runs each):")
