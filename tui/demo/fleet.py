@@ -56,6 +56,8 @@ def _tree(name: str, spec: fakehost.FakeHostSpec, base: Path) -> tuple[Path, dic
     dest = base / f"{name}-{_digest(spec)}"
     meta_file = dest / META
     if not meta_file.is_file():
+        if dest.exists():  # damaged (its meta was removed): build it again
+            shutil.rmtree(dest)
         base.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=base))
         try:
