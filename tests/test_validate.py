@@ -248,6 +248,7 @@ def test_cli_demo_fleet_gives_a_clear_verdict_per_host(capsys: pytest.CaptureFix
     assert "cannot validate here: ct200 is a simulated demo host" in out
     code, out, _ = run_cli(capsys, "--demo", "validate", "gone-dark", "--json")
     assert code == 2 and json.loads(out)["reachable"] is False
+    assert json.loads(out)["reason"] == "no answer (simulated demo host)"
     code, _, err = run_cli(capsys, "--demo", "validate", "nope")
     assert code == 3 and "'nope' is not a demo host" in err
 

@@ -27,6 +27,7 @@ from tui.core import exitcodes
 from tui.core.facts import Facts, PythonEnv
 from tui.core.hosts import Host
 from tui.core.redact import MASK
+from tui.core.runner import SIMULATED_UNREACHABLE, Session
 
 PROBES_DIR = Path(__file__).resolve().parents[2] / "probes"
 SENTINEL = "@@validate"
@@ -347,7 +348,7 @@ def result_from_output(
 
 
 async def validate_host(
-    session: Any,
+    session: Session,
     host: Host,
     facts: Facts | None = None,
     *,
@@ -379,7 +380,7 @@ def _with_duration(result: ValidationResult, seconds: float) -> ValidationResult
 
 
 async def _validate(
-    session: Any,
+    session: Session,
     host: Host,
     facts: Facts | None,
     python: str | None,
@@ -402,6 +403,10 @@ async def _validate(
                 "sampling kernels can only be validated on the GPU host itself"
             ),
             python=python,
+        )
+    if host.simulate == "unreachable":
+        return ValidationResult(
+            host=host.name, verdict="error", reason=SIMULATED_UNREACHABLE, reachable=False
         )
     py_env: PythonEnv | None = None
     if python is None:
