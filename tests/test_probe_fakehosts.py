@@ -11,6 +11,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from probes import PROBE_VERSION, probe_env, probe_script
 from tui.core.factbuild import FactBuilder, ProbeProgress, facts_from_output
@@ -573,3 +575,32 @@ def test_gpus_from_the_list_when_the_query_is_refused(build) -> None:
         97887,
     )
     assert (g.compute_cap, g.cc_source) == ("12.0", "name-table") and g.uuid.startswith("GPU-")
+
+
+ODD_VALUE = st.text(
+    st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="\t\n\r\0"),
+    max_size=40,
+)
+
+
+@pytest.fixture(scope="module")
+def quiet_ct200(tmp_path_factory: pytest.TempPathFactory) -> FakeHost:
+    root = tmp_path_factory.mktemp("ct200") / HOSTILE / "root"
+    return fakehost.build_fake_host(root, fakehost.reference_ct200(service=False))
+
+
+@settings(max_examples=25, deadline=None)
+@given(cuda_home=ODD_VALUE, arch_list=ODD_VALUE)
+@example(cuda_home="/", arch_list="12.0f 9.0a")
+@example(cuda_home="/opt/cuda 13/$HOME/*/;x", arch_list='"12.0f" \\ $(x) `y`')
+def test_variable_values_survive_verbatim(
+    quiet_ct200: FakeHost, cuda_home: str, arch_list: str
+) -> None:
+    """Quotes, $, *, ?, backslashes, spaces, non-ASCII: a value arrives exactly as set."""
+    env = {**quiet_ct200.env, "CUDA_HOME": cuda_home, "FLASHINFER_CUDA_ARCH_LIST": arch_list}
+    facts, _ = run_probe(replace(quiet_ct200, env=env))
+    ssh = facts.contexts[0]
+    assert ssh.vars["CUDA_HOME"] == cuda_home
+    assert ssh.vars["FLASHINFER_CUDA_ARCH_LIST"] == arch_list
+    if cuda_home:  # a set CUDA_HOME is always a toolkit candidate, existing or not
+        assert facts.toolkit_at(cuda_home) is not None

@@ -169,7 +169,7 @@ class Facts:
     def toolkit_at(self, home: str) -> Toolkit | None:
         norm = home.rstrip("/") or "/"
         for tk in self.toolkits:
-            if tk.home.rstrip("/") == norm:
+            if (tk.home.rstrip("/") or "/") == norm:
                 return tk
         return None
 
