@@ -15,10 +15,6 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Static
 
 
-def _keys(binding: Binding) -> str:
-    return " ".join(k.strip() for k in binding.key.replace("slash", "/").split(","))
-
-
 class HelpScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,question_mark,q", "close", "Close", id="help.close")
@@ -54,7 +50,10 @@ class HelpScreen(ModalScreen[None]):
             for b in bindings:
                 if b.id in self.hidden or not b.description:
                     continue
-                table.add_row(where, Text(_keys(b), style="bold"), b.tooltip or b.description)
+                keys = " ".join(
+                    self.app.get_key_display(b.with_key(k.strip())) for k in b.key.split(",")
+                )
+                table.add_row(where, Text(keys, style="bold"), b.tooltip or b.description)
         self.query_one("#close", Button).focus()
 
     @on(Button.Pressed, "#close")
