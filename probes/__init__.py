@@ -39,8 +39,8 @@ def probe_env(
     if step_timeout_s < 1:
         raise ValueError("step_timeout_s must be at least 1 second")
     for p in pythons:
-        if "\n" in p:
-            raise ValueError(f"interpreter path contains a newline: {p!r}")
+        if "\n" in p or "\t" in p:
+            raise ValueError(f"interpreter path contains a newline or a tab: {p!r}")
     return {
         "DT_ROOT": (root or "").rstrip("/"),
         "DT_PYTHONS": "\n".join(pythons),

@@ -604,3 +604,16 @@ def test_variable_values_survive_verbatim(
     assert ssh.vars["FLASHINFER_CUDA_ARCH_LIST"] == arch_list
     if cuda_home:  # a set CUDA_HOME is always a toolkit candidate, existing or not
         assert facts.toolkit_at(cuda_home) is not None
+
+
+def test_probe_env_rejects_what_the_protocol_cannot_carry() -> None:
+    assert probe_env(["/a b/python3", "python3"], root="/x/", step_timeout_s=3) == {
+        "DT_ROOT": "/x",
+        "DT_PYTHONS": "/a b/python3\npython3",
+        "DT_STEP_TIMEOUT": "3",
+    }
+    for bad in ("/a\nb/python3", "/a\tb/python3"):
+        with pytest.raises(ValueError, match="newline or a tab"):
+            probe_env([bad])
+    with pytest.raises(ValueError, match="at least 1 second"):
+        probe_env([], step_timeout_s=0)
