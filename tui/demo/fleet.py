@@ -104,8 +104,5 @@ def demo_fleet(cache_dir: Path | None = None, copies: int = 1) -> tuple[Host, ..
         return tuple(hosts)
     width = len(str(copies))
     return tuple(
-        replace(h, name=f"{h.name}-{i:0{width}d}")
-        for i in range(1, copies + 1)
-        for h in hosts
+        replace(h, name=f"{h.name}-{i:0{width}d}") for i in range(1, copies + 1) for h in hosts
     )
-
