@@ -252,7 +252,10 @@ ctx_login() {
   LOGIN_CID=$CID
   rec ctx "$CID" login "login shell (${_sh##*/} $_fl)"
   rec ctxkv "$CID" usr_local_cuda_exists "$ULC_EXISTS"
-  # rc files can be slow (conda, pyenv): the shell runs in the background, read by finish_login
+  # rc files can be slow (conda, pyenv): the shell runs in the background, read by finish_login.
+  # An interactive shell rewrites its history file on exit: not ours to touch.
+  HISTFILE=/dev/null
+  export HISTFILE
   if [ -n "$BGDIR" ]; then
     (
       run "$_sh" "$_fl" 'echo __DT_LOGIN_ENV__; exec env'
