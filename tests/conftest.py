@@ -49,8 +49,10 @@ def _start(tmp_path_factory: pytest.TempPathFactory, name: str, extra: str = "")
 
 @pytest.fixture(scope="session")
 def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SSHD]:
-    """A plain sshd on 127.0.0.1 (session-scoped, sync)."""
-    yield from _start(tmp_path_factory, "sshd")
+    """A plain sshd on 127.0.0.1 (session-scoped, sync). Its sessions get an empty home, so
+    the machine's own /root/.bashrc (pyenv, conda…) never adds noise or work to a test."""
+    home = home_with_bashrc(tmp_path_factory, "quiet-home", "")
+    yield from _start(tmp_path_factory, "sshd", extra=f"SetEnv HOME={home}\n")
 
 
 def home_with_bashrc(tmp_path_factory: pytest.TempPathFactory, name: str, rc: str) -> Path:

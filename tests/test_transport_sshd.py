@@ -85,7 +85,9 @@ async def test_one_connection_many_channels(ssh_env: SSHEnv) -> None:
         conn = await transport.connection()
         again = await s.run_script(host, "echo again")
         assert await transport.connection() is conn
-    assert [r.output for r in results] == [f"{i}\n" for i in range(24)]
+    assert [r.output for r in results] == [f"{i}\n" for i in range(24)], [
+        r for r in results if not r.ok
+    ]
     assert all(r.ok for r in results) and again.ok
 
 

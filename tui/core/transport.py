@@ -61,6 +61,7 @@ PGID_MARK = "@@detective-tui-pgid "
 KILL_AFTER_S = 5  # timeout -k: SIGKILL this long after SIGTERM
 CLIENT_GRACE_S = 5  # the client waits deadline + KILL_AFTER_S + this before killing it itself
 KILL_DEADLINE_S = 10.0  # the kill command itself
+OPEN_ATTEMPTS = 5  # a refused channel open is retried (sshd frees session slots lazily)
 MAX_OUTPUT_CHARS = 16 * 1024 * 1024
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _WRAPPER = (
@@ -179,7 +180,8 @@ class _Proc(abc.ABC):
         """The exit status (negative: killed by that signal), None if unknown."""
 
     @abc.abstractmethod
-    def close(self) -> None: ...
+    async def close(self) -> None:
+        """Release the channel / pipes (the command has finished or been killed)."""
 
 
 class Transport(abc.ABC):
@@ -250,7 +252,8 @@ class Transport(abc.ABC):
             await asyncio.shield(self.kill_group(out.pgid))
             raise
         finally:
-            proc.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(proc.close(), KILL_DEADLINE_S)
         duration = time.monotonic() - started
         if status == 124 or (status in (137, -9) and duration >= deadline_s):
             timed_out = True
@@ -300,7 +303,7 @@ class _LocalProc(_Proc):
     async def wait(self) -> int | None:
         return await self.proc.wait()
 
-    def close(self) -> None:
+    async def close(self) -> None:
         if self.proc.stdin is not None:
             self.proc.stdin.close()
 
@@ -347,8 +350,10 @@ class _SSHProc(_Proc):
         await self.proc.wait()
         return self.proc.returncode
 
-    def close(self) -> None:
+    async def close(self) -> None:
+        # Wait for sshd's side of the close too: its MaxSessions slot is only free then.
         self.proc.close()
+        await self.proc.wait_closed()
 
 
 class SSHTransport(Transport):
@@ -399,10 +404,20 @@ class SSHTransport(Transport):
 
     async def _spawn(self, command: str) -> _Proc:
         conn = await self.connection()
-        try:
-            proc = await conn.create_process(command, encoding=None, stderr=asyncssh.STDOUT)
-        except (asyncssh.Error, OSError) as exc:
-            raise Unreachable(f"{self.host.target}: cannot open a session: {_reason(exc)}") from exc
+        for attempt in range(1, OPEN_ATTEMPTS + 1):
+            try:
+                proc = await conn.create_process(command, encoding=None, stderr=asyncssh.STDOUT)
+                break
+            except asyncssh.ChannelOpenError as exc:  # sshd still freeing a session slot
+                if attempt == OPEN_ATTEMPTS or conn.is_closed():
+                    raise Unreachable(
+                        f"{self.host.target}: cannot open a session: {_reason(exc)}"
+                    ) from exc
+                await asyncio.sleep(0.05 * attempt)
+            except (asyncssh.Error, OSError) as exc:
+                raise Unreachable(
+                    f"{self.host.target}: cannot open a session: {_reason(exc)}"
+                ) from exc
         return _SSHProc(proc)
 
     async def _run_kill(self, command: str) -> None:
