@@ -138,6 +138,12 @@ class Bench:
         if not result.ok:
             raise SystemExit(f"probe failed: {result.error}")
 
+    async def true_once(self) -> None:
+        async with self.session() as s:
+            result = await s.run_script(self.host(), "true")
+        if not result.ok:
+            raise SystemExit(f"run_script failed: {result.error}")
+
     def cli_probe(self) -> None:
         proc = subprocess.run(
             [sys.executable, "-m", "tui.cli", "--hosts", str(self.inventory(1)), "probe",
@@ -217,6 +223,9 @@ def measure(work: Path, account: str, rc: str, runs: int, fleet: int) -> list[st
         ssh_true_kex = median_wall(runs, lambda: b.ssh("true", options=same_kex))
         rows.append(row("probe vs `ssh -o KexAlgorithms=curve25519-sha256 host true`", probe,
                         ssh_true_kex, "≤1.3×"))  # fmt: skip
+        transport_only = amedian_wall(runs, b.true_once)
+        rows.append(row("our transport alone: `true` (fresh connection) vs `ssh host true`",
+                        transport_only, ssh_true_kex))  # fmt: skip
         cli = median_wall(runs, b.cli_probe)
         rows.append(row("`detective-tui probe HOST --json` (CLI) vs `ssh host true`", cli,
                         ssh_true))  # fmt: skip
