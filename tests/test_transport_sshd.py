@@ -402,3 +402,34 @@ async def test_proxyjump_hop_is_checked_like_any_host(ssh_env: SSHEnv) -> None:
         unknown = await s.run_script(Host(name="j", ssh="jumped-new"), "true")
     assert unknown.error_kind == "hostkey-unknown"
     assert "detective-tui trust bastion-new" in unknown.error
+
+
+def test_unknown_vs_changed_is_decided_from_known_hosts(tmp_path: Path) -> None:
+    """No network: the refusal for an offered key, from what known_hosts says about the host
+    (plain, hashed by ``ssh-keygen -H``, or only a ``@cert-authority`` line)."""
+    import subprocess
+
+    import asyncssh
+
+    from tui.core.hostkeys import HostKeyInfo, HostKeyUnknown, refusal
+
+    offered = asyncssh.generate_private_key("ssh-ed25519").convert_to_public()
+    other = asyncssh.generate_private_key("ssh-ed25519").convert_to_public()
+    info = HostKeyInfo(host="gpu1.example", port=2222, addr="10.0.0.5", key=offered)
+    known = tmp_path / "known_hosts"
+    other_line = other.export_public_key().decode().strip()
+
+    known.write_text(f"[elsewhere]:2222 {other_line}\n")
+    assert isinstance(refusal("gpu1", info, known), HostKeyUnknown)
+    known.write_text(f"@cert-authority *.example {other_line}\n")
+    assert isinstance(refusal("gpu1", info, known), HostKeyUnknown)
+    known.write_text(f"[gpu1.example]:2222 {other_line}\n")
+    changed = refusal("gpu1", info, known)
+    assert isinstance(changed, HostKeyChanged) and "ssh-keygen -R '[gpu1.example]:2222'" in str(
+        changed
+    )
+    subprocess.run(["ssh-keygen", "-H", "-f", str(known)], check=True, capture_output=True)
+    assert "gpu1.example" not in known.read_text()  # hashed
+    assert isinstance(refusal("gpu1", info, known), HostKeyChanged)
+    with pytest.raises(HostKeyChanged):
+        add_known_host(Host(name="gpu1", ssh="gpu1"), info, known)

@@ -111,12 +111,13 @@ def load_known_hosts(path: Path) -> asyncssh.SSHKnownHosts:
 
 
 def host_is_known(path: Path, host: str, addr: str, port: int) -> bool:
-    """Whether known_hosts holds any key or CA for this host (then a mismatch means *changed*)."""
+    """Whether known_hosts holds a key for this host (then a mismatch means *changed*). A
+    ``@cert-authority`` line alone does not count: like OpenSSH, a plain key offered by such a
+    host is *unknown*."""
     matched = asyncssh.match_known_hosts(
         load_known_hosts(path), host, addr, None if port == DEFAULT_PORT else port
     )
-    trusted_keys, trusted_cas = matched[0], matched[1]
-    return bool(trusted_keys or trusted_cas)
+    return bool(matched[0])
 
 
 class KeyCapture(asyncssh.SSHClient):
@@ -164,7 +165,7 @@ def add_known_host(target: str, info: HostKeyInfo, known_hosts: Path) -> bool:
     )
     if info.key in matched[0]:
         return False
-    if matched[0] or matched[1]:
+    if matched[0]:
         raise HostKeyChanged(target, info, known_hosts)
     known_hosts.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     existing = known_hosts.read_bytes() if known_hosts.is_file() else b""
