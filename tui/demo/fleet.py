@@ -20,6 +20,7 @@ from tui.core import locations
 from tui.core.hosts import Host
 from tui.demo import fakehost
 
+DEMO_SOURCE = "demo fleet"  # Host.source of every demo host
 META = ".demo-host.json"  # in each built tree: the fake host's env and interpreters
 
 
@@ -85,7 +86,7 @@ def demo_fleet(cache_dir: Path | None = None, copies: int = 1) -> tuple[Host, ..
     for entry in DEMO_HOSTS:
         if entry.spec is None:
             hosts.append(
-                Host(name=entry.name, simulate="unreachable", tags=entry.tags, source="demo fleet")
+                Host(name=entry.name, simulate="unreachable", tags=entry.tags, source=DEMO_SOURCE)
             )
             continue
         root, meta = _tree(entry.name, entry.spec(), base)
@@ -97,7 +98,7 @@ def demo_fleet(cache_dir: Path | None = None, copies: int = 1) -> tuple[Host, ..
                 env=meta["env"],
                 python=tuple(meta["pythons"]),
                 tags=entry.tags,
-                source="demo fleet",
+                source=DEMO_SOURCE,
             )
         )
     if copies <= 1:

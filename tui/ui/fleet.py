@@ -203,8 +203,8 @@ STATUS_TEXT: Mapping[str, str] = MappingProxyType(
 )
 
 
-def status_text(state: HostState, width: int | None = None) -> str:
-    """The status in words; with ``width``, an error reason is cut to fit."""
+def status_text(state: HostState) -> str:
+    """The status in words, with the error reason (first line) when there is one."""
     if state.status == "probing":
         if state.total:
             return f"probing {state.done}/{state.total} {state.step}".rstrip()
@@ -212,12 +212,12 @@ def status_text(state: HostState, width: int | None = None) -> str:
     text = STATUS_TEXT[state.status]
     if state.status in ("unreachable", "timeout", "probe-failed") and state.error:
         text = f"{text}: {state.error.splitlines()[0]}"
-        if width is not None and len(text) > width:
-            text = text[: width - 1] + "…"
     return text
 
 
-STATUS_WIDTH = 26  # the hosts table cuts longer error reasons (the host screen shows them whole)
+STATUS_WIDTH = (
+    26  # the hosts table cuts longer statuses with "…" (the host screen shows them whole)
+)
 
 COLUMNS: tuple[tuple[str, str], ...] = (  # most telling first: 80 columns show the first seven
     ("host", "Host"),
@@ -256,7 +256,7 @@ class HostRow:
 
 def host_row(state: HostState) -> HostRow:
     facts = state.facts
-    status = status_text(state, width=STATUS_WIDTH)
+    status = status_text(state)
     if facts is None:
         return HostRow(host=state.name, status=status)
     py = primary_python(facts, state.diagnosis)

@@ -15,6 +15,8 @@ from textual.widgets import DataTable, Footer, Log, OptionList, Static, TabbedCo
 from textual.widgets.option_list import Option
 
 from tui.core.findings import Finding, FixSuggestion
+from tui.core.hosts import Host
+from tui.demo.fleet import DEMO_SOURCE
 from tui.ui.fleet import FleetState, HostState, gpu_summary, sm_summary, status_text
 from tui.ui.messages import FixRequested, ProbeRequested, ValidateRequested
 from tui.ui.story import cuda_boxes, headline
@@ -36,6 +38,12 @@ TAB_FOCUS = {
     "tab-fixes": "#fixes",
     "tab-output": "#output",
 }
+
+
+def _where(host: Host) -> str:
+    if host.source == DEMO_SOURCE:
+        return "simulated (demo fleet)"
+    return host.target
 
 
 class HostScreen(Screen[None]):
@@ -101,7 +109,7 @@ class HostScreen(Screen[None]):
 
     def _show_title(self, state: HostState) -> None:
         host = state.host
-        parts: list[str | tuple[str, str]] = [(host.name, "bold"), ("  " + host.target, "dim")]
+        parts: list[str | tuple[str, str]] = [(host.name, "bold"), ("  " + _where(host), "dim")]
         if host.tags:
             parts.append(("  [" + ", ".join(host.tags) + "]", "dim"))
         parts.append("  · " + status_text(state))

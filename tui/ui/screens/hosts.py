@@ -16,7 +16,7 @@ from textual.widget import Widget
 from textual.widgets import ContentSwitcher, Footer, Input, Static, Tree
 
 from tui.ui.filtering import FilterError, matches, parse_filter
-from tui.ui.fleet import COLUMNS, FleetState, HostState, sort_key
+from tui.ui.fleet import COLUMNS, STATUS_WIDTH, FleetState, HostState, sort_key
 from tui.ui.grouping import FindingGroup, group_by_finding
 from tui.ui.messages import OpenHost, ProbeRequested
 from tui.ui.widgets.fleet_table import FleetTable
@@ -119,7 +119,7 @@ class HostsScreen(Screen[None]):
             )
             yield Static(id="filter-error")
         with ContentSwitcher(initial="hosts-table", id="hosts-switcher"):
-            yield FleetTable(COLUMNS, id="hosts-table")
+            yield FleetTable(COLUMNS, fixed_widths={"status": STATUS_WIDTH}, id="hosts-table")
             yield Tree("findings", id="groups-tree")
         yield Footer()
 

@@ -8,7 +8,7 @@ line, and a cursor move repaints two.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from rich.segment import Segment
@@ -76,12 +76,21 @@ class FleetTable(ScrollView, can_focus=True):
         def control(self) -> FleetTable:
             return self.table
 
-    def __init__(self, columns: Sequence[tuple[str, str]], *, id: str | None = None) -> None:
+    def __init__(
+        self,
+        columns: Sequence[tuple[str, str]],
+        *,
+        fixed_widths: Mapping[str, int] | None = None,
+        id: str | None = None,
+    ) -> None:
+        """``fixed_widths``: columns that keep one width (longer cells are cut with "…"), so
+        a column of fast-changing values does not make the table jump."""
         super().__init__(id=id)
         self.columns = tuple(columns)
+        self._fixed = dict(fixed_widths or {})
         self._names: list[str] = []
         self._cells: dict[str, tuple[Text, ...]] = {}
-        self._widths = [len(label) for _, label in self.columns]
+        self._widths = self._initial_widths()
         self._strips: dict[tuple[str, bool], Strip] = {}
         self._header: Strip | None = None
 
@@ -103,7 +112,7 @@ class FleetTable(ScrollView, can_focus=True):
         current = self.cursor_name
         self._names = [name for name, _ in rows]
         self._cells = dict(rows)
-        self._widths = [len(label) for _, label in self.columns]
+        self._widths = self._initial_widths()
         for cells in self._cells.values():
             self._widen(cells)
         self._invalidate_all()
@@ -122,9 +131,14 @@ class FleetTable(ScrollView, can_focus=True):
         self._strips.pop((name, True), None)
         self.refresh_line(self._names.index(name) + 1)
 
+    def _initial_widths(self) -> list[int]:
+        return [self._fixed.get(key, len(label)) for key, label in self.columns]
+
     def _widen(self, cells: tuple[Text, ...]) -> bool:
         wider = False
         for i, cell in enumerate(cells):
+            if self.columns[i][0] in self._fixed:
+                continue
             if cell.cell_len > self._widths[i]:
                 self._widths[i] = cell.cell_len
                 wider = True
@@ -147,7 +161,7 @@ class FleetTable(ScrollView, can_focus=True):
         line = Text(" ", end="", no_wrap=True)
         for cell, width in zip(cells, self._widths, strict=True):
             piece = cell.copy()
-            piece.truncate(width, pad=True)
+            piece.truncate(width, overflow="ellipsis", pad=True)
             line.append_text(piece)
             line.append(" " * GAP)
         segments = list(line.render(self.app.console))
