@@ -104,6 +104,7 @@ class HostScreen(Screen[None]):
             previous is None
             or previous.diagnosis is not state.diagnosis
             or previous.result is not state.result
+            or previous.busy != state.busy
         ):
             self._show_story(state)
 
@@ -128,7 +129,10 @@ class HostScreen(Screen[None]):
         severity, line = headline(diagnosis)
         if facts is None:
             severity = "critical" if state.error else "info"
-            line = state.error or "Not probed yet: press p to probe this host."
+            if state.busy:
+                line = "Probing… (the Probe output tab shows it live)"
+            else:
+                line = state.error or "Not probed yet: press p to probe this host."
         self.query_one("#host-headline", Static).update(
             Content.styled(line, HEADLINE_STYLE.get(severity, ""))
         )
