@@ -31,6 +31,11 @@ HEADLINE_STYLE = {
     "healthy": "bold $success",
 }
 
+OUTPUT_HEADER = (
+    "# {target}: probes/probe.sh run with `sh -s`, one record per line "
+    "(@@DT1 <kind> <fields…>); exact commands and timings are in the session transcript (t)"
+)
+
 # the widget that takes the focus when a tab is shown (focus left in a hidden tab pulls it back)
 TAB_FOCUS = {
     "tab-findings": "#findings",
@@ -168,8 +173,9 @@ class HostScreen(Screen[None]):
     def _show_output(self, state: HostState) -> None:
         log = self.query_one("#output", Log)
         lines = self.app.probe_output(self.host_name)
-        if len(lines) < self._lines_shown:
+        if len(lines) < self._lines_shown or (self._lines_shown == 0 and lines):
             log.clear()
+            log.write_line(OUTPUT_HEADER.format(target=state.host.target))
             self._lines_shown = 0
         if len(lines) > self._lines_shown:
             log.write_lines(lines[self._lines_shown :])
