@@ -16,7 +16,7 @@ from tui.core.factbuild import ProbeProgress
 from tui.core.facts import Facts
 from tui.core.hosts import Host
 from tui.core.runner import Session, add_known_host, trust_host
-from tui.core.transcript import Transcript, read_events
+from tui.core.transcript import Transcript, list_sessions, read_events
 from tui.core.transport import HostKeyChanged
 from tui.demo.fakehost import FakeHost, build_fake_host, reference_ct200
 
@@ -203,6 +203,10 @@ def test_trust_cli(ssh_env: SSHEnv, capsys: pytest.CaptureFixture[str], tmp_path
     assert main(["trust", "fakehost", "--yes"]) == 0
     assert "already trusted" in capsys.readouterr().out
     assert main(["trust", "local"]) == 3
+    (session,) = list_sessions()  # the decision is in the transcript
+    (decision,) = [e for e in read_events(session) if e["kind"] == "decision"]
+    assert decision["accepted"] is True
+    assert decision["fingerprint"] == ssh_env.sshd.host_fingerprint
 
 
 def test_trust_cli_refuses_changed_key(
