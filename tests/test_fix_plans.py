@@ -526,6 +526,14 @@ def test_sglang_without_a_unit_gets_advice_not_a_change() -> None:
         plan_for("sampling-backend-fallback", facts)
 
 
+def test_a_command_line_with_masked_secrets_is_never_copied_into_execstart() -> None:
+    service = ct200_facts().contexts[1]
+    masked = dataclasses.replace(service, cmdline=f"{service.cmdline} --api-key ***")
+    facts = dataclasses.replace(ct200_facts(), contexts=(ct200_facts().contexts[0], masked))
+    with pytest.raises(FixError, match=r"masked as secrets .*systemctl edit sglang.service"):
+        plan_for("sampling-backend-fallback", facts)
+
+
 def test_vllm_gets_the_environment_switch() -> None:
     facts = dataclasses.replace(
         ct200_facts(),

@@ -17,6 +17,7 @@ from tui.core.fixes.shell import (
 )
 from tui.core.fixes.targets import EnvTargets, env_targets, pick_python, serving_contexts
 from tui.core.hosts import Host
+from tui.core.redact import MASK
 
 # FlashInfer splits on single spaces and needs MAJOR.MINOR with an optional letter suffix;
 # anything else raises at `import flashinfer` (flashinfer-logic.md §4a).
@@ -98,6 +99,13 @@ def _with_sampling_flag(args: list[str]) -> list[str]:
 
 
 def _sglang_unit_step(host: Host, unit: str, ctx: EnvContext, stamp: str) -> Step:
+    if MASK in (ctx.cmdline or ""):
+        raise FixError(
+            f"{unit}: the running command line has values the probe masked as secrets "
+            f"({MASK}), so it cannot be copied into a new ExecStart. Add "
+            f"{SGLANG_FLAG} {SGLANG_VALUE} to the unit's ExecStart yourself "
+            f"(systemctl edit {unit}), then restart it."
+        )
     args = _with_sampling_flag((ctx.cmdline or "").split())
     exec_start = " ".join(systemd_quote(a) for a in args)
     name = "50-detective-tui-sampling.conf"
