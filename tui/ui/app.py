@@ -113,6 +113,7 @@ class DetectiveApp(App[int]):
         self._hosts = {h.name: h for h in hosts}
         self._output: dict[str, list[str]] = {h.name: [] for h in hosts}
         self._pending: dict[str, HostState] = {}
+        self._finished: dict[str, HostState] = {}
         self._flush_scheduled = False
         self._slots = asyncio.Semaphore(self.settings.concurrency)
         self._key_prompts: list[HostState] = []
@@ -202,30 +203,28 @@ class DetectiveApp(App[int]):
 
     @on(ProbeActivity)
     def _schedule_flush(self) -> None:
-        """Apply buffered progress at most every ``FLUSH_INTERVAL_S``: a fleet streaming output
-        repaints its table a few times a second instead of once per line."""
+        """Apply buffered progress and results at most every ``FLUSH_INTERVAL_S``: a fleet
+        streaming output repaints its table a few times a second, not once per line or host."""
         if not self._flush_scheduled:
             self._flush_scheduled = True
             self.set_timer(FLUSH_INTERVAL_S, self._apply_activity)
 
     def _apply_activity(self) -> None:
         self._flush_scheduled = False
-        if not self._pending:
-            return
         pending, self._pending = self._pending, {}
-        live = [
-            s
-            for s in pending.values()
-            if self.fleet[s.name].status in ("queued", "connecting", "probing")
-        ]
-        if live:
-            self.fleet = self.fleet.updated(*live)
+        finished, self._finished = self._finished, {}
+        live = [s for s in pending.values() if s.name not in finished and self.fleet[s.name].busy]
+        if live or finished:
+            self.fleet = self.fleet.updated(*live, *finished.values())
+        for state in finished.values():
+            if state.status in ("hostkey-unknown", "hostkey-changed"):
+                self._key_prompts.append(state)
+        self._next_key_prompt()
 
     @on(ProbeFinished)
     def _on_probe_finished(self, message: ProbeFinished) -> None:
         result = message.result
         name = result.host.name
-        self._pending.pop(name, None)
         if result.raw_lines:
             self._output[name] = list(result.raw_lines)
         status = (
@@ -239,10 +238,8 @@ class DetectiveApp(App[int]):
             finished_at=self.clock(),
             lines=len(self._output[name]),
         )
-        self.fleet = self.fleet.updated(state)
-        if status in ("hostkey-unknown", "hostkey-changed"):
-            self._key_prompts.append(state)
-            self._next_key_prompt()
+        self._finished[name] = state  # shown with the next flush, like the progress
+        self._schedule_flush()
 
     # -- host keys -----------------------------------------------------------------------------
     def _key_dialog_args(self, state: HostState) -> tuple[str, str, str, str, str]:
