@@ -248,8 +248,10 @@ class _Loader:
 
     def string(self, node: yaml.Node, key: str, expected: str = "a string") -> str:
         value = self.scalar(node, key, _STR, expected)
-        if not value or "\0" in value or "\n" in value:
-            raise self.error(node, f"`{key}` must be {expected} (non-empty, one line)", key=key)
+        if not value or any(c in value for c in "\0\n\t"):
+            raise self.error(
+                node, f"`{key}` must be {expected} (non-empty, one line, no tabs)", key=key
+            )
         return value
 
     def strings(self, node: yaml.Node, key: str) -> tuple[str, ...]:
