@@ -8,6 +8,7 @@ many more seeds is in ``bench/bench_sampling_stats.py`` and the README.
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import json
 import math
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from broken_samplers import BROKEN, Distorter, with_filters
+from torch_venv import validate_venv_python
 
 from probes import sampling_stats as stats
 
@@ -190,18 +192,14 @@ def test_tv_bound_holds_its_promise_on_a_small_simulation() -> None:
 # -- the same harness with torch (the remote script's code), when torch is available ------------
 
 
-def torch_python() -> str | None:
-    """An interpreter with torch: $DETECTIVE_TUI_TORCH_PYTHON, this one, or the test cache's."""
+def torch_python() -> str:
+    """An interpreter with torch: $DETECTIVE_TUI_TORCH_PYTHON, this one, or the test venv."""
     explicit = os.environ.get("DETECTIVE_TUI_TORCH_PYTHON")
     if explicit:
         return explicit
-    try:
-        import torch  # noqa: F401
-
+    if importlib.util.find_spec("torch") is not None:
         return sys.executable
-    except ImportError:
-        cached = Path.home() / ".cache" / "detective-tui-tests" / "validate-venv" / "bin" / "python"
-        return str(cached) if cached.exists() else None
+    return validate_venv_python()
 
 
 TORCH_HARNESS = r"""
@@ -258,10 +256,9 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow
 def test_remote_harness_with_torch_reference_and_broken_torch_samplers() -> None:
     python = torch_python()
-    if python is None:
-        pytest.skip("no interpreter with torch (set DETECTIVE_TUI_TORCH_PYTHON)")
     proc = subprocess.run(
         [python, "-c", TORCH_HARNESS, str(PROBES)],
         capture_output=True,

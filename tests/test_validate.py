@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import SSHEnv
 from factsmaker import PY, SERVICE, make_facts
+from torch_venv import validate_venv_python
 
 from tui.cli import main
 from tui.core.hosts import Host
@@ -37,10 +38,6 @@ from tui.demo import fakehost
 REPO = Path(__file__).resolve().parents[1]
 SHARED_FIXTURES = REPO.parent / "shared" / "fixtures"
 PY38 = Path.home() / ".pyenv" / "versions" / "3.8.18" / "bin" / "python3"
-CACHE = Path.home() / ".cache" / "detective-tui-tests"
-FLASHINFER_VENV = CACHE / "validate-venv"
-FLASHINFER_WHEEL = "flashinfer-python==0.7.2.post1"
-FLASHINFER_DEPS = ("apache-tvm-ffi<0.2,>=0.1.11", "packaging", "requests", "nvidia-ml-py", "tqdm")
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -107,30 +104,23 @@ def test_script_and_statistics_run_on_python_38() -> None:
 
 @pytest.fixture(scope="session")
 def flashinfer_python() -> str:
-    """A venv with CPU torch and the real FlashInfer 0.7.2.post1 wheel (test cache)."""
-    python = FLASHINFER_VENV / "bin" / "python"
-    probe = "import torch, flashinfer.sampling"
-    if not python.exists() or subprocess.run([python, "-c", probe], check=False).returncode:
-        CACHE.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "venv", str(FLASHINFER_VENV)], check=True)
-        pip = [str(python), "-m", "pip", "install", "-q"]
-        subprocess.run([*pip, "torch==2.13.0", *FLASHINFER_DEPS], check=True, timeout=1800)
-        subprocess.run([*pip, "--no-deps", FLASHINFER_WHEEL], check=True, timeout=600)
-    return str(python)
+    return validate_venv_python()
 
 
 @pytest.mark.slow
-def test_real_flashinfer_on_cpu_torch_is_no_gpu_skipped(flashinfer_python: str) -> None:
+def test_real_flashinfer_on_cpu_torch_is_no_gpu_skipped(
+    flashinfer_python: str, tmp_path: Path
+) -> None:
     """The "no GPU" path with the real torch and FlashInfer: FlashInfer imports, reports the
     toolkit it resolved (here a fake CUDA 12.8 nvcc from the shared fixtures), and the run is
     skipped — never a traceback."""
-    fake_home = CACHE / "fake-cuda-12.8"
+    fake_home = tmp_path / "cuda-12.8"
     nvcc = fake_home / "bin" / "nvcc"
     nvcc.parent.mkdir(parents=True, exist_ok=True)
     banner = (SHARED_FIXTURES / "nvcc" / "nvcc-12.8.93.txt").read_text()
     nvcc.write_text(f"#!/bin/sh\ncat <<'EOF'\n{banner}EOF\n")
     nvcc.chmod(0o755)
-    workspace = CACHE / "validate-workspace"
+    workspace = tmp_path / "workspace"
     lines = run_script(
         flashinfer_python,
         env={"CUDA_HOME": str(fake_home), "FLASHINFER_WORKSPACE_BASE": str(workspace)},

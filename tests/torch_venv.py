@@ -1,0 +1,32 @@
+"""A test venv with CPU torch and the real FlashInfer wheel, in the test cache (never the repo).
+
+Used by the sampling tests that need torch (the remote harness on CPU) and the real FlashInfer
+("no GPU" path). Built once, reused while ``import torch, flashinfer.sampling`` works in it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+CACHE = Path.home() / ".cache" / "detective-tui-tests"
+VENV = CACHE / "validate-venv"
+TORCH = "torch==2.13.0"  # resolves to the CPU build here
+FLASHINFER = "flashinfer-python==0.7.2.post1"
+# what `import flashinfer` needs besides torch (the wheel is installed --no-deps)
+FLASHINFER_DEPS = ("apache-tvm-ffi<0.2,>=0.1.11", "packaging", "requests", "nvidia-ml-py", "tqdm")
+
+
+def validate_venv_python() -> str:
+    """The venv's interpreter, building the venv first when it is missing or broken."""
+    python = VENV / "bin" / "python"
+    check = [str(python), "-c", "import torch, flashinfer.sampling"]
+    if python.exists() and subprocess.run(check, capture_output=True, check=False).returncode == 0:
+        return str(python)
+    CACHE.mkdir(parents=True, exist_ok=True)
+    subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True, timeout=300)
+    pip = [str(python), "-m", "pip", "install", "-q"]
+    subprocess.run([*pip, TORCH, *FLASHINFER_DEPS], check=True, timeout=1800)
+    subprocess.run([*pip, "--no-deps", FLASHINFER], check=True, timeout=600)
+    return str(python)
