@@ -51,15 +51,13 @@ from tui.ui.screens.transcripts import TranscriptsScreen
 
 SessionFactory = Callable[[], Any]  # returns a tui.core.runner.Session (async context manager)
 
+# The runner, diagnosis, report, fix and validation modules are imported where first used:
+# the hosts table paints before asyncssh and the rule tables are loaded.
+
 FLUSH_INTERVAL_S = 0.25  # how often streamed probe progress reaches the screens
 
-ERROR_STATUS = {
-    "unreachable": "unreachable",
-    "hostkey-unknown": "hostkey-unknown",
-    "hostkey-changed": "hostkey-changed",
-    "timeout": "timeout",
-    "probe-failed": "probe-failed",
-}
+# ProbeResult.error_kind values, which are also HostState statuses
+ERROR_KINDS = frozenset({"unreachable", "hostkey-unknown", "hostkey-changed", "timeout"})
 
 
 def _default_session() -> Any:
@@ -228,7 +226,9 @@ class DetectiveApp(App[int]):
         if result.raw_lines:
             self._output[name] = list(result.raw_lines)
         status = (
-            ERROR_STATUS.get(result.error_kind or "", "probe-failed") if result.error else "done"
+            (result.error_kind if result.error_kind in ERROR_KINDS else "probe-failed")
+            if result.error
+            else "done"
         )
         state = replace(
             self.fleet[name],
