@@ -103,19 +103,18 @@ class HostKeyChangedScreen(ModalScreen[None]):
                 Content.assemble(
                     "The key ",
                     (self.target, "bold"),
-                    " presents now is not the one recorded in known_hosts.\n\n",
+                    " presents is not the one recorded in known_hosts: someone may be "
+                    "intercepting the connection, or the host was reinstalled. detective-tui "
+                    "will not connect and will not replace the key.\n\n",
                     ("Key type     ", "bold"),
                     self.key_type or "unknown",
                     "\n",
                     ("Fingerprint  ", "bold"),
                     self.fingerprint or "unknown",
                     "\n\n",
-                    "Someone may be intercepting the connection, or the host was reinstalled. "
-                    "detective-tui will not connect and will not replace the key.\n\n",
-                    "If you have confirmed with the host's administrator that the new key is "
-                    "legitimate, remove the old entry outside this app:\n\n",
+                    "Only once the host's administrator confirms the new key, remove the old "
+                    "entry outside this app, then probe again and compare the fingerprint:\n",
                     ("  " + remove, "bold"),
-                    "\n\nthen probe the host again and verify the fingerprint it shows.",
                 ),
                 id="hostkey-body",
             )
