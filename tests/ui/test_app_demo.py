@@ -165,15 +165,16 @@ async def test_read_only_hides_fixes(demo_hosts: tuple[Host, ...]) -> None:
         app.open_host("ct200")
         await settle(pilot, lambda: isinstance(app.screen, HostScreen))
         actions = {b.binding.action for b in app.screen.active_bindings.values()}
-        assert "fix" not in actions and "validate" in actions
+        assert "fix" not in actions and "validate" not in actions and "probe" in actions
         titles = [c[0] for c in FleetCommands(app.screen)._all()]
         assert not [t for t in titles if t.startswith("Fix ")]
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         help_rows = app.screen.query_one("#help-keys", DataTable)
         texts = [str(help_rows.get_row_at(i)[2]) for i in range(help_rows.row_count)]
-        assert "Validate sampling kernels" in texts
+        assert "Re-probe" in texts
         assert "Preview and apply the selected fix" not in texts
+        assert "Validate sampling kernels" not in texts
 
 
 async def test_palette_lists_bindings_hosts_findings_and_fixes(

@@ -43,7 +43,7 @@ from tui.ui.messages import (
     ValidationFinished,
 )
 from tui.ui.screens.help import HelpScreen
-from tui.ui.screens.host import HostScreen
+from tui.ui.screens.host import READ_ONLY_HIDDEN, HostScreen
 from tui.ui.screens.hostkey import HostKeyChangedScreen, HostKeyScreen
 from tui.ui.screens.hosts import HostsScreen
 from tui.ui.screens.message import MessageScreen
@@ -308,7 +308,7 @@ class DetectiveApp(App[int]):
         self.open_host(message.name)
 
     def action_help(self) -> None:
-        hidden = frozenset({"host.fix"}) if self.read_only else frozenset()
+        hidden = READ_ONLY_HIDDEN if self.read_only else frozenset()
         sections = [
             ("Everywhere", self.BINDINGS),
             ("Hosts", HostsScreen.BINDINGS),
@@ -398,6 +398,9 @@ class DetectiveApp(App[int]):
 
     @on(ValidateRequested)
     def _on_validate_requested(self, message: ValidateRequested) -> None:
+        if self.read_only:
+            self.notify("Read-only mode: validation (it compiles on the host) is disabled.")
+            return
         host = self._hosts[message.host]
         self.notify(f"Validating FlashInfer's sampling kernels on {host.name}…", timeout=4)
         self.run_worker(

@@ -36,6 +36,11 @@ OUTPUT_HEADER = (
     "(@@DT1 <kind> <fields…>); exact commands and timings are in the session transcript (t)"
 )
 
+# actions that write on the host, hidden by --read-only: a fix, and the sampling validation
+# (it JIT-compiles FlashInfer's kernels into the host's cache)
+CHANGES_HOST = frozenset({"fix", "validate"})
+READ_ONLY_HIDDEN = frozenset({"host.fix", "host.validate"})  # their binding ids
+
 # the widget that takes the focus when a tab is shown (focus left in a hidden tab pulls it back)
 TAB_FOCUS = {
     "tab-findings": "#findings",
@@ -238,4 +243,4 @@ class HostScreen(Screen[None]):
         self.post_message(ValidateRequested(self.host_name, python))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        return not (action == "fix" and getattr(self.app, "read_only", False))
+        return not (action in CHANGES_HOST and getattr(self.app, "read_only", False))
