@@ -321,3 +321,18 @@ async def test_validate_shows_the_verdict(demo_hosts: tuple[Host, ...]) -> None:
         assert dialog.title_text == "Sampling kernels on ct200: skipped"
         assert dialog.severity == "warning" and dialog.markdown
         assert dialog.body.strip()
+
+
+async def test_probe_a_whole_group(demo_hosts: tuple[Host, ...]) -> None:
+    app = make_app(demo_hosts)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await _probe_all(pilot)
+        await pilot.press("g")
+        tree = app.screen.query_one("#groups-tree", Tree)
+        healthy = next(n for n in tree.root.children if "no findings" in str(n.label))
+        tree.move_cursor(healthy)
+        await pilot.press("p")
+        await pilot.pause()
+        busy = {s.name for s in app.fleet if s.busy}
+        assert busy == set(healthy.data.hosts) == {"h100-node"}
+        await settle(pilot, lambda: _all_done(app))

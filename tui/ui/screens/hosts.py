@@ -90,7 +90,11 @@ class HostsScreen(Screen[None]):
             tooltip="Filter by name, tag, finding, GPU, version",
         ),
         Binding(
-            "p", "probe_selected", "Probe", id="hosts.probe", tooltip="Probe the selected host"
+            "p",
+            "probe_selected",
+            "Probe",
+            id="hosts.probe",
+            tooltip="Probe the selected host (in the groups view: every host of the group)",
         ),
         Binding("P", "probe_all", "Probe all", id="hosts.probe_all", tooltip="Probe every host"),
         Binding("g", "toggle_groups", "Group by finding", id="hosts.group"),
@@ -186,7 +190,7 @@ class HostsScreen(Screen[None]):
         for group in groups:
             node = tree.root.add(
                 Text(group.label, style=GROUP_STYLE.get(group.severity, "")),
-                data=None,
+                data=group,
                 expand=True,
             )
             for name in group.hosts:
@@ -219,6 +223,11 @@ class HostsScreen(Screen[None]):
 
     # -- actions --------------------------------------------------------------------------------
     def action_probe_selected(self) -> None:
+        if self.grouped:
+            node = self.query_one("#groups-tree", Tree).cursor_node
+            if node is not None and isinstance(node.data, FindingGroup):
+                self.post_message(ProbeRequested(node.data.hosts))
+                return
         name = self.selected_host
         if name is None:
             self.notify("Select a host first.", severity="warning")
