@@ -23,11 +23,12 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from tui.commands.targets import add_host_options, hosts_for
 from tui.core import exitcodes
 from tui.core.diagnosis import Diagnosis, deep_invocation, diagnose, with_deep
 from tui.core.facts import Facts
 from tui.core.hosts import Host
-from tui.core.inventory import InventoryError, select_hosts
+from tui.core.inventory import InventoryError
 from tui.core.report import SEVERITY_MARK, host_json, markdown_report
 from tui.core.runner import ProbeResult, Session
 from tui.core.transcript import Transcript
@@ -57,7 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="also run the host's own FlashInfer (imports it, initialising CUDA there)",
     )
-    p.add_argument("--hosts", metavar="FILE", default=argparse.SUPPRESS, help="inventory file")
+    add_host_options(p)
     p.set_defaults(func=run)
 
 
@@ -136,7 +137,7 @@ def exit_code(results: list[tuple[ProbeResult, Diagnosis | None, Any]]) -> int:
 def run(args: argparse.Namespace) -> int:
     err = Console(stderr=True, soft_wrap=True)
     try:
-        hosts = select_hosts(getattr(args, "hosts", None), args.targets, args.all_hosts)
+        hosts = hosts_for(args, args.targets, args.all_hosts)
     except InventoryError as exc:
         print(f"detective-tui diagnose: {exc}", file=sys.stderr)
         return exitcodes.USAGE

@@ -18,6 +18,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from tui.commands.targets import add_host_options, hosts_for
 from tui.core import exitcodes
 from tui.core.findings import FIX_IDS
 from tui.core.fixes import make_stamp
@@ -27,7 +28,7 @@ from tui.core.fixes.render import outcome_text, preview_text
 from tui.core.fixes.restart import restart_plan
 from tui.core.fixes.undo import UndoError, list_records, load_record, mark_undone, undo_plan
 from tui.core.hosts import Host
-from tui.core.inventory import InventoryError, select_hosts
+from tui.core.inventory import InventoryError
 from tui.core.runner import Session
 from tui.core.transcript import Transcript
 
@@ -57,7 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--restart", action="store_true", help="restart the changed systemd units without asking"
     )
     p.add_argument("--json", action="store_true", help="print results as JSON")
-    p.add_argument("--hosts", metavar="FILE", default=argparse.SUPPRESS, help="inventory file")
+    add_host_options(p)
     p.set_defaults(func=run)
 
 
@@ -104,7 +105,7 @@ def _confirm(question: str, assume_yes: bool) -> bool:
 def _targets(args: argparse.Namespace) -> list[Host]:
     names = [t for t in args.target.split(",") if t]
     all_hosts = "*" in names
-    return select_hosts(getattr(args, "hosts", None), [n for n in names if n != "*"], all_hosts)
+    return hosts_for(args, [n for n in names if n != "*"], all_hosts)
 
 
 def _line_printer(prefix: str) -> Callable[[str], None]:

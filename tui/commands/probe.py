@@ -17,11 +17,12 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from tui.commands.targets import add_host_options, hosts_for
 from tui.core import exitcodes
 from tui.core.factbuild import ProbeProgress
 from tui.core.facts import Facts
 from tui.core.hosts import Host
-from tui.core.inventory import InventoryError, select_hosts
+from tui.core.inventory import InventoryError
 from tui.core.runner import ProbeResult, Session
 from tui.core.transcript import Transcript
 
@@ -37,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--all", dest="all_hosts", action="store_true", help="every inventory host")
     p.add_argument("--json", action="store_true", help="print the JSON array of CONTRACT.md")
-    p.add_argument("--hosts", metavar="FILE", default=argparse.SUPPRESS, help="inventory file")
+    add_host_options(p)
     p.set_defaults(func=run)
 
 
@@ -100,7 +101,7 @@ async def _probe_all(
 def run(args: argparse.Namespace) -> int:
     err = Console(stderr=True, soft_wrap=True)
     try:
-        hosts = select_hosts(getattr(args, "hosts", None), args.targets, args.all_hosts)
+        hosts = hosts_for(args, args.targets, args.all_hosts)
     except InventoryError as exc:
         print(f"detective-tui probe: {exc}", file=sys.stderr)
         return exitcodes.USAGE

@@ -11,9 +11,10 @@ import argparse
 import asyncio
 import sys
 
+from tui.commands.targets import hosts_for
 from tui.core import exitcodes, locations
 from tui.core.hostkeys import HostKeyChanged, HostKeyError, add_known_host
-from tui.core.inventory import InventoryError, select_hosts
+from tui.core.inventory import InventoryError
 from tui.core.transcript import Transcript
 from tui.core.transport import Unreachable, fetch_host_key
 
@@ -37,7 +38,7 @@ def _say(text: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        (host,) = select_hosts(getattr(args, "hosts", None), [args.target], False)
+        (host,) = hosts_for(args, [args.target], False)
     except InventoryError as exc:
         _say(f"detective-tui trust: {exc}")
         return exitcodes.USAGE

@@ -14,13 +14,13 @@ import asyncio
 import json
 import sys
 
+from tui.commands.targets import add_host_options, hosts_for
 from tui.core import exitcodes
 from tui.core.hosts import Host
-from tui.core.inventory import InventoryError, select_hosts
+from tui.core.inventory import InventoryError
 from tui.core.runner import Session
 from tui.core.transcript import Transcript
 from tui.core.validate import DEFAULT_DEADLINE_S, ValidationResult, validate_host
-from tui.demo.fleet import demo_fleet
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,7 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("target", metavar="TARGET", help="inventory name, local, or ssh target")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
-    p.add_argument("--hosts", metavar="FILE", default=argparse.SUPPRESS, help="inventory file")
+    add_host_options(p)
     p.add_argument(
         "--python", metavar="PATH", help="interpreter to validate with (default: the one with "
         "FlashInfer found by the probe)",
@@ -77,14 +77,7 @@ async def _validate(
 
 def _select(args: argparse.Namespace) -> Host:
     """The target: a demo host with ``--demo``, else from the inventory (or ad hoc)."""
-    if getattr(args, "demo", False):
-        fleet = {h.name: h for h in demo_fleet()}
-        if args.target not in fleet:
-            raise InventoryError(
-                f"{args.target!r} is not a demo host; the demo fleet has {', '.join(fleet)}"
-            )
-        return fleet[args.target]
-    (host,) = select_hosts(getattr(args, "hosts", None), [args.target], False)
+    (host,) = hosts_for(args, [args.target], False)
     return host
 
 

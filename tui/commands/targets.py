@@ -1,0 +1,34 @@
+"""Which hosts a headless command works on: the inventory's, or the demo fleet's with ``--demo``."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from tui.core.hosts import Host
+from tui.core.inventory import Inventory, InventoryError, resolve_targets, select_hosts
+
+
+def add_host_options(parser: argparse.ArgumentParser) -> None:
+    """``--hosts FILE`` and ``--demo``, accepted before or after the sub-command."""
+    parser.add_argument("--hosts", metavar="FILE", default=argparse.SUPPRESS, help="inventory file")
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="use the built-in demo fleet (simulated hosts, no SSH) instead of the inventory",
+    )
+
+
+def hosts_for(args: argparse.Namespace, targets: Sequence[str], all_hosts: bool) -> list[Host]:
+    """Resolve TARGETs against the demo fleet (``--demo``) or the inventory."""
+    if not getattr(args, "demo", False):
+        return select_hosts(getattr(args, "hosts", None), targets, all_hosts)
+    from tui.demo.fleet import demo_fleet
+
+    inventory = Inventory(hosts=demo_fleet(), path=None)
+    for target in targets:
+        if inventory.get(target) is None:
+            names = ", ".join(h.name for h in inventory.hosts)
+            raise InventoryError(f"{target!r} is not a demo host; the demo fleet has {names}")
+    return resolve_targets(inventory, targets, all_hosts)
