@@ -98,14 +98,12 @@ class DetectiveApp(App[int]):
         session_factory: SessionFactory = _default_session,
         clock: Callable[[], datetime] = datetime.now,
         notice: str | None = None,
-        probe_on_start: bool = False,
     ) -> None:
         super().__init__()
         self.settings = settings or Settings()
         self.read_only = read_only
         self.clock = clock
         self.notice = notice
-        self.probe_on_start = probe_on_start
         self._session_factory = session_factory
         self.session: Any = None
         self._hosts = {h.name: h for h in hosts}
@@ -133,8 +131,6 @@ class DetectiveApp(App[int]):
         await self.push_screen(HostsScreen())
         if self.notice:
             self.notify(self.notice, title="Welcome", timeout=8)
-        if self.probe_on_start:
-            self.request_probe(())
 
     async def on_unmount(self) -> None:
         if self.session is not None:

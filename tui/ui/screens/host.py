@@ -228,14 +228,6 @@ class HostScreen(Screen[None]):
         finding, fix = chosen
         self.post_message(FixRequested(self.host_name, fix.id, dict(fix.params), finding.python))
 
-    def fix_for(self, finding_id: str, fix_id: str) -> None:
-        for finding, fix in self._fixes:
-            if finding.id == finding_id and fix.id == fix_id:
-                self.post_message(
-                    FixRequested(self.host_name, fix.id, dict(fix.params), finding.python)
-                )
-                return
-
     def action_validate(self) -> None:
         python = None
         if self._state is not None and self._state.diagnosis and self._state.diagnosis.flashinfer:

@@ -221,9 +221,6 @@ class FleetTable(ScrollView, can_focus=True):
         if self._names:
             self.cursor_row = row % len(self._names)
 
-    def move_cursor(self, row: int) -> None:
-        self.action_cursor_to(row)
-
     def action_select(self) -> None:
         if self.cursor_name is not None:
             self.post_message(self.RowSelected(self, self.cursor_name))
