@@ -24,6 +24,7 @@ FINDING_IDS = (
     "torch-lacks-gpu-arch",
     "toolkit-shadowed",
     "no-nvidia-driver",
+    "flashinfer-replay-disagrees",  # --deep only: the host's own FlashInfer disagrees
 )
 
 FIX_IDS = (
