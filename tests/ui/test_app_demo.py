@@ -294,7 +294,7 @@ async def test_hosts_table_keys_and_mouse(demo_hosts: tuple[Host, ...]) -> None:
     async with app.run_test(size=(160, 40)) as pilot:
         table = app.screen.query_one("#hosts-table", FleetTable)
         assert table.has_focus and table.cursor_name == "b200-old-driver"
-        await pilot.press("down", "down")
+        await pilot.press("down", "down", "down")
         assert table.cursor_name == "gone-dark"
         await pilot.press("end")
         assert table.cursor_name == "rtx5090-cu124"

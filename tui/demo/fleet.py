@@ -31,8 +31,14 @@ class DemoHost:
     tags: tuple[str, ...]
 
 
+def _ct201() -> fakehost.FakeHostSpec:
+    """The reference case the day after: CUDA 13.0 installed, but CUDA_HOME still on 12.8."""
+    return replace(fakehost.reference_ct200(with_cuda13=True), hostname="ct201")
+
+
 DEMO_HOSTS: tuple[DemoHost, ...] = (
     DemoHost("ct200", fakehost.reference_ct200, ("demo", "blackwell", "sglang", "reference")),
+    DemoHost("ct201", _ct201, ("demo", "blackwell", "sglang", "cuda13-installed")),
     DemoHost("h100-node", fakehost.healthy_h100, ("demo", "hopper")),
     DemoHost("b200-old-driver", fakehost.b200_old_driver, ("demo", "blackwell")),
     DemoHost("rtx5090-cu124", fakehost.rtx5090_cu124_torch, ("demo", "blackwell", "workstation")),
