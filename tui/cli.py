@@ -20,7 +20,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="detective-tui",
-        description="Find out why the driver, torch, nvcc and FlashInfer disagree on your GPU hosts.",
+        description="Find out why the driver, torch, nvcc and FlashInfer disagree on GPU hosts.",
     )
     parser.add_argument("--hosts", metavar="FILE", help="inventory file (default: see README)")
     parser.add_argument("--demo", action="store_true", help="open the built-in demo fleet")

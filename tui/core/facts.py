@@ -105,7 +105,7 @@ class EnvContext:
 
     kind: EnvKind
     label: str  # "ssh session", "login shell (bash -lc)", "pid 4242 sglang.launch_server"
-    vars: Mapping[str, str] = field(default_factory=dict)  # only the variables that matter, redacted
+    vars: Mapping[str, str] = field(default_factory=dict)  # the variables that matter, redacted
     which_nvcc: tuple[str, ...] = ()  # `which -a nvcc` under this context's PATH, in order
     usr_local_cuda_exists: bool = False
     pid: int | None = None
