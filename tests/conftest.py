@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +15,21 @@ echo "Welcome to a very chatty host"
 echo "@@not-a-record from the rc file"
 echo "rc file noise on stderr" >&2
 """
+
+
+SHARED_FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Locally, tests that need ../shared/fixtures or sshd skip with a reason; in CI
+    (``CI`` set) a missing piece is an error, so a green run never hides skipped real parts."""
+    if not os.environ.get("CI"):
+        return
+    if not SHARED_FIXTURES.is_dir():
+        raise pytest.UsageError(f"CI: the shared fixtures are missing at {SHARED_FIXTURES}")
+    problem = sshd_available()
+    if problem:
+        raise pytest.UsageError(f"CI: no loopback sshd: {problem}")
 
 
 @pytest.fixture(autouse=True)

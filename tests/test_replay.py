@@ -437,6 +437,8 @@ def test_cuda13_first_in_path_only_has_no_effect() -> None:
 
 
 def _derive_ptxas_table() -> dict[str, frozenset[str]]:
+    if not (FIXTURES / "ptxas").is_dir():
+        pytest.skip(f"shared fixtures not at {FIXTURES}")
     table = {}
     for f in sorted((FIXTURES / "ptxas").glob("ptxas-*-gpu-name-help.txt")):
         release = f.name.split("-")[1]
