@@ -215,9 +215,7 @@ def status_text(state: HostState) -> str:
     return text
 
 
-STATUS_WIDTH = (
-    26  # the hosts table cuts longer statuses with "…" (the host screen shows them whole)
-)
+STATUS_WIDTH = 16  # the hosts table cuts longer statuses with "…" (the host screen: whole)
 
 COLUMNS: tuple[tuple[str, str], ...] = (  # most telling first: 80 columns show the first seven
     ("host", "Host"),
