@@ -33,6 +33,7 @@ from tui.demo.fleet import demo_fleet
 from tui.ui.commands import FleetCommands
 from tui.ui.config import ConfigError, Settings, config_path, load_settings, save_theme
 from tui.ui.fleet import FleetState, HostState, queued
+from tui.ui.grouping import FindingGroup, group_by_finding
 from tui.ui.messages import (
     FixRequested,
     OpenHost,
@@ -45,7 +46,7 @@ from tui.ui.messages import (
 from tui.ui.screens.help import HelpScreen
 from tui.ui.screens.host import READ_ONLY_HIDDEN, HostScreen
 from tui.ui.screens.hostkey import HostKeyChangedScreen, HostKeyScreen
-from tui.ui.screens.hosts import HostsScreen
+from tui.ui.screens.hosts import READ_ONLY_BINDINGS, HostsScreen
 from tui.ui.screens.message import MessageScreen
 from tui.ui.screens.transcripts import TranscriptsScreen
 
@@ -304,7 +305,7 @@ class DetectiveApp(App[int]):
         self.open_host(message.name)
 
     def action_help(self) -> None:
-        hidden = READ_ONLY_HIDDEN if self.read_only else frozenset()
+        hidden = READ_ONLY_HIDDEN | READ_ONLY_BINDINGS if self.read_only else frozenset()
         sections = [
             ("Everywhere", self.BINDINGS),
             ("Hosts", HostsScreen.BINDINGS),
@@ -328,6 +329,16 @@ class DetectiveApp(App[int]):
         yield SystemCommand(
             "Save session", "Markdown report + JSONL transcript", self.action_save_session
         )
+        if self.read_only:
+            return
+        for group in group_by_finding(self.fleet):
+            if group.finding_id is not None:
+                yield SystemCommand(
+                    f"Fix every host in group: {group.label}",
+                    f"One fix for {group.finding_id} on {', '.join(group.hosts)}: preview, "
+                    "confirm, per-host results",
+                    partial(self.open_fleet_fix, group),
+                )
 
     # -- session export -------------------------------------------------------------------------
     def action_save_session(self) -> None:
@@ -391,6 +402,23 @@ class DetectiveApp(App[int]):
         """After an applied fix (or undo), probe again so every screen shows the new verdict."""
         if outcome is not None:
             self.request_probe((name,))
+
+    def open_fleet_fix(self, group: FindingGroup) -> None:
+        """The fleet fix screen for a finding group; the hosts are probed again after a run."""
+        if self.read_only:
+            self.notify("Read-only mode: fixes are disabled.", severity="warning")
+            return
+        if group.finding_id is None:
+            self.notify("This group has no finding to fix.", severity="warning")
+            return
+        from tui.ui.screens.fleet_fix import FleetFixScreen
+
+        states = [self.fleet[n] for n in group.hosts if n in self._hosts]
+        self.push_screen(FleetFixScreen(group.finding_id, group.label, states, self.session))
+
+    @on(HostsScreen.FleetFixRequested)
+    def _on_fleet_fix_requested(self, message: HostsScreen.FleetFixRequested) -> None:
+        self.open_fleet_fix(message.group)
 
     @on(ValidateRequested)
     def _on_validate_requested(self, message: ValidateRequested) -> None:

@@ -10,6 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
+from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widget import Widget
@@ -43,6 +44,9 @@ STATUS_STYLE = {
     "idle": "dim",
     "done": "green",
 }
+# the fleet fix writes on hosts: --read-only hides it (its binding id, for the help screen)
+READ_ONLY_BINDINGS = frozenset({"hosts.fleet_fix"})
+
 GROUP_STYLE = {
     "critical": "bold red",
     "warning": "bold yellow",
@@ -98,10 +102,24 @@ class HostsScreen(Screen[None]):
         ),
         Binding("P", "probe_all", "Probe all", id="hosts.probe_all", tooltip="Probe every host"),
         Binding("g", "toggle_groups", "Group by finding", id="hosts.group"),
+        Binding(
+            "f",
+            "fleet_fix",
+            "Fix group…",
+            id="hosts.fleet_fix",
+            tooltip="Fix every host in the selected group: one fix, preview, confirm, results",
+        ),
         Binding("s", "sort_next", "Sort", id="hosts.sort", tooltip="Sort by the next column"),
         Binding("r", "sort_reverse", "Reverse", id="hosts.reverse", show=False),
         Binding("escape", "clear_filter", "Clear filter", id="hosts.clear_filter", show=False),
     ]
+
+    class FleetFixRequested(Message):
+        """Open the fleet fix for one finding group."""
+
+        def __init__(self, group: FindingGroup) -> None:
+            super().__init__()
+            self.group = group
 
     sort_column: reactive[str] = reactive("host", init=False)
     sort_reverse: reactive[bool] = reactive(False, init=False)
@@ -234,6 +252,28 @@ class HostsScreen(Screen[None]):
             return
         self.post_message(ProbeRequested((name,)))
 
+    @property
+    def selected_group(self) -> FindingGroup | None:
+        """In the groups view: the group under the cursor, or the group of the host under it."""
+        if not self.grouped:
+            return None
+        node = self.query_one("#groups-tree", Tree).cursor_node
+        if node is not None and isinstance(node.data, str):
+            node = node.parent
+        return node.data if node is not None and isinstance(node.data, FindingGroup) else None
+
+    def action_fleet_fix(self) -> None:
+        group = self.selected_group
+        if group is None:
+            self.notify("Select a group first.", severity="warning")
+            return
+        self.post_message(self.FleetFixRequested(group))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "fleet_fix":
+            return self.grouped and not getattr(self.app, "read_only", False)
+        return True
+
     def action_probe_all(self) -> None:
         self.post_message(ProbeRequested(self._rows if self._terms else ()))
 
@@ -247,6 +287,7 @@ class HostsScreen(Screen[None]):
             self._groups = ()
             self._refresh_groups(self.app.fleet)
         self.query_one(f"#{switcher.current}").focus()
+        self.refresh_bindings()
 
     def action_sort_next(self) -> None:
         keys = [k for k, _ in COLUMNS]

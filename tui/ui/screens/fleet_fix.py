@@ -1,0 +1,470 @@
+"""One fix on every host of a finding group: choose → preview → confirm → live run → results.
+
+``FleetFixScreen(finding_id, label, states, session)`` takes the group's host states as the
+app knows them (their probe and diagnosis). The fixes offered are the union of what each
+host's diagnosis proposed for the finding; each host is planned with its own proposed
+parameters. A host where the fix was not proposed, or cannot be planned, or is not probed,
+is listed with the reason and left out; the others go on. The run goes through
+``tui.core.fixes.fleet.apply_fleet`` (one failing host never stops the others, every
+command lands in the transcript), and when it ends the screen asks the app to probe the
+hosts again, so the fleet table and the groups show the new verdicts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, Literal
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Collapsible, DataTable, Footer, Log, Static
+from textual.worker import Worker, WorkerState
+
+from tui.core.fixes import make_stamp
+from tui.core.fixes.fleet import FleetItem, HostFixResult, apply_fleet, plan_for
+from tui.core.fixes.render import outcome_text, preview_text
+from tui.ui.fleet import HostState
+from tui.ui.messages import ProbeRequested
+from tui.ui.screens.message import MessageScreen
+
+if TYPE_CHECKING:
+    from tui.core.runner import Session
+
+Stage = Literal["choose", "planning", "preview", "running", "done", "failed"]
+
+# HostFixResult.status → the word the result table shows, and its style
+RESULT_WORDS = {
+    "fixed": ("fixed", "bold green"),
+    "applied": ("applied", "green"),
+    "unresolved": ("not fixed", "bold yellow"),
+    "failed": ("failed", "bold red"),
+    "not-planned": ("not planned", "yellow"),
+    "skipped": ("skipped", "dim"),
+    "unreachable": ("unreachable", "red"),
+}
+SEVERITY_STYLE = {"critical": "bold red", "warning": "bold yellow", "info": "cyan", "none": "green"}
+
+
+@dataclass(frozen=True)
+class FixChoice:
+    """One fix the group's diagnoses proposed for the finding, over the hosts proposing it."""
+
+    fix_id: str
+    title: str  # as proposed for the first of its hosts
+    resolves: tuple[str, ...]
+    needs_root: bool
+    hosts: tuple[str, ...]  # where the diagnosis proposed it
+    params_vary: bool  # the proposed parameters differ between hosts
+
+
+def fix_choices(finding_id: str, states: Sequence[HostState]) -> tuple[FixChoice, ...]:
+    """The union of the fixes proposed for ``finding_id``: most hosts first, then in the
+    order the diagnoses rank them."""
+    found: dict[str, list] = {}
+    for state in states:
+        if state.diagnosis is None:
+            continue
+        for finding in state.diagnosis.findings:
+            if finding.id != finding_id:
+                continue
+            for fix in finding.fixes:
+                found.setdefault(fix.id, []).append((state.name, fix))
+    choices = []
+    for fix_id, entries in found.items():
+        fixes = [fix for _, fix in entries]
+        resolves = tuple(dict.fromkeys(r for fix in fixes for r in fix.resolves))
+        choices.append(
+            FixChoice(
+                fix_id=fix_id,
+                title=fixes[0].title,
+                resolves=resolves,
+                needs_root=any(fix.needs_root for fix in fixes),
+                hosts=tuple(dict.fromkeys(name for name, _ in entries)),
+                params_vary=len({tuple(sorted(fix.params.items())) for fix in fixes}) > 1,
+            )
+        )
+    order = list(found)
+    choices.sort(key=lambda c: (-len(c.hosts), order.index(c.fix_id)))
+    return tuple(choices)
+
+
+def plan_group(
+    finding_id: str, fix_id: str, states: Sequence[HostState], stamp: str
+) -> list[FleetItem]:
+    """Plan ``fix_id`` on each host with the parameters its own diagnosis proposed."""
+    items = []
+    for state in states:
+        host, facts = state.host, state.facts
+        if facts is None or state.diagnosis is None:
+            why = state.error or f"not probed ({state.status})"
+            items.append(FleetItem(host=host, facts=None, plan=None, error=why, unreachable=True))
+            continue
+        finding = next((f for f in state.diagnosis.findings if f.id == finding_id), None)
+        fix = next((x for x in finding.fixes if x.id == fix_id), None) if finding else None
+        if finding is None or fix is None:
+            others = ", ".join(x.id for x in finding.fixes) if finding else ""
+            why = (
+                f"no {finding_id} finding any more"
+                if finding is None
+                else f"{fix_id} was not proposed here (proposed: {others or 'nothing'})"
+            )
+            items.append(FleetItem(host=host, facts=facts, plan=None, error=why, skipped=True))
+            continue
+        items.append(
+            plan_for(
+                host, facts, fix_id, fix.params, finding.python, use_proposal=False, stamp=stamp
+            )
+        )
+    return items
+
+
+def _worst(severity: str | None, known: bool = True) -> str:
+    return (severity or "none") if known else "?"
+
+
+def worst_cell(result: HostFixResult) -> Text:
+    """``critical → none``: the worst finding before and after, for the fixed environments."""
+    o = result.outcome
+    if o is None:
+        return Text("—", style="dim")
+    before = _worst(o.worst_before)
+    after = _worst(o.worst_after, o.facts_after is not None)
+    return Text.assemble(
+        (before, SEVERITY_STYLE.get(before, "")), " → ", (after, SEVERITY_STYLE.get(after, ""))
+    )
+
+
+def undo_lines(results: Sequence[HostFixResult]) -> list[str]:
+    """The command that reverses the fix, per host where it changed something."""
+    lines = []
+    for r in results:
+        if r.outcome is not None and r.outcome.record:
+            name = r.item.host.name
+            lines.append(f"{name}: detective-tui fix {name} --undo {r.outcome.record}")
+    return lines
+
+
+def summary(results: Sequence[HostFixResult]) -> str:
+    counts: dict[str, int] = {}
+    for r in results:
+        word = RESULT_WORDS[r.status][0]
+        counts[word] = counts.get(word, 0) + 1
+    return ", ".join(f"{n} {word}" for word, n in counts.items())
+
+
+class FleetLine(Message):
+    """One line of live output from one host of the run."""
+
+    def __init__(self, host: str, line: str) -> None:
+        super().__init__()
+        self.host = host
+        self.line = line
+
+
+class FleetPlanned(Message):
+    def __init__(self, items: list[FleetItem]) -> None:
+        super().__init__()
+        self.items = items
+
+
+class FleetDone(Message):
+    def __init__(self, results: list[HostFixResult]) -> None:
+        super().__init__()
+        self.results = results
+
+
+class FleetFixScreen(Screen[tuple[HostFixResult, ...] | None]):
+    DEFAULT_CSS = """
+    #fleet-title { height: auto; padding: 0 1; background: $boost; }
+    #fleet-status { height: auto; padding: 0 1; margin-bottom: 1; }
+    #fleet-choices, #fleet-hosts { height: 1fr; }
+    #fleet-preview { height: 1fr; padding: 0 1; }
+    #fleet-preview .unplanned { color: $warning; }
+    #fleet-preview Collapsible { padding-bottom: 0; }
+    #fleet-output { height: 1fr; min-height: 4; border: round $secondary; }
+    #fleet-undo { height: auto; max-height: 8; padding: 0 1; }
+    FleetFixScreen #fleet-choices, FleetFixScreen #fleet-preview, FleetFixScreen #fleet-hosts,
+    FleetFixScreen #fleet-output, FleetFixScreen #fleet-undo { display: none; }
+    FleetFixScreen.-choose #fleet-choices { display: block; }
+    FleetFixScreen.-preview #fleet-preview { display: block; }
+    FleetFixScreen.-running #fleet-hosts, FleetFixScreen.-running #fleet-output,
+    FleetFixScreen.-done #fleet-hosts, FleetFixScreen.-done #fleet-output,
+    FleetFixScreen.-done #fleet-undo { display: block; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "choose", "Preview", id="fleetfix.choose", priority=True),
+        Binding("enter", "details", "Outcome", id="fleetfix.details", priority=True),
+        Binding("a", "apply", "Apply to every planned host", id="fleetfix.apply"),
+        Binding("escape", "back", "Back", id="fleetfix.back"),
+    ]
+
+    stage: reactive[Stage] = reactive("choose", init=False)
+
+    def __init__(
+        self, finding_id: str, label: str, states: Sequence[HostState], session: Session
+    ) -> None:
+        super().__init__()
+        self.finding_id = finding_id
+        self.label = label
+        self.states = tuple(states)
+        self.session = session
+        self.choices = fix_choices(finding_id, self.states)
+        self.choice: FixChoice | None = None
+        self.items: list[FleetItem] = []
+        self.results: list[HostFixResult] = []
+        self._last: dict[str, str] = {}
+
+    def compose(self) -> ComposeResult:
+        yield Static(
+            Content.assemble(("Fix every host in group  ", "bold"), self.label), id="fleet-title"
+        )
+        yield Static(id="fleet-status")
+        yield DataTable(id="fleet-choices", cursor_type="row")
+        yield VerticalScroll(id="fleet-preview")
+        yield DataTable(id="fleet-hosts", cursor_type="row")
+        yield Log(id="fleet-output", highlight=False)
+        yield Static(id="fleet-undo")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#fleet-choices", DataTable)
+        table.add_column("Fix", key="fix")
+        table.add_column("Hosts", key="hosts")
+        table.add_column("Resolves", key="resolves")
+        table.add_column("Root", key="root")
+        table.add_column("What it does", key="title")
+        total = len(self.states)
+        for choice in self.choices:
+            title = choice.title + (" (values differ per host)" if choice.params_vary else "")
+            table.add_row(
+                Text(choice.fix_id, style="bold"),
+                f"{len(choice.hosts)}/{total}",
+                ", ".join(choice.resolves) or "nothing by itself",
+                "yes" if choice.needs_root else "no",
+                title,
+                key=choice.fix_id,
+            )
+        self.session.record(
+            "fleet-fix-opened", finding=self.finding_id, hosts=[s.name for s in self.states]
+        )
+        self.watch_stage("choose")
+
+    # -- stages ----------------------------------------------------------------------------
+    def watch_stage(self, stage: Stage) -> None:
+        shown = {"planning": "choose", "failed": "done"}.get(stage, stage)
+        for name in ("choose", "preview", "running", "done"):
+            self.set_class(shown == name, f"-{name}")
+        focus = {
+            "choose": "#fleet-choices",
+            "preview": "#fleet-preview",
+            "running": "#fleet-hosts",
+            "done": "#fleet-hosts",
+        }
+        self.query_one(focus[shown]).focus()
+        self._set_status(self._status_for(stage))
+        self.refresh_bindings()
+
+    def _status_for(self, stage: Stage) -> str:
+        fix = self.choice.fix_id if self.choice else ""
+        planned = sum(1 for i in self.items if i.plan is not None)
+        if stage == "choose":
+            if not self.choices:
+                return f"No fix was proposed for {self.finding_id} on these hosts. Esc goes back."
+            return (
+                f"Fixes proposed for {self.finding_id} on {len(self.states)} host(s). "
+                "Enter previews the selected one on every host; nothing runs yet."
+            )
+        if stage == "planning":
+            return f"Planning {fix} on every host…"
+        if stage == "preview":
+            if not planned:
+                return f"{fix} cannot be applied to any host of this group (reasons above). Esc."
+            return (
+                f"Nothing has run yet. Press a to apply {fix} to {planned} host(s) "
+                "(the commands above); Esc goes back to the fixes."
+            )
+        if stage == "running":
+            return (
+                f"Applying {fix} to {planned} host(s)… every command and its output goes to "
+                "the session transcript."
+            )
+        if stage == "failed":
+            return "The run stopped with an internal error (see the message). Esc closes."
+        return (
+            f"{fix}: {summary(self.results)}. The hosts are being probed again; Enter on a "
+            "row shows its full outcome, Esc returns to the fleet."
+        )
+
+    def _set_status(self, text: str) -> None:
+        self.query_one("#fleet-status", Static).update(Content(text))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "apply":
+            return self.stage == "preview" and any(i.plan is not None for i in self.items)
+        if action == "choose":
+            return self.stage == "choose" and bool(self.choices)
+        if action == "details":
+            return self.stage == "done" and bool(self.results)
+        if action == "back":
+            return self.stage != "running"
+        return True
+
+    # -- actions ---------------------------------------------------------------------------
+    def action_choose(self) -> None:
+        if self.stage != "choose" or not self.choices:
+            return
+        self.choice = self.choices[self.query_one("#fleet-choices", DataTable).cursor_row]
+        self.stage = "planning"
+        self._plan(self.choice.fix_id)
+
+    def action_apply(self) -> None:
+        if self.stage != "preview" or self.choice is None:
+            return
+        planned = [i.host.name for i in self.items if i.plan is not None]
+        if not planned:
+            return
+        self.session.record(
+            "decision", fix=self.choice.fix_id, answer="yes", hosts=planned, fleet=True
+        )
+        self._fill_hosts_table()
+        self.stage = "running"
+        self._run(self.items)
+
+    def action_back(self) -> None:
+        if self.stage == "running":
+            return
+        if self.stage == "preview":
+            if self.choice is not None:
+                self.session.record("decision", fix=self.choice.fix_id, answer="no", fleet=True)
+            self.stage = "choose"
+            return
+        self.dismiss(tuple(self.results) if self.results else None)
+
+    # -- planning --------------------------------------------------------------------------
+    @work(exclusive=True, group="fleet-plan", exit_on_error=False)
+    async def _plan(self, fix_id: str) -> None:
+        items = await asyncio.to_thread(
+            plan_group, self.finding_id, fix_id, self.states, make_stamp()
+        )
+        self.post_message(FleetPlanned(items))
+
+    def on_fleet_planned(self, message: FleetPlanned) -> None:
+        self.items = message.items
+        preview = self.query_one("#fleet-preview", VerticalScroll)
+        preview.remove_children()
+        widgets = []
+        first = True
+        for item in self.items:
+            name = item.host.name
+            if item.plan is None:
+                widgets.append(
+                    Static(Content(f"{name}: not planned: {item.error}"), classes="unplanned")
+                )
+                continue
+            steps = len(item.plan.steps)
+            root = ", needs root" if item.plan.needs_root else ""
+            widgets.append(
+                Collapsible(
+                    Static(Content(preview_text(item.plan))),
+                    title=f"{name}: {steps} step(s){root}",
+                    collapsed=not first,
+                    id=f"preview-{len(widgets)}",
+                )
+            )
+            first = False
+        preview.mount_all(widgets)
+        preview.scroll_home(animate=False)
+        self.stage = "preview"
+
+    # -- the run ---------------------------------------------------------------------------
+    def _fill_hosts_table(self) -> None:
+        table = self.query_one("#fleet-hosts", DataTable)
+        table.clear(columns=True)
+        table.add_column("Host", key="host")
+        table.add_column("Status", key="status")
+        for item in self.items:
+            status = "waiting" if item.plan is not None else f"skipped: {item.error}"
+            table.add_row(Text(item.host.name, style="bold"), status, key=item.host.name)
+
+    @work(exclusive=True, group="fleet-fix", exit_on_error=False)
+    async def _run(self, items: list[FleetItem]) -> None:
+        concurrency = getattr(getattr(self.app, "settings", None), "concurrency", 8)
+        results = await apply_fleet(
+            self.session,
+            items,
+            lambda host, line: self.post_message(FleetLine(host, line)),
+            concurrency=concurrency,
+        )
+        self.post_message(FleetDone(results))
+
+    def on_fleet_line(self, message: FleetLine) -> None:
+        self.query_one("#fleet-output", Log).write_line(f"[{message.host}] {message.line}")
+        if message.line.startswith("── "):
+            status = message.line.removeprefix("── ")
+            if status != self._last.get(message.host):
+                self._last[message.host] = status
+                table = self.query_one("#fleet-hosts", DataTable)
+                table.update_cell(message.host, "status", status)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A crashed run must not leave the screen stuck in "running" (the app shows the error)."""
+        if event.worker.group in ("fleet-fix", "fleet-plan") and event.state == WorkerState.ERROR:
+            self.stage = "failed"
+
+    def on_fleet_done(self, message: FleetDone) -> None:
+        self.results = message.results
+        table = self.query_one("#fleet-hosts", DataTable)
+        table.clear(columns=True)
+        table.add_column("Host", key="host")
+        table.add_column("Result", key="result")
+        table.add_column("Worst before → after", key="worst")
+        table.add_column("Detail", key="detail")
+        for r in self.results:
+            word, style = RESULT_WORDS[r.status]
+            table.add_row(
+                Text(r.item.host.name, style="bold"),
+                Text(word, style=style),
+                worst_cell(r),
+                r.detail,
+                key=r.item.host.name,
+            )
+        undo = undo_lines(self.results)
+        self.query_one("#fleet-undo", Static).update(
+            Content("Undo per host:\n  " + "\n  ".join(undo))
+            if undo
+            else Content("Nothing changed on any host, so there is nothing to undo.")
+        )
+        ran = tuple(r.item.host.name for r in self.results if r.item.plan is not None)
+        self.stage = "done"
+        if ran:
+            self.post_message(ProbeRequested(ran))
+
+    @on(DataTable.RowSelected, "#fleet-choices")
+    def _choice_clicked(self) -> None:
+        self.action_choose()
+
+    @on(DataTable.RowSelected, "#fleet-hosts")
+    def _host_clicked(self) -> None:
+        self.action_details()
+
+    def action_details(self) -> None:
+        if self.stage != "done":
+            return
+        row = self.query_one("#fleet-hosts", DataTable).cursor_row
+        if not 0 <= row < len(self.results):
+            return
+        r = self.results[row]
+        word = RESULT_WORDS[r.status][0]
+        body = outcome_text(r.outcome) if r.outcome is not None else r.detail
+        severity = "success" if r.status in ("fixed", "applied") else "warning"
+        self.app.push_screen(MessageScreen(f"{r.item.host.name}: {word}", body, severity=severity))
