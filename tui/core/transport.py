@@ -11,7 +11,8 @@ leader, and ``exec`` keeps that pid, so on cancel or when the client-side deadli
 whole group (and session) is killed over a *second* channel — sshd refuses signals for root
 logins and closing a channel does not stop the remote command. Variables are passed with
 ``env`` on the command line, ``shlex.quote``d, because sshd drops ``env=`` without ``AcceptEnv``.
-The local transport runs the same command line with ``sh -c`` in a new session.
+The local transport runs the same command line with ``sh -c`` in a new session, at a lower CPU
+priority (``LocalTransport``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import contextlib
 import math
 import re
 import shlex
+import shutil
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -283,6 +285,10 @@ def _reason(exc: BaseException) -> str:
 
 # -- local ---------------------------------------------------------------------------------
 
+LOCAL_NICE = 10  # niceness of local commands (see LocalTransport)
+# ``nice`` (coreutils, POSIX) sets it before ``sh`` starts, so every child inherits it.
+_NICE: tuple[str, ...] = ("nice", "-n", str(LOCAL_NICE)) if shutil.which("nice") else ()
+
 
 class _LocalProc(_Proc):
     def __init__(self, proc: asyncio.subprocess.Process) -> None:
@@ -308,11 +314,31 @@ class _LocalProc(_Proc):
             self.proc.stdin.close()
 
 
+def _lower_session_priority(pid: int) -> None:
+    """Give the new session's scheduler autogroup the ``LOCAL_NICE`` niceness, best effort.
+
+    With autogroup on (``/proc/sys/kernel/sched_autogroup_enabled``, the default on most
+    distributions) the kernel shares the CPU fairly between *sessions* first, so a task's own
+    nice value only ranks it against its own session: 16 probes, each in its own session,
+    would each weigh as much as the TUI. Raising a group's niceness needs no privilege."""
+    with contextlib.suppress(OSError):
+        Path(f"/proc/{pid}/autogroup").write_text(str(LOCAL_NICE), encoding="ascii")
+
+
 class LocalTransport(Transport):
-    """This machine: the same command line under ``sh -c`` in a new session, no SSH."""
+    """This machine: the same command line under ``sh -c`` in a new session, no SSH.
+
+    Commands run at a lower CPU priority (``nice -n LOCAL_NICE``, and their session's
+    autogroup too): they share the CPUs with the TUI and with whatever the machine is for
+    (a training job). On an idle machine that changes nothing; on a busy one the probe
+    waits rather than the UI or the workload. The fast probe's steps are light (it never
+    imports torch), so their deadlines still hold under load; long steps (a fix's
+    install, a validation's JIT compile) take longer there, within their own deadlines.
+    The kill command is not lowered: it must run now."""
 
     async def _spawn(self, command: str) -> _Proc:
         proc = await asyncio.create_subprocess_exec(
+            *_NICE,
             "sh",
             "-c",
             command,
@@ -321,6 +347,7 @@ class LocalTransport(Transport):
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
         )
+        _lower_session_priority(proc.pid)
         return _LocalProc(proc)
 
     async def _run_kill(self, command: str) -> None:
