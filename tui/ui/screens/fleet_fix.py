@@ -143,13 +143,21 @@ def worst_cell(result: HostFixResult) -> Text:
     )
 
 
-def undo_lines(results: Sequence[HostFixResult]) -> list[str]:
-    """The command that reverses the fix, per host where it changed something."""
+def after_notes(results: Sequence[HostFixResult]) -> list[str]:
+    """What to do after the run, per host: the undo command, the units still to restart."""
     lines = []
     for r in results:
-        if r.outcome is not None and r.outcome.record:
-            name = r.item.host.name
-            lines.append(f"{name}: detective-tui fix {name} --undo {r.outcome.record}")
+        o, name = r.outcome, r.item.host.name
+        if o is None:
+            continue
+        if o.record:
+            lines.append(f"{name}: undo with  detective-tui fix {name} --undo {o.record}")
+        if o.applied and o.pending_restart:
+            units = " ".join(o.pending_restart)
+            lines.append(
+                f"{name}: {units} still runs with the old environment, so the fleet table "
+                f"(which judges the running process) changes after  systemctl restart {units}"
+            )
     return lines
 
 
@@ -438,12 +446,8 @@ class FleetFixScreen(Screen[tuple[HostFixResult, ...] | None]):
                 r.detail,
                 key=r.item.host.name,
             )
-        undo = undo_lines(self.results)
-        self.query_one("#fleet-undo", Static).update(
-            Content("Undo per host:\n  " + "\n  ".join(undo))
-            if undo
-            else Content("Nothing changed on any host, so there is nothing to undo.")
-        )
+        notes = after_notes(self.results) or ["Nothing changed on any host: nothing to undo."]
+        self.query_one("#fleet-undo", Static).update(Content("\n".join(notes)))
         ran = tuple(r.item.host.name for r in self.results if r.item.plan is not None)
         self.stage = "done"
         if ran:

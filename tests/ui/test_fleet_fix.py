@@ -1,0 +1,275 @@
+"""Fleet fixes in the TUI: a finding group → one fix → per-host preview → confirm → results.
+
+Every test builds its own demo fleet under ``tmp_path`` (never the session's shared demo
+trees, never a user's cache): the fixes really write into those trees, through the real
+local transport, and the real probe and diagnosis judge the result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from textual.widgets import Collapsible, DataTable, Tree
+
+from tui.core.hosts import Host
+from tui.demo.fleet import demo_fleet
+from tui.ui.grouping import FindingGroup
+from tui.ui.screens.fleet_fix import FleetFixScreen, fix_choices, plan_group
+from tui.ui.screens.help import HelpScreen
+from tui.ui.screens.hosts import HostsScreen
+
+from .conftest import make_app, settle
+
+FINDING = "flashinfer-arch-rejected"
+DROPIN_DIR = "etc/systemd/system/sglang.service.d"
+
+
+@pytest.fixture
+def fleet(tmp_path: Path) -> tuple[Host, ...]:
+    """A private demo fleet: its trees live under this test's tmp_path and nowhere else."""
+    hosts = demo_fleet(tmp_path / "trees")
+    for h in hosts:
+        if h.root is not None:
+            assert Path(h.root).is_relative_to(tmp_path), h.root
+    return hosts
+
+
+def tree_digest(root: str) -> dict[str, str]:
+    base = Path(root)
+    return {
+        str(p.relative_to(base)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(base.rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    }
+
+
+def _root(hosts: tuple[Host, ...], name: str) -> str:
+    root = next(h.root for h in hosts if h.name == name)
+    assert root is not None
+    return root
+
+
+def _all_done(app) -> bool:
+    return all(not s.busy and s.status != "idle" for s in app.fleet)
+
+
+async def _grouped(pilot) -> FindingGroup:
+    """Probe everything, switch to the groups view, put the cursor on the ct200/ct201 group."""
+    await pilot.press("P")
+    await settle(pilot, lambda: _all_done(pilot.app))
+    await pilot.press("g")
+    await pilot.pause()
+    tree = pilot.app.screen.query_one("#groups-tree", Tree)
+    node = next(
+        n
+        for n in tree.root.children
+        if isinstance(n.data, FindingGroup) and n.data.finding_id == FINDING
+    )
+    assert set(node.data.hosts) == {"ct200", "ct201"}, node.data
+    tree.move_cursor(node)
+    await pilot.pause()
+    return node.data
+
+
+async def _open(pilot) -> FleetFixScreen:
+    await _grouped(pilot)
+    await pilot.press("f")
+    await settle(pilot, lambda: isinstance(pilot.app.screen, FleetFixScreen))
+    return pilot.app.screen
+
+
+def _choice_rows(screen: FleetFixScreen) -> list[tuple[str, str]]:
+    table = screen.query_one("#fleet-choices", DataTable)
+    return [
+        (str(table.get_cell(key, "fix")), str(table.get_cell(key, "hosts"))) for key in table.rows
+    ]
+
+
+async def _choose(pilot, screen: FleetFixScreen, fix_id: str) -> None:
+    table = screen.query_one("#fleet-choices", DataTable)
+    table.move_cursor(row=[c.fix_id for c in screen.choices].index(fix_id))
+    await pilot.press("enter")
+    await settle(pilot, lambda: screen.stage == "preview")
+
+
+async def _apply(pilot, screen: FleetFixScreen) -> None:
+    await pilot.press("a")
+    await settle(pilot, lambda: screen.stage == "done" and _all_done(pilot.app))
+
+
+def _results(screen: FleetFixScreen) -> dict[str, tuple[str, str]]:
+    table = screen.query_one("#fleet-hosts", DataTable)
+    return {
+        key.value: (str(table.get_cell(key, "result")), str(table.get_cell(key, "worst")))
+        for key in table.rows
+    }
+
+
+async def test_fix_a_group_end_to_end(fleet: tuple[Host, ...]) -> None:
+    app = make_app(fleet)
+    roots = {n: _root(fleet, n) for n in ("ct200", "ct201", "h100-node")}
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = await _open(pilot)
+        assert app.fleet["ct200"].diagnosis.worst() == "critical"
+        # the union of the fixes proposed for the finding, with their host counts
+        rows = dict(_choice_rows(screen))
+        assert rows["set-flashinfer-arch-list"] == "2/2"
+        assert rows["use-installed-toolkit"] == "1/2"  # only ct201 has CUDA 13.0 installed
+        assert _choice_rows(screen)[0][0] == "set-flashinfer-arch-list"
+        before = {n: tree_digest(r) for n, r in roots.items()}
+        probed = {n: app.fleet[n].result for n in roots}
+
+        await _choose(pilot, screen, "set-flashinfer-arch-list")
+        titles = [str(c.title) for c in screen.query(Collapsible)]
+        assert [t.split(":")[0] for t in titles] == ["ct200", "ct201"]
+        texts = [i.plan and "\n".join(i.plan.preview_commands()) for i in screen.items]
+        for name, text in zip(("ct200", "ct201"), texts, strict=True):
+            assert f"{roots[name]}/{DROPIN_DIR}" in text  # each host's own exact commands
+            assert "FLASHINFER_CUDA_ARCH_LIST=12.0a" in text
+        assert {n: tree_digest(r) for n, r in roots.items()} == before  # nothing ran yet
+
+        await _apply(pilot, screen)
+        results = _results(screen)
+        assert results["ct200"][0] == results["ct201"][0] == "fixed"
+        # the arch list resolves the critical finding; the CUDA-major warning stays
+        assert results["ct200"][1] == "critical → warning"
+        for name in ("ct200", "ct201"):
+            dropin = Path(roots[name], DROPIN_DIR, "50-detective-tui-arch-list.conf")
+            assert "FLASHINFER_CUDA_ARCH_LIST=12.0a" in dropin.read_text()
+        assert tree_digest(roots["h100-node"]) == before["h100-node"]
+        notes = str(screen.query_one("#fleet-undo").render())
+        for r in screen.results:
+            name = r.item.host.name
+            assert f"{name}: undo with  detective-tui fix {name} --undo {r.outcome.record}" in notes
+            assert f"{name}: sglang.service still runs with the old environment" in notes
+
+        # the hosts were probed again. The honest verdict: sglang.service still runs with
+        # the old environment (the demo has no systemd to restart it), so the running
+        # process is still critical and the group stays until the restart
+        for name in ("ct200", "ct201"):
+            assert app.fleet[name].result is not probed[name]
+            assert app.fleet[name].diagnosis.worst() == "critical"
+            (result,) = [r for r in screen.results if r.item.host.name == name]
+            assert result.outcome.pending_restart == ("sglang.service",)
+            assert "restart pending: sglang.service" in result.detail
+        assert app.fleet["h100-node"].result is probed["h100-node"]  # not in the group
+        await pilot.press("escape")
+        await settle(pilot, lambda: isinstance(app.screen, HostsScreen))
+
+
+async def test_a_host_that_cannot_be_planned_does_not_block_the_others(
+    fleet: tuple[Host, ...],
+) -> None:
+    app = make_app(fleet)
+    ct200, ct201 = _root(fleet, "ct200"), _root(fleet, "ct201")
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = await _open(pilot)
+        before = tree_digest(ct200)
+        probed = {n: app.fleet[n].result for n in ("ct200", "ct201")}
+        await _choose(pilot, screen, "use-installed-toolkit")
+        preview = screen.query_one("#fleet-preview")
+        reasons = [str(w.render()) for w in preview.query(".unplanned")]
+        assert reasons == [
+            "ct200: not planned: use-installed-toolkit was not proposed here (proposed: "
+            "set-flashinfer-arch-list, sampling-backend-fallback, install-cuda-toolkit-pip, "
+            "install-cuda-toolkit-apt, clear-flashinfer-jit-cache)"
+        ]
+        assert [str(c.title).split(":")[0] for c in screen.query(Collapsible)] == ["ct201"]
+        await _apply(pilot, screen)
+        results = _results(screen)
+        assert results["ct200"] == ("skipped", "—")
+        assert results["ct201"] == ("fixed", "critical → none")
+        assert tree_digest(ct200) == before
+        assert "CUDA_HOME=/usr/local/cuda-13.0" in "".join(
+            p.read_text() for p in Path(ct201, DROPIN_DIR).glob("50-detective-tui-*.conf")
+        )
+        # only the host the fix ran on is probed again
+        assert app.fleet["ct201"].result is not probed["ct201"]
+        assert app.fleet["ct200"].result is probed["ct200"]
+
+
+async def test_a_failing_host_does_not_stop_the_others(fleet: tuple[Host, ...]) -> None:
+    ct201 = Path(_root(fleet, "ct201"))
+    dropins = ct201 / DROPIN_DIR
+    if dropins.is_dir():
+        shutil.rmtree(dropins)
+    dropins.write_text("not a directory\n")  # the drop-in step cannot write here
+    app = make_app(fleet)
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = await _open(pilot)
+        await _choose(pilot, screen, "set-flashinfer-arch-list")
+        assert len(screen.query(Collapsible)) == 2
+        await _apply(pilot, screen)
+        results = _results(screen)
+        assert results["ct200"][0] == "fixed"
+        assert results["ct201"][0] == "failed"
+        failed = next(r for r in screen.results if r.item.host.name == "ct201")
+        assert "step 1" in failed.detail or "failed" in failed.detail.lower(), failed.detail
+        log = "\n".join(screen.query_one("#fleet-output").lines)
+        assert "[ct200] ── step 1/2" in log and "[ct201] ── step 1/2" in log
+        assert app.fleet["ct201"].diagnosis.worst() == "critical"
+
+
+async def test_read_only_has_no_fleet_fix(fleet: tuple[Host, ...]) -> None:
+    app = make_app(fleet, read_only=True)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await _grouped(pilot)
+        screen = app.screen
+        assert "f" not in screen.active_bindings or not screen.active_bindings["f"].enabled
+        await pilot.press("f")
+        await pilot.pause()
+        assert isinstance(app.screen, HostsScreen)
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert not [t for t in titles if t.startswith("Fix every host")]
+        await pilot.press("question_mark")
+        await settle(pilot, lambda: isinstance(app.screen, HelpScreen))
+        table = app.screen.query_one("#help-keys", DataTable)
+        actions = [str(table.get_row_at(i)[2]) for i in range(table.row_count)]
+        assert not [a for a in actions if "Fix every host" in a]
+
+
+async def test_palette_offers_each_finding_group(fleet: tuple[Host, ...]) -> None:
+    app = make_app(fleet)
+    async with app.run_test(size=(160, 45)) as pilot:
+        group = await _grouped(pilot)
+        assert app.screen.active_bindings["f"].enabled
+        commands = {c.title: c for c in app.get_system_commands(app.screen)}
+        title = f"Fix every host in group: {group.label}"
+        assert title in commands
+        assert not [t for t in commands if "no findings" in t or "unreachable" in t]
+        commands[title].callback()
+        await settle(pilot, lambda: isinstance(app.screen, FleetFixScreen))
+        assert app.screen.label == group.label
+        # leaving without applying changes nothing and probes nothing
+        await pilot.press("escape")
+        await settle(pilot, lambda: isinstance(app.screen, HostsScreen))
+
+
+async def test_choices_and_plans_from_the_app_state(fleet: tuple[Host, ...]) -> None:
+    app = make_app(fleet)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await _grouped(pilot)
+        states = [app.fleet["ct200"], app.fleet["ct201"], app.fleet["gone-dark"]]
+    choices = {c.fix_id: c for c in fix_choices(FINDING, states)}
+    toolkit = choices["use-installed-toolkit"]
+    assert toolkit.hosts == ("ct201",) and set(toolkit.resolves) == {
+        FINDING,
+        "nvcc-torch-major-mismatch",
+    }
+    assert choices["install-cuda-toolkit-apt"].needs_root
+    assert not choices["set-flashinfer-arch-list"].params_vary  # 12.0a on both
+    # a diagnosis older than the facts: the toolkit it proposed is gone → the reason, per host
+    ct201 = states[1]
+    facts = replace(
+        ct201.facts, toolkits=tuple(t for t in ct201.facts.toolkits if "13.0" not in t.home)
+    )
+    stale = replace(ct201, result=replace(ct201.result, facts=facts))
+    items = plan_group(FINDING, "use-installed-toolkit", [stale, states[0], states[2]], "s")
+    assert items[0].plan is None and not items[0].skipped
+    assert "no CUDA toolkit was found at /usr/local/cuda-13.0 on ct201" in (items[0].error or "")
+    assert items[1].skipped and "was not proposed here" in (items[1].error or "")
+    assert items[2].unreachable and "no answer" in (items[2].error or "")
