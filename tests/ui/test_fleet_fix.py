@@ -144,8 +144,8 @@ async def test_fix_a_group_end_to_end(fleet: tuple[Host, ...]) -> None:
         notes = str(screen.query_one("#fleet-undo").render())
         for r in screen.results:
             name = r.item.host.name
-            assert f"{name}: undo with  detective-tui fix {name} --undo {r.outcome.record}" in notes
-            assert f"{name}: sglang.service still runs with the old environment" in notes
+            assert f"Undo {name}: detective-tui fix {name} --undo {r.outcome.record}" in notes
+        assert "Restart pending on ct200, ct201: sglang.service still runs" in notes
 
         # the hosts were probed again. The honest verdict: sglang.service still runs with
         # the old environment (the demo has no systemd to restart it), so the running

@@ -144,20 +144,22 @@ def worst_cell(result: HostFixResult) -> Text:
 
 
 def after_notes(results: Sequence[HostFixResult]) -> list[str]:
-    """What to do after the run, per host: the undo command, the units still to restart."""
+    """What is left to do after the run: the undo command per host, the units to restart."""
     lines = []
+    restart: dict[str, list[str]] = {}
     for r in results:
         o, name = r.outcome, r.item.host.name
         if o is None:
             continue
         if o.record:
-            lines.append(f"{name}: undo with  detective-tui fix {name} --undo {o.record}")
+            lines.append(f"Undo {name}: detective-tui fix {name} --undo {o.record}")
         if o.applied and o.pending_restart:
-            units = " ".join(o.pending_restart)
-            lines.append(
-                f"{name}: {units} still runs with the old environment, so the fleet table "
-                f"(which judges the running process) changes after  systemctl restart {units}"
-            )
+            restart.setdefault(" ".join(o.pending_restart), []).append(name)
+    for units, names in restart.items():
+        lines.append(
+            f"Restart pending on {', '.join(names)}: {units} still runs with the old "
+            f"environment, and the fleet table judges it, until  systemctl restart {units}"
+        )
     return lines
 
 
@@ -194,15 +196,20 @@ class FleetFixScreen(Screen[tuple[HostFixResult, ...] | None]):
     DEFAULT_CSS = """
     #fleet-title { height: auto; padding: 0 1; background: $boost; }
     #fleet-status { height: auto; padding: 0 1; margin-bottom: 1; }
-    #fleet-choices, #fleet-hosts { height: 1fr; }
+    #fleet-choices { height: 1fr; }
+    #fleet-choice { height: auto; padding: 0 1; border-top: solid $primary-darken-2; }
+    #fleet-hosts { height: auto; max-height: 50%; }
     #fleet-preview { height: 1fr; padding: 0 1; }
     #fleet-preview .unplanned { color: $warning; }
     #fleet-preview Collapsible { padding-bottom: 0; }
     #fleet-output { height: 1fr; min-height: 4; border: round $secondary; }
     #fleet-undo { height: auto; max-height: 8; padding: 0 1; }
-    FleetFixScreen #fleet-choices, FleetFixScreen #fleet-preview, FleetFixScreen #fleet-hosts,
-    FleetFixScreen #fleet-output, FleetFixScreen #fleet-undo { display: none; }
-    FleetFixScreen.-choose #fleet-choices { display: block; }
+    FleetFixScreen #fleet-choices, FleetFixScreen #fleet-choice, FleetFixScreen #fleet-preview,
+    FleetFixScreen #fleet-hosts, FleetFixScreen #fleet-output,
+    FleetFixScreen #fleet-undo { display: none; }
+    FleetFixScreen.-choose #fleet-choices, FleetFixScreen.-choose #fleet-choice {
+        display: block;
+    }
     FleetFixScreen.-preview #fleet-preview { display: block; }
     FleetFixScreen.-running #fleet-hosts, FleetFixScreen.-running #fleet-output,
     FleetFixScreen.-done #fleet-hosts, FleetFixScreen.-done #fleet-output,
@@ -238,6 +245,7 @@ class FleetFixScreen(Screen[tuple[HostFixResult, ...] | None]):
         )
         yield Static(id="fleet-status")
         yield DataTable(id="fleet-choices", cursor_type="row")
+        yield Static(id="fleet-choice")
         yield VerticalScroll(id="fleet-preview")
         yield DataTable(id="fleet-hosts", cursor_type="row")
         yield Log(id="fleet-output", highlight=False)
@@ -248,18 +256,15 @@ class FleetFixScreen(Screen[tuple[HostFixResult, ...] | None]):
         table = self.query_one("#fleet-choices", DataTable)
         table.add_column("Fix", key="fix")
         table.add_column("Hosts", key="hosts")
-        table.add_column("Resolves", key="resolves")
         table.add_column("Root", key="root")
-        table.add_column("What it does", key="title")
+        table.add_column("Resolves", key="resolves")
         total = len(self.states)
         for choice in self.choices:
-            title = choice.title + (" (values differ per host)" if choice.params_vary else "")
             table.add_row(
                 Text(choice.fix_id, style="bold"),
                 f"{len(choice.hosts)}/{total}",
-                ", ".join(choice.resolves) or "nothing by itself",
                 "yes" if choice.needs_root else "no",
-                title,
+                ", ".join(choice.resolves) or "nothing by itself",
                 key=choice.fix_id,
             )
         self.session.record(
@@ -298,8 +303,8 @@ class FleetFixScreen(Screen[tuple[HostFixResult, ...] | None]):
             if not planned:
                 return f"{fix} cannot be applied to any host of this group (reasons above). Esc."
             return (
-                f"Nothing has run yet. Press a to apply {fix} to {planned} host(s) "
-                "(the commands above); Esc goes back to the fixes."
+                f"Nothing has run yet. Press a to apply {fix} to {planned} host(s) with the "
+                "commands below (one per host, Enter folds); Esc goes back to the fixes."
             )
         if stage == "running":
             return (
@@ -315,6 +320,19 @@ class FleetFixScreen(Screen[tuple[HostFixResult, ...] | None]):
 
     def _set_status(self, text: str) -> None:
         self.query_one("#fleet-status", Static).update(Content(text))
+
+    @on(DataTable.RowHighlighted, "#fleet-choices")
+    def _choice_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        choice = self.choices[event.cursor_row]
+        self.query_one("#fleet-choice", Static).update(
+            Content.assemble(
+                (choice.title, "bold"),
+                "\nProposed on " + ", ".join(choice.hosts),
+                " (values differ per host)" if choice.params_vary else "",
+                " · resolves " + (", ".join(choice.resolves) or "nothing by itself"),
+                " · needs root" if choice.needs_root else "",
+            )
+        )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "apply":
