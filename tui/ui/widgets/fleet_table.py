@@ -93,6 +93,7 @@ class FleetTable(ScrollView, can_focus=True):
         self._widths = self._initial_widths()
         self._strips: dict[tuple[str, bool], Strip] = {}
         self._header: Strip | None = None
+        self._style: Style | None = None  # rich_style walks every ancestor: once per restyle
 
     # -- data -----------------------------------------------------------------------------
     @property
@@ -155,6 +156,13 @@ class FleetTable(ScrollView, can_focus=True):
         super().notify_style_update()
         self._strips.clear()
         self._header = None
+        self._style = None
+
+    @property
+    def _base_style(self) -> Style:
+        if self._style is None:
+            self._style = self.rich_style
+        return self._style
 
     # -- rendering ------------------------------------------------------------------------
     def _line(self, cells: Sequence[Text], style: Style) -> Strip:
@@ -181,18 +189,18 @@ class FleetTable(ScrollView, can_focus=True):
         else:
             index = y - 1 + scroll_y
             if index >= len(self._names):
-                return Strip([Segment(" " * width, self.rich_style)], width)
+                return Strip([Segment(" " * width, self._base_style)], width)
             name = self._names[index]
             cursor = index == self.cursor_row
             key = (name, cursor)
             strip = self._strips.get(key)
             if strip is None:
-                style = self.rich_style
+                style = self._base_style
                 if cursor:
                     style += self.get_component_rich_style("fleet-table--cursor")
                 strip = self._line(self._cells[name], style)
                 self._strips[key] = strip
-        return strip.crop_extend(scroll_x, scroll_x + width, self.rich_style)
+        return strip.crop_extend(scroll_x, scroll_x + width, self._base_style)
 
     # -- cursor and scrolling -------------------------------------------------------------
     def watch_cursor_row(self, old: int, new: int) -> None:
