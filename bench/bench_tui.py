@@ -9,40 +9,42 @@ Measures, headless (Textual's test driver renders every frame to an in-memory sc
   (``call_after_refresh``). Reports median, p95 and worst.
 Targets: first paint < 1 s, worst latency < 100 ms.
 
-    .venv/bin/python bench/bench_tui.py [--hosts 100] [--concurrency 16]
+Each run is a fresh interpreter. ``--before REV`` also runs the code of git revision REV
+(extracted to a temporary directory) through this same harness, alternating before/after
+runs, so both sides see the same machine load; the 1-minute load average is printed with
+every run.
+
+    .venv/bin/python bench/bench_tui.py [--hosts 100] [--concurrency 16] [--runs 3] \\
+        [--before REV]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from textual import events
-
-from tui.core.runner import Session
-from tui.demo.fleet import DEMO_HOSTS, demo_fleet
-from tui.ui.app import DetectiveApp
-from tui.ui.config import Settings
-from tui.ui.screens.hosts import HostsScreen
-from tui.ui.widgets.fleet_table import FleetTable
+REPO = Path(__file__).resolve().parents[1]
 
 
-async def _after_refresh(app: DetectiveApp) -> float:
+async def _after_refresh(app: Any) -> float:
     """The moment the app has processed its queued messages and painted the next frame."""
     done: asyncio.Future[float] = asyncio.get_running_loop().create_future()
     app.call_after_refresh(lambda: done.set_result(time.perf_counter()))
     return await done
 
 
-async def _until(condition, deadline_s: float = 60.0) -> None:
+async def _until(condition: Callable[[], bool], deadline_s: float = 60.0) -> None:
     end = time.perf_counter() + deadline_s
     while not condition():
         if time.perf_counter() > end:
@@ -50,7 +52,13 @@ async def _until(condition, deadline_s: float = 60.0) -> None:
         await asyncio.sleep(0.001)
 
 
-async def run(n_hosts: int, concurrency: int, cache: Path) -> dict[str, object]:
+async def run(n_hosts: int, concurrency: int, cache: Path) -> dict[str, Any]:
+    """One measurement, with the ``tui`` package first on ``sys.path``."""
+    from tui.core.runner import Session
+    from tui.demo.fleet import DEMO_HOSTS, demo_fleet
+    from tui.ui.app import DetectiveApp
+    from tui.ui.config import Settings
+
     copies = -(-n_hosts // len(DEMO_HOSTS))
     hosts = demo_fleet(cache, copies=copies)[:n_hosts]
 
@@ -69,7 +77,11 @@ async def run(n_hosts: int, concurrency: int, cache: Path) -> dict[str, object]:
         await running
 
 
-async def _measure(app: DetectiveApp, hosts, t0: float) -> dict[str, object]:
+async def _measure(app: Any, hosts: Any, t0: float) -> dict[str, Any]:
+    from textual import events
+
+    from tui.ui.screens.hosts import HostsScreen
+    from tui.ui.widgets.fleet_table import FleetTable
 
     def table_filled() -> bool:
         if not app.screen_stack or not isinstance(app.screen, HostsScreen):
@@ -102,49 +114,140 @@ async def _measure(app: DetectiveApp, hosts, t0: float) -> dict[str, object]:
     statuses: dict[str, int] = {}
     for s in app.fleet:
         statuses[s.status] = statuses.get(s.status, 0) + 1
-    latencies.sort()
     return {
         "hosts": len(hosts),
         "first_paint_s": first_paint,
         "probe_all_wall_s": probe_wall,
-        "keys": len(latencies),
-        "latency_median_ms": statistics.median(latencies) * 1000,
-        "latency_p95_ms": latencies[max(0, int(len(latencies) * 0.95) - 1)] * 1000,
-        "latency_worst_ms": latencies[-1] * 1000,
+        "latencies_ms": [x * 1000 for x in latencies],
         "output_lines": lines,
         "statuses": statuses,
     }
 
 
-def _import_time_s() -> float:
+def _import_time_s(tree: Path) -> float:
     """Wall time of a fresh interpreter importing the app (part of what a user waits for)."""
     code = "import time; t = time.perf_counter(); import tui.ui.app; print(time.perf_counter() - t)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tree,
+        env={**os.environ, "PYTHONPATH": str(tree)},
+    )
     return float(out.stdout)
+
+
+def _one(args: argparse.Namespace) -> int:
+    """Child mode: one run of the code in ``--tree``, its result as JSON on stdout."""
+    sys.path.insert(0, str(args.tree))
+    import tui
+
+    if not Path(tui.__file__).resolve().is_relative_to(args.tree.resolve()):
+        sys.exit(f"bench_tui: imported {tui.__file__}, not the code under {args.tree}")
+    result = asyncio.run(run(args.hosts, args.concurrency, args.cache))
+    result["import_s"] = _import_time_s(args.tree)
+    print(json.dumps(result))
+    return 0
+
+
+def _extract(rev: str, dest: Path) -> Path:
+    """The files of git revision ``rev`` under ``dest``; exits with a message if unknown."""
+    check = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--verify", "--short", f"{rev}^{{commit}}"],
+        capture_output=True,
+        text=True,
+    )
+    if check.returncode != 0:
+        sys.exit(f"bench_tui: --before {rev!r} is not a commit of {REPO}")
+    archive = dest / "before.tar"
+    with archive.open("wb") as f:
+        subprocess.run(["git", "-C", str(REPO), "archive", rev], stdout=f, check=True)
+    tree = dest / "before"
+    with tarfile.open(archive) as tar:
+        tar.extractall(tree, filter="data")
+    return tree
+
+
+def _child(tree: Path, cache: Path, args: argparse.Namespace) -> dict[str, Any]:
+    command = [sys.executable, str(Path(__file__).resolve()), "--one", "--tree", str(tree)]
+    command += ["--cache", str(cache), "--hosts", str(args.hosts)]
+    command += ["--concurrency", str(args.concurrency)]
+    out = subprocess.run(command, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"bench_tui: a run of {tree} failed:\n{out.stderr}")
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+def _p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, int(len(ordered) * 0.95) - 1)]
+
+
+def _latency(values: list[float]) -> str:
+    return (
+        f"median {statistics.median(values):5.1f}  p95 {_p95(values):5.1f}  "
+        f"worst {max(values):5.1f} ms over {len(values):3d} keys"
+    )
+
+
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hosts", type=int, default=100)
     parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--runs", type=int, default=3, help="runs per side (default 3)")
+    parser.add_argument(
+        "--before", metavar="REV", help="also measure git revision REV, runs alternating"
+    )
+    parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--tree", type=Path, default=REPO, help=argparse.SUPPRESS)
+    parser.add_argument("--cache", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.one:
+        return _one(args)
+
     with tempfile.TemporaryDirectory(prefix="bench-tui-") as tmp:
-        demo_fleet(Path(tmp))  # build the trees before timing anything
-        r = asyncio.run(run(args.hosts, args.concurrency, Path(tmp)))
-    imports = _import_time_s()
-    ok_paint = "ok" if r["first_paint_s"] < 1.0 else "MISSED"
-    ok_lat = "ok" if r["latency_worst_ms"] < 100 else "MISSED"
-    print(f"hosts probed            {r['hosts']} (concurrency {args.concurrency}) {r['statuses']}")
-    print(f"probe all, wall         {r['probe_all_wall_s']:.2f} s, {r['output_lines']} lines")
-    print(f"import tui.ui.app       {imports * 1000:.0f} ms (fresh interpreter)")
-    print(
-        f"time to first paint     {r['first_paint_s'] * 1000:.0f} ms   target < 1000 ms: {ok_paint}"
-    )
-    print(
-        f"key → render latency    median {r['latency_median_ms']:.1f} ms, "
-        f"p95 {r['latency_p95_ms']:.1f} ms, worst {r['latency_worst_ms']:.1f} ms "
-        f"over {r['keys']} keys   target worst < 100 ms: {ok_lat}"
-    )
+        cache = Path(tmp) / "cache"
+        sides = [("this tree", REPO)]
+        if args.before:
+            sides.insert(0, (f"before {args.before}", _extract(args.before, Path(tmp))))
+        print(
+            f"{os.cpu_count()} CPUs, load average {_load()} (1, 5, 15 min) at start; "
+            f"{args.hosts} demo hosts probed locally, concurrency {args.concurrency}, "
+            f"{args.runs} run(s) per side{', alternating' if args.before else ''}"
+        )
+        width = max(len(label) for label, _ in sides)
+        results: dict[str, list[dict[str, Any]]] = {label: [] for label, _ in sides}
+        for i in range(args.runs):
+            for label, tree in sides:
+                load = os.getloadavg()[0]
+                r = _child(tree, cache, args)
+                results[label].append(r)
+                print(
+                    f"{label:<{width}}  run {i + 1}  load {load:4.2f}  "
+                    f"first paint {r['first_paint_s'] * 1000:4.0f} ms  "
+                    f"probe all {r['probe_all_wall_s']:4.2f} s  {_latency(r['latencies_ms'])}  "
+                    f"{r['statuses']}",
+                    flush=True,
+                )
+        print(f"load average {_load()} at end")
+        print("all keys of all runs:")
+        for label, runs in results.items():
+            keys = [x for r in runs for x in r["latencies_ms"]]
+            paint = max(r["first_paint_s"] for r in runs) * 1000
+            imports = statistics.median(r["import_s"] for r in runs) * 1000
+            ok_paint = "ok" if paint < 1000 else "MISSED"
+            ok_lat = "ok" if max(keys) < 100 else "MISSED"
+            print(
+                f"{label:<{width}}  key → render {_latency(keys)} (target worst < 100 ms: "
+                f"{ok_lat}); first paint worst {paint:.0f} ms (target < 1000 ms: {ok_paint}); "
+                f"import tui.ui.app {imports:.0f} ms; "
+                f"{runs[-1]['output_lines']} output lines per run"
+            )
     return 0
 
 
