@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Collapsible, DataTable, Tree
 
+from tui.core.fixes.render import outcome_text
 from tui.core.hosts import Host
 from tui.demo.fleet import demo_fleet
 from tui.ui.grouping import FindingGroup
@@ -157,6 +158,22 @@ async def test_fix_a_group_end_to_end(fleet: tuple[Host, ...]) -> None:
             assert result.outcome.pending_restart == ("sglang.service",)
             assert "restart pending: sglang.service" in result.detail
         assert app.fleet["h100-node"].result is probed["h100-node"]  # not in the group
+
+        # r: restart the pending units, previewed and confirmed like the fix
+        await pilot.press("r")
+        await settle(pilot, lambda: screen.stage == "preview")
+        assert screen.kind == "restart"
+        assert [str(c.title).split(":")[0] for c in screen.query(Collapsible)] == ["ct200", "ct201"]
+        assert all(i.plan.fix_id == "restart" for i in screen.items)
+        assert "systemctl restart sglang.service" in screen.items[0].plan.preview_commands()[0]
+        await _apply(pilot, screen)
+        results = _results(screen)
+        assert results["ct200"][0] == results["ct201"][0] == "applied"
+        restarted = next(r for r in screen.results if r.item.host.name == "ct200")
+        assert "systemd is not running here" in outcome_text(restarted.outcome)
+        assert restarted.outcome.record is None  # a restart has nothing to undo
+        notes = str(screen.query_one("#fleet-undo").render())
+        assert "Undo ct200: detective-tui fix ct200 --undo" in notes  # the fix's undo stays
         await pilot.press("escape")
         await settle(pilot, lambda: isinstance(app.screen, HostsScreen))
 

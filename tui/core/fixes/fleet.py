@@ -155,8 +155,10 @@ async def apply_fleet(
     on_line: Callable[[str, str], None] | None = None,
     *,
     concurrency: int = 8,
+    record_undo: bool = True,
 ) -> list[HostFixResult]:
-    """Apply each planned item; results in the order given. ``on_line(host_name, line)``."""
+    """Apply each planned item; results in the order given. ``on_line(host_name, line)``.
+    ``record_undo=False`` for plans with nothing to undo (restarts)."""
     gate = asyncio.Semaphore(concurrency)
 
     async def one(item: FleetItem) -> HostFixResult:
@@ -169,7 +171,9 @@ async def apply_fleet(
 
         async with gate:
             try:
-                outcome = await apply_plan(session, item.host, item.plan, sink, before=item.facts)
+                outcome = await apply_plan(
+                    session, item.host, item.plan, sink, before=item.facts, record_undo=record_undo
+                )
             except Exception as exc:  # one host's bug must not stop the fleet
                 return HostFixResult(item=item, outcome=None, error=f"internal error: {exc!r}")
         return HostFixResult(item=item, outcome=outcome)

@@ -32,6 +32,7 @@ from textual.worker import Worker, WorkerState
 from tui.core.fixes import make_stamp
 from tui.core.fixes.fleet import FleetItem, HostFixResult, apply_fleet, plan_for
 from tui.core.fixes.render import outcome_text, preview_text
+from tui.core.fixes.restart import restart_plan
 from tui.ui.fleet import HostState
 from tui.ui.messages import ProbeRequested
 from tui.ui.screens.message import MessageScreen
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from tui.core.runner import Session
 
 Stage = Literal["choose", "planning", "preview", "running", "done", "failed"]
+Kind = Literal["fix", "restart"]  # what the preview / run / results are about
 
 # HostFixResult.status → the word the result table shows, and its style
 RESULT_WORDS = {
@@ -143,24 +145,39 @@ def worst_cell(result: HostFixResult) -> Text:
     )
 
 
-def after_notes(results: Sequence[HostFixResult]) -> list[str]:
-    """What is left to do after the run: the undo command per host, the units to restart."""
-    lines = []
-    restart: dict[str, list[str]] = {}
+def undo_lines(results: Sequence[HostFixResult]) -> list[str]:
+    """The command that reverses the fix, per host where it changed something."""
+    return [
+        f"Undo {r.item.host.name}: detective-tui fix {r.item.host.name} --undo {r.outcome.record}"
+        for r in results
+        if r.outcome is not None and r.outcome.record
+    ]
+
+
+def restart_lines(results: Sequence[HostFixResult]) -> list[str]:
+    """The units that still run with the old environment, grouped by unit."""
+    pending: dict[str, list[str]] = {}
     for r in results:
-        o, name = r.outcome, r.item.host.name
-        if o is None:
-            continue
-        if o.record:
-            lines.append(f"Undo {name}: detective-tui fix {name} --undo {o.record}")
-        if o.applied and o.pending_restart:
-            restart.setdefault(" ".join(o.pending_restart), []).append(name)
-    for units, names in restart.items():
-        lines.append(
-            f"Restart pending on {', '.join(names)}: {units} still runs with the old "
-            f"environment, and the fleet table judges it, until  systemctl restart {units}"
-        )
-    return lines
+        o = r.outcome
+        if o is not None and o.applied and o.pending_restart:
+            pending.setdefault(" ".join(o.pending_restart), []).append(r.item.host.name)
+    return [
+        f"Restart pending on {', '.join(names)}: {units} still runs with the old environment, "
+        "and the fleet table judges it, until it restarts"
+        for units, names in pending.items()
+    ]
+
+
+def restart_items(results: Sequence[HostFixResult], stamp: str) -> list[FleetItem]:
+    """A restart plan for each host whose fix left units running the old environment."""
+    items = []
+    for r in results:
+        o = r.outcome
+        if o is not None and o.applied and o.pending_restart:
+            host = r.item.host
+            plan = restart_plan(host, o.pending_restart, sudo=o.plan.sudo, stamp=stamp)
+            items.append(FleetItem(host=host, facts=o.facts_after, plan=plan))
+    return items
 
 
 def summary(results: Sequence[HostFixResult]) -> str:
@@ -220,6 +237,7 @@ class FleetFixScreen(Screen[tuple[HostFixResult, ...] | None]):
         Binding("enter", "choose", "Preview", id="fleetfix.choose", priority=True),
         Binding("enter", "details", "Outcome", id="fleetfix.details", priority=True),
         Binding("a", "apply", "Apply to every planned host", id="fleetfix.apply"),
+        Binding("r", "restart", "Restart units", id="fleetfix.restart"),
         Binding("escape", "back", "Back", id="fleetfix.back"),
     ]
 
@@ -235,8 +253,10 @@ class FleetFixScreen(Screen[tuple[HostFixResult, ...] | None]):
         self.session = session
         self.choices = fix_choices(finding_id, self.states)
         self.choice: FixChoice | None = None
-        self.items: list[FleetItem] = []
-        self.results: list[HostFixResult] = []
+        self.kind: Kind = "fix"
+        self.items: list[FleetItem] = []  # what the preview shows and `a` runs
+        self.results: list[HostFixResult] = []  # of the last run
+        self.fixed: list[HostFixResult] = []  # of the fix run (its undo commands stay shown)
         self._last: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
@@ -299,23 +319,26 @@ class FleetFixScreen(Screen[tuple[HostFixResult, ...] | None]):
             )
         if stage == "planning":
             return f"Planning {fix} on every host…"
+        what = fix if self.kind == "fix" else "the restart"
         if stage == "preview":
             if not planned:
-                return f"{fix} cannot be applied to any host of this group (reasons above). Esc."
+                return f"{fix} cannot be applied to any host of this group (reasons below). Esc."
+            back = "the fixes" if self.kind == "fix" else "the results"
             return (
-                f"Nothing has run yet. Press a to apply {fix} to {planned} host(s) with the "
-                "commands below (one per host, Enter folds); Esc goes back to the fixes."
+                f"Nothing has run yet. Press a to apply {what} to {planned} host(s) with the "
+                f"commands below (one per host, Enter folds); Esc goes back to {back}."
             )
         if stage == "running":
             return (
-                f"Applying {fix} to {planned} host(s)… every command and its output goes to "
+                f"Applying {what} to {planned} host(s)… every command and its output goes to "
                 "the session transcript."
             )
         if stage == "failed":
             return "The run stopped with an internal error (see the message). Esc closes."
         return (
-            f"{fix}: {summary(self.results)}. The hosts are being probed again; Enter on a "
-            "row shows its full outcome, Esc returns to the fleet."
+            f"{fix}{' restart' if self.kind == 'restart' else ''}: {summary(self.results)}. "
+            "The hosts are being probed again; Enter on a row shows its full outcome, Esc "
+            "returns to the fleet."
         )
 
     def _set_status(self, text: str) -> None:
@@ -341,6 +364,8 @@ class FleetFixScreen(Screen[tuple[HostFixResult, ...] | None]):
             return self.stage == "choose" and bool(self.choices)
         if action == "details":
             return self.stage == "done" and bool(self.results)
+        if action == "restart":
+            return self.stage == "done" and self.kind == "fix" and bool(restart_lines(self.fixed))
         if action == "back":
             return self.stage != "running"
         return True
@@ -359,22 +384,36 @@ class FleetFixScreen(Screen[tuple[HostFixResult, ...] | None]):
         planned = [i.host.name for i in self.items if i.plan is not None]
         if not planned:
             return
-        self.session.record(
-            "decision", fix=self.choice.fix_id, answer="yes", hosts=planned, fleet=True
-        )
+        self._record_decision("yes", hosts=planned)
         self._fill_hosts_table()
         self.stage = "running"
-        self._run(self.items)
+        self._run(self.items, self.kind)
+
+    def action_restart(self) -> None:
+        if self.stage != "done" or self.kind != "fix":
+            return
+        items = restart_items(self.fixed, make_stamp())
+        if items:
+            self.kind = "restart"
+            self._show_preview(items)
 
     def action_back(self) -> None:
         if self.stage == "running":
             return
         if self.stage == "preview":
-            if self.choice is not None:
-                self.session.record("decision", fix=self.choice.fix_id, answer="no", fleet=True)
-            self.stage = "choose"
+            self._record_decision("no")
+            if self.kind == "restart":  # back to the fix's results
+                self.kind = "fix"
+                self.stage = "done"
+            else:
+                self.stage = "choose"
             return
-        self.dismiss(tuple(self.results) if self.results else None)
+        self.dismiss(tuple(self.fixed) if self.fixed else None)
+
+    def _record_decision(self, answer: str, **extra: object) -> None:
+        fix = self.choice.fix_id if self.choice else ""
+        action = {"action": "restart"} if self.kind == "restart" else {}
+        self.session.record("decision", fix=fix, answer=answer, fleet=True, **action, **extra)
 
     # -- planning --------------------------------------------------------------------------
     @work(exclusive=True, group="fleet-plan", exit_on_error=False)
@@ -385,7 +424,10 @@ class FleetFixScreen(Screen[tuple[HostFixResult, ...] | None]):
         self.post_message(FleetPlanned(items))
 
     def on_fleet_planned(self, message: FleetPlanned) -> None:
-        self.items = message.items
+        self._show_preview(message.items)
+
+    def _show_preview(self, items: list[FleetItem]) -> None:
+        self.items = items
         preview = self.query_one("#fleet-preview", VerticalScroll)
         preview.remove_children()
         widgets = []
@@ -404,7 +446,6 @@ class FleetFixScreen(Screen[tuple[HostFixResult, ...] | None]):
                     Static(Content(preview_text(item.plan))),
                     title=f"{name}: {steps} step(s){root}",
                     collapsed=not first,
-                    id=f"preview-{len(widgets)}",
                 )
             )
             first = False
@@ -423,13 +464,14 @@ class FleetFixScreen(Screen[tuple[HostFixResult, ...] | None]):
             table.add_row(Text(item.host.name, style="bold"), status, key=item.host.name)
 
     @work(exclusive=True, group="fleet-fix", exit_on_error=False)
-    async def _run(self, items: list[FleetItem]) -> None:
+    async def _run(self, items: list[FleetItem], kind: Kind) -> None:
         concurrency = getattr(getattr(self.app, "settings", None), "concurrency", 8)
         results = await apply_fleet(
             self.session,
             items,
             lambda host, line: self.post_message(FleetLine(host, line)),
             concurrency=concurrency,
+            record_undo=kind == "fix",
         )
         self.post_message(FleetDone(results))
 
@@ -449,6 +491,8 @@ class FleetFixScreen(Screen[tuple[HostFixResult, ...] | None]):
 
     def on_fleet_done(self, message: FleetDone) -> None:
         self.results = message.results
+        if self.kind == "fix":
+            self.fixed = message.results
         table = self.query_one("#fleet-hosts", DataTable)
         table.clear(columns=True)
         table.add_column("Host", key="host")
@@ -464,7 +508,8 @@ class FleetFixScreen(Screen[tuple[HostFixResult, ...] | None]):
                 r.detail,
                 key=r.item.host.name,
             )
-        notes = after_notes(self.results) or ["Nothing changed on any host: nothing to undo."]
+        notes = undo_lines(self.fixed) or ["Nothing changed on any host: nothing to undo."]
+        notes += restart_lines(self.results)
         self.query_one("#fleet-undo", Static).update(Content("\n".join(notes)))
         ran = tuple(r.item.host.name for r in self.results if r.item.plan is not None)
         self.stage = "done"
