@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import shutil
 import sys
 from collections.abc import Callable, Sequence
@@ -137,6 +138,9 @@ class DetectiveApp(App[int]):
         self.session = self._session_factory()
         await self.session.__aenter__()
         await self.push_screen(HostsScreen())
+        # What exists now (modules, Textual, the hosts) lives as long as the app: out of the
+        # full collections, which otherwise walk it for 20-70 ms mid-probe (a missed key).
+        gc.freeze()
         if self.notice:
             self.notify(self.notice, title="Welcome", timeout=8)
 
