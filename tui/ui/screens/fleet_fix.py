@@ -385,9 +385,17 @@ class FleetFixScreen(Screen[tuple[HostFixResult, ...] | None]):
         if not planned:
             return
         self._record_decision("yes", hosts=planned)
+        what = self.choice.fix_id + (" (restart)" if self.kind == "restart" else "")
+        self.query_one("#fleet-output", Log).write_line(f"── {what} on {', '.join(planned)}")
         self._fill_hosts_table()
         self.stage = "running"
+        self._follow_output()
         self._run(self.items, self.kind)
+
+    def _follow_output(self) -> None:
+        """Show the newest output once the log is laid out again (it was hidden)."""
+        log = self.query_one("#fleet-output", Log)
+        self.call_after_refresh(log.scroll_end, animate=False)
 
     def action_restart(self) -> None:
         if self.stage != "done" or self.kind != "fix":
@@ -513,6 +521,7 @@ class FleetFixScreen(Screen[tuple[HostFixResult, ...] | None]):
         self.query_one("#fleet-undo", Static).update(Content("\n".join(notes)))
         ran = tuple(r.item.host.name for r in self.results if r.item.plan is not None)
         self.stage = "done"
+        self._follow_output()
         if ran:
             self.post_message(ProbeRequested(ran))
 
