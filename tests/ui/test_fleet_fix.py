@@ -209,6 +209,30 @@ async def test_a_host_that_cannot_be_planned_does_not_block_the_others(
         assert app.fleet["ct200"].result is probed["ct200"]
 
 
+async def test_a_planning_bug_on_one_host_does_not_stop_the_others(
+    fleet: tuple[Host, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tui.ui.screens import fleet_fix
+
+    real = fleet_fix.plan_for
+
+    def plan_for(host: Host, *args, **kwargs):
+        if host.name == "ct200":
+            raise KeyError("a builder bug")
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(fleet_fix, "plan_for", plan_for)
+    app = make_app(fleet)
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = await _open(pilot)
+        await _choose(pilot, screen, "set-flashinfer-arch-list")
+        reasons = [str(w.render()) for w in screen.query(".unplanned")]
+        assert reasons == ["ct200: not planned: internal error: KeyError('a builder bug')"]
+        await _apply(pilot, screen)
+        assert _results(screen)["ct201"][0] == "fixed"
+        assert _results(screen)["ct200"][0] == "not planned"
+
+
 async def test_a_failing_host_does_not_stop_the_others(fleet: tuple[Host, ...]) -> None:
     ct201 = Path(_root(fleet, "ct201"))
     dropins = ct201 / DROPIN_DIR
@@ -261,9 +285,23 @@ async def test_palette_offers_each_finding_group(fleet: tuple[Host, ...]) -> Non
         commands[title].callback()
         await settle(pilot, lambda: isinstance(app.screen, FleetFixScreen))
         assert app.screen.label == group.label
-        # leaving without applying changes nothing and probes nothing
         await pilot.press("escape")
         await settle(pilot, lambda: isinstance(app.screen, HostsScreen))
+        # f on a host of a group fixes its group; on the unreachable group there is none
+        tree = app.screen.query_one("#groups-tree", Tree)
+        node = next(n for n in tree.root.children if n.data == group)
+        tree.move_cursor(node.children[1])
+        await pilot.press("f")
+        await settle(pilot, lambda: isinstance(app.screen, FleetFixScreen))
+        assert app.screen.label == group.label
+        await pilot.press("escape")
+        await settle(pilot, lambda: isinstance(app.screen, HostsScreen))
+        tree = app.screen.query_one("#groups-tree", Tree)
+        gone = next(n for n in tree.root.children if n.data.severity == "unreachable")
+        tree.move_cursor(gone)
+        await pilot.press("f")
+        await pilot.pause()
+        assert isinstance(app.screen, HostsScreen)
 
 
 async def test_choices_and_plans_from_the_app_state(fleet: tuple[Host, ...]) -> None:

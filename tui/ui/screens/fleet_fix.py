@@ -121,11 +121,13 @@ def plan_group(
             )
             items.append(FleetItem(host=host, facts=facts, plan=None, error=why, skipped=True))
             continue
-        items.append(
-            plan_for(
+        try:
+            item = plan_for(
                 host, facts, fix_id, fix.params, finding.python, use_proposal=False, stamp=stamp
             )
-        )
+        except Exception as exc:  # one host's bug must not stop the group
+            item = FleetItem(host=host, facts=facts, plan=None, error=f"internal error: {exc!r}")
+        items.append(item)
     return items
 
 
@@ -424,7 +426,7 @@ class FleetFixScreen(Screen[tuple[HostFixResult, ...] | None]):
         self.session.record("decision", fix=fix, answer=answer, fleet=True, **action, **extra)
 
     # -- planning --------------------------------------------------------------------------
-    @work(exclusive=True, group="fleet-plan", exit_on_error=False)
+    @work(exclusive=True, group="fleet-plan", name="fleet fix planning", exit_on_error=False)
     async def _plan(self, fix_id: str) -> None:
         items = await asyncio.to_thread(
             plan_group, self.finding_id, fix_id, self.states, make_stamp()
@@ -471,7 +473,7 @@ class FleetFixScreen(Screen[tuple[HostFixResult, ...] | None]):
             status = "waiting" if item.plan is not None else f"skipped: {item.error}"
             table.add_row(Text(item.host.name, style="bold"), status, key=item.host.name)
 
-    @work(exclusive=True, group="fleet-fix", exit_on_error=False)
+    @work(exclusive=True, group="fleet-fix", name="fleet fix", exit_on_error=False)
     async def _run(self, items: list[FleetItem], kind: Kind) -> None:
         concurrency = getattr(getattr(self.app, "settings", None), "concurrency", 8)
         results = await apply_fleet(
