@@ -121,6 +121,9 @@ async def test_fix_a_group_end_to_end(fleet: tuple[Host, ...]) -> None:
         assert rows["set-flashinfer-arch-list"] == "2/2"
         assert rows["use-installed-toolkit"] == "1/2"  # only ct201 has CUDA 13.0 installed
         assert _choice_rows(screen)[0][0] == "set-flashinfer-arch-list"
+        detail = str(screen.query_one("#fleet-choice").render())
+        assert detail.startswith("Set FLASHINFER_CUDA_ARCH_LIST='12.0a'")
+        assert "Proposed on ct200, ct201" in detail
         before = {n: tree_digest(r) for n, r in roots.items()}
         probed = {n: app.fleet[n].result for n in roots}
 
@@ -159,7 +162,12 @@ async def test_fix_a_group_end_to_end(fleet: tuple[Host, ...]) -> None:
             assert "restart pending: sglang.service" in result.detail
         assert app.fleet["h100-node"].result is probed["h100-node"]  # not in the group
 
-        # r: restart the pending units, previewed and confirmed like the fix
+        # r: restart the pending units, previewed and confirmed like the fix (Esc: not now)
+        await pilot.press("r")
+        await settle(pilot, lambda: screen.stage == "preview")
+        await pilot.press("escape")
+        await settle(pilot, lambda: screen.stage == "done")
+        assert screen.kind == "fix" and _results(screen)["ct200"][0] == "fixed"
         await pilot.press("r")
         await settle(pilot, lambda: screen.stage == "preview")
         assert screen.kind == "restart"

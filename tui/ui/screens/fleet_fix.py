@@ -7,7 +7,9 @@ parameters. A host where the fix was not proposed, or cannot be planned, or is n
 is listed with the reason and left out; the others go on. The run goes through
 ``tui.core.fixes.fleet.apply_fleet`` (one failing host never stops the others, every
 command lands in the transcript), and when it ends the screen asks the app to probe the
-hosts again, so the fleet table and the groups show the new verdicts.
+hosts again, so the fleet table and the groups show the new verdicts. Where the fix left a
+systemd unit running with the old environment, ``r`` previews and (after ``a``) runs the
+restart on those hosts.
 """
 
 from __future__ import annotations
@@ -211,7 +213,7 @@ class FleetDone(Message):
         self.results = results
 
 
-class FleetFixScreen(Screen[tuple[HostFixResult, ...] | None]):
+class FleetFixScreen(Screen[None]):
     DEFAULT_CSS = """
     #fleet-title { height: auto; padding: 0 1; background: $boost; }
     #fleet-status { height: auto; padding: 0 1; margin-bottom: 1; }
@@ -418,7 +420,7 @@ class FleetFixScreen(Screen[tuple[HostFixResult, ...] | None]):
             else:
                 self.stage = "choose"
             return
-        self.dismiss(tuple(self.fixed) if self.fixed else None)
+        self.dismiss()
 
     def _record_decision(self, answer: str, **extra: object) -> None:
         fix = self.choice.fix_id if self.choice else ""
