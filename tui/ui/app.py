@@ -96,7 +96,11 @@ class DetectiveApp(App[int]):
         Binding("q", "quit", "Quit", id="app.quit"),
     ]
 
-    fleet: reactive[FleetState] = reactive(FleetState, init=False, always_update=False)
+    # No repaint: the screens watch it and refresh what changed (a repaint of the app is a
+    # full-screen render, ~25 ms, on every flush).
+    fleet: reactive[FleetState] = reactive(
+        FleetState, init=False, always_update=False, repaint=False
+    )
 
     def __init__(
         self,
