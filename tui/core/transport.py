@@ -331,9 +331,9 @@ class LocalTransport(Transport):
     Commands run at a lower CPU priority (``nice -n LOCAL_NICE``, and their session's
     autogroup too): they share the CPUs with the TUI and with whatever the machine is for
     (a training job). On an idle machine that changes nothing; on a busy one the probe
-    waits rather than the UI or the workload: measured with the demo fleet (16 probes at
-    once on 2 cores), the worst key-to-render latency fell from 130-280 ms to 60-80 ms and
-    probing took as long as before. The fast probe's steps are light (it never imports
+    waits rather than the UI or the workload: with the demo fleet (16 probes at once on
+    2 cores) this alone took the TUI's p95 key-to-render latency from ~110 ms to ~35 ms,
+    and probing took as long as before. The fast probe's steps are light (it never imports
     torch), which leaves their per-step deadlines headroom when they wait for the CPU;
     a long command (a fix's install, a validation's JIT compile) takes longer on a busy
     machine and is still bound by its own deadline. The kill command is not lowered: it
