@@ -15,7 +15,14 @@ VENV = CACHE / "validate-venv"
 TORCH = "torch==2.13.0"  # resolves to the CPU build here
 FLASHINFER = "flashinfer-python==0.7.2.post1"
 # what `import flashinfer` needs besides torch (the wheel is installed --no-deps)
-FLASHINFER_DEPS = ("apache-tvm-ffi<0.2,>=0.1.11", "packaging", "requests", "nvidia-ml-py", "tqdm")
+FLASHINFER_DEPS = (
+    "apache-tvm-ffi<0.2,>=0.1.11",
+    "packaging",
+    "requests",
+    "nvidia-ml-py",
+    "tqdm",
+    "numpy",
+)
 
 
 def validate_venv_python() -> str:
@@ -29,4 +36,7 @@ def validate_venv_python() -> str:
     pip = [str(python), "-m", "pip", "install", "-q"]
     subprocess.run([*pip, TORCH, *FLASHINFER_DEPS], check=True, timeout=1800)
     subprocess.run([*pip, "--no-deps", FLASHINFER], check=True, timeout=600)
+    broken = subprocess.run(check, capture_output=True, text=True, check=False)
+    if broken.returncode != 0:
+        raise RuntimeError(f"the validate venv at {VENV} does not import: {broken.stderr[-2000:]}")
     return str(python)
