@@ -50,6 +50,11 @@ async def test_probe_all_reports_every_host(demo_hosts: tuple[Host, ...]) -> Non
             assert fleet[name].diagnosis is not None
         ids = {f.id: f.severity for f in fleet["ct200"].diagnosis.findings}
         assert ids.get("flashinfer-arch-rejected") == "critical"
+        # fixes carry the fix engine's plan for this host: exact commands, root where it writes
+        # the service's systemd drop-in (the same as `detective-tui fix … --dry-run`)
+        fixes = {x.id: x for f in fleet["ct200"].diagnosis.findings for x in f.fixes}
+        arch = fixes["set-flashinfer-arch-list"]
+        assert arch.needs_root and any("sglang.service.d" in c for c in arch.commands)
         assert not [f for f in fleet["h100-node"].diagnosis.findings if f.severity != "info"]
         assert "no-nvidia-driver" in {f.id for f in fleet["no-driver"].diagnosis.findings}
         assert "driver-too-old-for-torch" in {

@@ -62,11 +62,12 @@ FLUSH_INTERVAL_S = 0.25  # how often streamed probe progress reaches the screens
 ERROR_KINDS = frozenset({"unreachable", "hostkey-unknown", "hostkey-changed", "timeout"})
 
 
-def _diagnose(facts: Any) -> Any:
-    """Off the event loop, the first import of the rule tables included (~25 ms)."""
+def _diagnose(facts: Any, host: Host) -> Any:
+    """Off the event loop, the first import of the rule tables included (~25 ms). With the
+    host, each proposed fix carries its exact commands and whether it needs root."""
     from tui.core.diagnosis import diagnose
 
-    return diagnose(facts)
+    return diagnose(facts, host)
 
 
 def _default_session() -> Any:
@@ -206,7 +207,7 @@ class DetectiveApp(App[int]):
             result = await self.session.probe(host, self._on_progress)
         diagnosis = None
         if result.facts is not None and result.error is None:
-            diagnosis = await asyncio.to_thread(_diagnose, result.facts)
+            diagnosis = await asyncio.to_thread(_diagnose, result.facts, host)
         self.post_message(ProbeFinished(result, diagnosis))
 
     @on(ProbeActivity)
