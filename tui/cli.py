@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -40,7 +41,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from tui.ui.app import run_app
 
         return run_app(args)
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except BrokenPipeError:
+        # the reader went away (`detective-tui … | head`): no traceback, and the status a
+        # program killed by SIGPIPE has (the result was not fully delivered, so not 0)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return exitcodes.BROKEN_PIPE
 
 
 if __name__ == "__main__":
