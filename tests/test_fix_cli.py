@@ -13,7 +13,8 @@ import yaml
 
 from tui.cli import main
 from tui.core import exitcodes
-from tui.demo.fakehost import build_fake_host, healthy_h100, reference_ct200
+from tui.core.fixes.shell import FAKE_HOST_MARKER
+from tui.demo.fakehost import SYSTEMCTL_LOG, build_fake_host, healthy_h100, reference_ct200
 
 DROPIN = "etc/systemd/system/sglang.service.d/50-detective-tui-cuda.conf"
 
@@ -209,58 +210,96 @@ def test_bad_usage_exits_3_with_a_message(
     assert message in capsys.readouterr().err
 
 
-def test_restart_is_a_separate_step_that_runs_systemctl_where_systemd_runs(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_tty: None
-) -> None:
-    inv, root = inventory(tmp_path)
-    (root / "run/systemd/system").mkdir(parents=True)  # systemd "is running" on this host
+def systemctl_calls(root: Path) -> list[str]:
+    """What the fake host's systemctl shim was asked, a call per line."""
+    log = root / SYSTEMCTL_LOG.lstrip("/")
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def recording_systemctl_on_path(tmp_path: Path, inv: Path) -> Path:
+    """A ``systemctl`` first on the host's PATH that records its calls (this machine's)."""
     fake_bin = tmp_path / "fake-bin"
     fake_bin.mkdir()
-    log = tmp_path / "systemctl.log"
-    systemctl = fake_bin / "systemctl"
-    systemctl.write_text(f'#!/bin/sh\necho "$*" >> "{log}"\n')
-    systemctl.chmod(0o755)
-    data = yaml.safe_load(inv.read_text())
-    env = data["hosts"][0]["env"]
-    env["PATH"] = f"{fake_bin}:{env['PATH']}"
-    inv.write_text(yaml.safe_dump(data))
-
-    rc = main(["fix", "ct200", "use-installed-toolkit", "--yes", "--hosts", str(inv)])
-    assert rc == exitcodes.OK
-    assert log.read_text().splitlines() == ["daemon-reload"]  # no restart without asking
-    assert "Not restarted" in capsys.readouterr().out
-
-    rc = main(["fix", "ct200", "--undo", "last", "--yes", "--hosts", str(inv)])
-    assert rc == exitcodes.OK
-    rc = main(["fix", "ct200", "use-installed-toolkit", "--yes", "--restart", "--hosts", str(inv)])
-    out = capsys.readouterr().out
-    assert rc == exitcodes.OK, out
-    assert log.read_text().splitlines() == [
-        "daemon-reload",
-        "daemon-reload",
-        "daemon-reload",
-        "restart sglang.service",
-    ]
-    assert "Restart sglang.service: changed — restarted sglang.service" in out
-
-
-def test_fleet_restart_restarts_the_units_of_fixed_hosts(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_tty: None
-) -> None:
-    inv, root = inventory(tmp_path, ghost=True)
-    (root / "run/systemd/system").mkdir(parents=True)
-    fake_bin = tmp_path / "fake-bin"
-    fake_bin.mkdir()
-    log = tmp_path / "systemctl.log"
+    log = tmp_path / "path-systemctl.log"
     (fake_bin / "systemctl").write_text(f'#!/bin/sh\necho "$*" >> "{log}"\n')
     (fake_bin / "systemctl").chmod(0o755)
     data = yaml.safe_load(inv.read_text())
     env = data["hosts"][0]["env"]
     env["PATH"] = f"{fake_bin}:{env['PATH']}"
     inv.write_text(yaml.safe_dump(data))
+    return log
+
+
+def process_env(root: Path, pid: int) -> dict[str, str]:
+    raw = (root / f"proc/{pid}/environ").read_bytes().decode()
+    return dict(item.split("=", 1) for item in raw.split("\0") if item)
+
+
+def test_restart_is_a_separate_step_that_runs_the_fake_hosts_systemctl(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_tty: None
+) -> None:
+    inv, root = inventory(tmp_path)
+    path_log = recording_systemctl_on_path(tmp_path, inv)
+
+    rc = main(["fix", "ct200", "use-installed-toolkit", "--yes", "--hosts", str(inv)])
+    assert rc == exitcodes.OK
+    assert systemctl_calls(root) == ["daemon-reload"]  # no restart without asking
+    assert "Not restarted" in capsys.readouterr().out
+    assert process_env(root, 4242)["CUDA_HOME"] == "/usr/local/cuda-12.8"
+
+    rc = main(["fix", "ct200", "--undo", "last", "--yes", "--hosts", str(inv)])
+    assert rc == exitcodes.OK
+    rc = main(["fix", "ct200", "use-installed-toolkit", "--yes", "--restart", "--hosts", str(inv)])
+    out = capsys.readouterr().out
+    assert rc == exitcodes.OK, out
+    assert systemctl_calls(root) == [
+        "daemon-reload",
+        "daemon-reload",
+        "daemon-reload",
+        "restart sglang.service",
+    ]
+    assert "Restart sglang.service: changed — restarted sglang.service" in out
+    # the shim gave the unit's processes the environment of the unit with the drop-in
+    for pid in (4242, 4300, 4307):
+        env = process_env(root, pid)
+        assert env["CUDA_HOME"] == "/usr/local/cuda-13.0"
+        assert env["PATH"].startswith("/usr/local/cuda-13.0/bin:")
+    assert not path_log.exists()  # this machine's systemctl was never asked
+
+
+def test_a_root_prefixed_host_that_is_not_a_fake_host_never_runs_systemctl(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_tty: None
+) -> None:
+    inv, root = inventory(tmp_path)
+    (root / FAKE_HOST_MARKER).unlink()  # now just a filesystem, e.g. a mounted container image
+    path_log = recording_systemctl_on_path(tmp_path, inv)
+    rc = main(["fix", "ct200", "use-installed-toolkit", "--yes", "--restart", "--hosts", str(inv)])
+    out = capsys.readouterr().out
+    assert rc == exitcodes.OK, out
+    assert not path_log.exists()
+    assert systemctl_calls(root) == []
+    where = f"ct200 is a filesystem under {root}, not a running system"
+    assert (
+        f"skipped systemctl daemon-reload: {where}: run systemctl daemon-reload on the machine "
+        "that runs it" in out
+    )
+    assert (
+        f"Restart sglang.service: nothing to do — skipped restarting sglang.service: {where}: "
+        "restart sglang.service on the machine that runs it" in out
+    )
+    assert process_env(root, 4242)["CUDA_HOME"] == "/usr/local/cuda-12.8"
+
+
+def test_fleet_restart_restarts_the_units_of_fixed_hosts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_tty: None
+) -> None:
+    inv, root = inventory(tmp_path, ghost=True)
+    path_log = recording_systemctl_on_path(tmp_path, inv)
     argv = ["fix", "ct200,ghost", "use-installed-toolkit", "--yes", "--restart"]
     rc = main([*argv, "--hosts", str(inv)])
     out = capsys.readouterr().out
     assert rc == exitcodes.UNREACHABLE
-    assert log.read_text().splitlines() == ["daemon-reload", "restart sglang.service"]
+    assert systemctl_calls(root) == ["daemon-reload", "restart sglang.service"]
     assert "Restart sglang.service: changed — restarted sglang.service" in out
+    assert process_env(root, 4242)["CUDA_HOME"] == "/usr/local/cuda-13.0"
+    assert not path_log.exists()

@@ -20,11 +20,12 @@ from tui.core.fixes import build_plan
 from tui.core.fixes.executor import apply_plan
 from tui.core.fixes.plan import FixPlan, Step
 from tui.core.fixes.render import outcome_text
+from tui.core.fixes.restart import restart_plan
 from tui.core.fixes.undo import list_records, load_record, mark_undone, undo_plan
 from tui.core.hosts import Host
 from tui.core.runner import Session
 from tui.core.transcript import Transcript, read_events
-from tui.demo.fakehost import build_fake_host, fixture_text, reference_ct200
+from tui.demo.fakehost import SYSTEMCTL_LOG, build_fake_host, fixture_text, reference_ct200
 
 pytestmark = pytest.mark.sshd
 
@@ -81,7 +82,7 @@ async def test_use_installed_toolkit_fixes_the_reference_host_and_undo_restores(
         assert outcome.worst_before == "critical"
         assert outcome.worst_after is None  # nothing at all is left for the fixed service
         assert outcome.pending_restart == ("sglang.service",)  # pid 4242 still has 12.8
-        assert any("skipped systemctl daemon-reload" in line for line in lines)
+        assert systemctl_calls(root) == ["daemon-reload"]  # the fake host's shim, no restart
         unit_change = next(c for c in outcome.contexts if c.label.startswith("pid 4242"))
         assert unit_change.before["CUDA_HOME"] == "/usr/local/cuda-12.8"
         assert unit_change.after["CUDA_HOME"] == "/usr/local/cuda-13.0"
@@ -109,6 +110,63 @@ async def test_use_installed_toolkit_fixes_the_reference_host_and_undo_restores(
         assert not (root / DROPIN).exists()
         assert activate.read_text() == ACTIVATE
         assert list_records("ct200") == []
+
+
+def systemctl_calls(root: Path) -> list[str]:
+    log = root / SYSTEMCTL_LOG.lstrip("/")
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def severities(facts: Facts) -> dict[str, str]:
+    return {f.id: f.severity for f in diagnose(facts).findings}
+
+
+async def test_restart_after_the_fix_turns_the_probe_green_and_after_undo_red_again(
+    tmp_path: Path, ssh_env: SSHEnv
+) -> None:
+    """ct201 of the demo: CUDA 13.0 installed, the service still on 12.8. The fix alone leaves
+    the running process critical; the fake host's systemctl restart gives it the unit's new
+    environment, so the next probe is green; undo and restart bring the critical back."""
+    host = fake_ct200(tmp_path / "ct201 root", ssh_env.alias)
+    root = Path(host.root or "")
+    async with session(ssh_env) as s:
+        before = (await s.probe(host)).facts
+        assert before is not None
+        assert severities(before)["flashinfer-arch-rejected"] == "critical"
+        plan = build_plan(before, host, "use-installed-toolkit", {"path": "/usr/local/cuda-13.0"})
+        fixed = await apply_plan(s, host, plan, before=before)
+        assert fixed.ok and fixed.pending_restart == ("sglang.service",), outcome_text(fixed)
+        live = (await s.probe(host)).facts
+        assert live is not None and severities(live)["flashinfer-arch-rejected"] == "critical"
+
+        restart = restart_plan(host, fixed.pending_restart, sudo=False, stamp="r1")
+        restarted = await apply_plan(s, host, restart, record_undo=False)
+        assert [r.status for r in restarted.steps] == ["changed"], outcome_text(restarted)
+        assert systemctl_calls(root) == ["daemon-reload", "restart sglang.service"]
+        after = (await s.probe(host)).facts
+        assert after is not None
+        worst = set(severities(after).values()) & {"critical", "warning"}
+        assert worst == set(), severities(after)
+        (service,) = [c for c in after.contexts if c.pid == 4242]
+        assert service.vars["CUDA_HOME"] == "/usr/local/cuda-13.0"
+
+        record = load_record("ct200", fixed.record or "")
+        undone = await apply_plan(
+            s, host, undo_plan(record, host, sudo=False, stamp="u1"), record_undo=False
+        )
+        assert undone.applied and undone.pending_restart == ("sglang.service",)
+        again = await apply_plan(
+            s,
+            host,
+            restart_plan(host, undone.pending_restart, sudo=False, stamp="r2"),
+            record_undo=False,
+        )
+        assert [r.status for r in again.steps] == ["changed"], outcome_text(again)
+        red = (await s.probe(host)).facts
+        assert red is not None
+        assert severities(red)["flashinfer-arch-rejected"] == "critical"
+        (service,) = [c for c in red.contexts if c.pid == 4242]
+        assert service.vars["CUDA_HOME"] == "/usr/local/cuda-12.8"
 
 
 async def test_clear_jit_cache_moves_the_directory(tmp_path: Path, ssh_env: SSHEnv) -> None:

@@ -20,6 +20,8 @@ import pytest
 from tui.core.facts import DriverInfo, EnvContext, Facts, HostInfo, PythonEnv, Toolkit
 from tui.core.fixes import FixError, build_plan
 from tui.core.fixes.plan import parse_flags
+from tui.core.fixes.restart import restart_plan
+from tui.core.fixes.shell import daemon_reload
 from tui.core.hosts import Host
 
 STAMP = "20261129-120000"
@@ -110,8 +112,10 @@ else
   printf '%s\n' "$c" > "$f"
   echo '@@dt changed 50-detective-tui-cuda.conf written'
 fi
-if [ -d '/srv/fake hosts/ct200/run/systemd/system' ]; then
-  systemctl daemon-reload
+if [ ! -f '/srv/fake hosts/ct200/.detective-fakehost' ]; then
+  echo '@@dt unchanged skipped systemctl daemon-reload: ct200 is a filesystem under /srv/fake hosts/ct200, not a running system: run systemctl daemon-reload on the machine that runs it'
+elif [ -d '/srv/fake hosts/ct200/run/systemd/system' ]; then
+  '/srv/fake hosts/ct200/usr/bin/systemctl' daemon-reload
 else
   echo '@@dt unchanged skipped systemctl daemon-reload: systemd is not running here'
 fi
@@ -164,8 +168,10 @@ else
   printf '%s\n' "$c" > "$f"
   echo '@@dt changed 50-detective-tui-cuda.conf written'
 fi
-if [ -d '/srv/fake hosts/ct200/run/systemd/system' ]; then
-  systemctl daemon-reload
+if [ ! -f '/srv/fake hosts/ct200/.detective-fakehost' ]; then
+  echo '@@dt unchanged skipped systemctl daemon-reload: ct200 is a filesystem under /srv/fake hosts/ct200, not a running system: run systemctl daemon-reload on the machine that runs it'
+elif [ -d '/srv/fake hosts/ct200/run/systemd/system' ]; then
+  '/srv/fake hosts/ct200/usr/bin/systemctl' daemon-reload
 else
   echo '@@dt unchanged skipped systemctl daemon-reload: systemd is not running here'
 fi
@@ -233,8 +239,10 @@ else
   printf '%s\n' "$c" > "$f"
   echo '@@dt changed 50-detective-tui-cuda.conf written'
 fi
-if [ -d '/srv/fake hosts/ct200/run/systemd/system' ]; then
-  systemctl daemon-reload
+if [ ! -f '/srv/fake hosts/ct200/.detective-fakehost' ]; then
+  echo '@@dt unchanged skipped systemctl daemon-reload: ct200 is a filesystem under /srv/fake hosts/ct200, not a running system: run systemctl daemon-reload on the machine that runs it'
+elif [ -d '/srv/fake hosts/ct200/run/systemd/system' ]; then
+  '/srv/fake hosts/ct200/usr/bin/systemctl' daemon-reload
 else
   echo '@@dt unchanged skipped systemctl daemon-reload: systemd is not running here'
 fi
@@ -277,8 +285,10 @@ else
   printf '%s\n' "$c" > "$f"
   echo '@@dt changed 50-detective-tui-arch-list.conf written'
 fi
-if [ -d '/srv/fake hosts/ct200/run/systemd/system' ]; then
-  systemctl daemon-reload
+if [ ! -f '/srv/fake hosts/ct200/.detective-fakehost' ]; then
+  echo '@@dt unchanged skipped systemctl daemon-reload: ct200 is a filesystem under /srv/fake hosts/ct200, not a running system: run systemctl daemon-reload on the machine that runs it'
+elif [ -d '/srv/fake hosts/ct200/run/systemd/system' ]; then
+  '/srv/fake hosts/ct200/usr/bin/systemctl' daemon-reload
 else
   echo '@@dt unchanged skipped systemctl daemon-reload: systemd is not running here'
 fi
@@ -321,8 +331,10 @@ else
   printf '%s\n' "$c" > "$f"
   echo '@@dt changed 50-detective-tui-sampling.conf written'
 fi
-if [ -d '/srv/fake hosts/ct200/run/systemd/system' ]; then
-  systemctl daemon-reload
+if [ ! -f '/srv/fake hosts/ct200/.detective-fakehost' ]; then
+  echo '@@dt unchanged skipped systemctl daemon-reload: ct200 is a filesystem under /srv/fake hosts/ct200, not a running system: run systemctl daemon-reload on the machine that runs it'
+elif [ -d '/srv/fake hosts/ct200/run/systemd/system' ]; then
+  '/srv/fake hosts/ct200/usr/bin/systemctl' daemon-reload
 else
   echo '@@dt unchanged skipped systemctl daemon-reload: systemd is not running here'
 fi
@@ -349,6 +361,50 @@ def plan_for(fix_id: str, facts: Facts | None = None, host: Host = CT200, **para
 def test_reference_host_dry_run_commands(fix_id: str) -> None:
     plan = plan_for(fix_id)
     assert "\n-----\n".join(plan.preview_commands()) == GOLDEN[fix_id].strip("\n")
+
+
+def test_restart_on_a_root_prefixed_host_never_runs_this_machines_systemctl() -> None:
+    plan = restart_plan(CT200, ("sglang.service",), sudo=False, stamp=STAMP)
+    assert "\n-----\n".join(plan.preview_commands()) == (
+        """set -e
+if [ ! -f '/srv/fake hosts/ct200/.detective-fakehost' ]; then
+  echo '@@dt unchanged skipped restarting sglang.service: ct200 is a filesystem under /srv/fake hosts/ct200, not a running system: restart sglang.service on the machine that runs it'
+elif [ -d '/srv/fake hosts/ct200/run/systemd/system' ]; then
+  '/srv/fake hosts/ct200/usr/bin/systemctl' restart sglang.service
+  echo '@@dt changed restarted sglang.service'
+else
+  echo '@@dt unchanged skipped restarting sglang.service: systemd is not running here'
+fi"""
+    )
+
+
+def test_without_a_root_prefix_systemd_is_asked_where_it_runs() -> None:
+    host = Host(name="ct200", ssh="root@10.1.2.200")
+    plan = restart_plan(host, ("sglang.service", "my app.service"), sudo=False, stamp=STAMP)
+    assert "\n-----\n".join(plan.preview_commands()) == (
+        """set -e
+if [ -d /run/systemd/system ]; then
+  systemctl restart sglang.service
+  echo '@@dt changed restarted sglang.service'
+else
+  echo '@@dt unchanged skipped restarting sglang.service: systemd is not running here'
+fi
+-----
+set -e
+if [ -d /run/systemd/system ]; then
+  systemctl restart 'my app.service'
+  echo '@@dt changed restarted my app.service'
+else
+  echo '@@dt unchanged skipped restarting my app.service: systemd is not running here'
+fi"""
+    )
+    assert daemon_reload(host) == (
+        """if [ -d /run/systemd/system ]; then
+  systemctl daemon-reload
+else
+  echo '@@dt unchanged skipped systemctl daemon-reload: systemd is not running here'
+fi"""
+    )
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,9 @@ A fake host is a temp dir holding what the probe looks at — ``usr/bin/nvidia-s
 ``bin/python3`` links to this machine's interpreter (so the probe's stdlib snippet runs) with
 ``torch/version.py`` and ``*.dist-info/METADATA`` files, ``proc/<pid>/…`` of a serving
 process, ``proc/driver/nvidia/version``, ``etc/os-release``, unit files and profile files.
+Every tree carries ``FAKE_HOST_MARKER`` at its root, ``run/systemd/system`` and a
+``usr/bin/systemctl`` shim (``fake_systemctl``): fixes run it instead of this machine's
+``systemctl``, so a restart really gives the tree's processes their unit's new environment.
 
 Trees are relocatable (relative symlinks; shims find their data next to ``$0``), so a tree can
 be built in a staging dir and renamed. Specs are plain data; the presets at the bottom are the
@@ -19,11 +22,17 @@ import json
 import os
 import posixpath
 import shlex
+import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+
+from tui.core.factbuild import SYSTEMD_DEFAULT_PATH
+from tui.core.fixes.shell import FAKE_HOST_MARKER
+from tui.core.fixes.unitenv import FILE_MARK, UNIT_DIRS, unit_files_script, unit_start
+from tui.core.hosts import Host
 
 FIXTURES = "fixtures"
 SMI_QUERY_ARGS = "--query-gpu=index,name,compute_cap,memory.total,uuid --format=csv,noheader"
@@ -193,6 +202,96 @@ esac
 """
 
 
+SYSTEMCTL_LOG = "/var/log/detective-tui-fake/systemctl.log"  # every call's arguments, a line each
+SYSTEMCTL_SHIM = """#!/bin/sh
+# detective-tui fake systemctl: daemon-reload and restart UNIT in the fake host tree around it.
+root=$(cd "${0%/*}/../.." && pwd) || exit 1
+echo "$*" >> "$root"@LOG@
+PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}@PACKAGE_DIR@
+export PYTHONPATH
+run='import sys; from tui.demo.fakehost import fake_systemctl as f
+sys.exit(f(sys.argv[1], sys.argv[2:]))'
+exec @PYTHON@ -c "$run" "$root" "$@"
+"""
+
+
+def fake_systemctl(root: str | Path, argv: Sequence[str]) -> int:
+    """What the fake host's ``usr/bin/systemctl`` does: ``daemon-reload`` (nothing to reload:
+    unit files are read when a unit restarts) and ``restart UNIT…``.
+
+    A restart gives every process under ``proc/`` whose ``cgroup`` names the unit the
+    environment the unit starts with — systemd's default ``PATH`` overridden by the unit
+    file's and drop-ins' ``Environment=`` lines (``tui.core.fixes.unitenv``, as the probe's
+    unit context) — and the unit's main process (its parent is not in the unit) the effective
+    ``ExecStart=`` as its command line (split at spaces: unitenv joins the words). Other
+    verbs exit 1; a unit without a unit file exits 5, as systemctl does.
+    """
+    base = Path(root)
+    if list(argv) == ["daemon-reload"]:
+        return 0
+    if len(argv) < 2 or argv[0] != "restart":
+        print(f"fake systemctl: only daemon-reload and restart UNIT, not {argv}", file=sys.stderr)
+        return 1
+    for unit in argv[1:]:
+        listing = subprocess.run(
+            ["sh", "-c", unit_files_script(Host(name="fake", root=str(base)), unit)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        if not any(f"{FILE_MARK}{d}/{unit}" in listing.splitlines() for d in UNIT_DIRS):
+            print(f"Failed to restart {unit}: Unit {unit} not found.", file=sys.stderr)
+            return 5
+        start = unit_start(listing, unit)
+        env = {"PATH": SYSTEMD_DEFAULT_PATH, **start.env}
+        pids = _unit_pids(base, unit)
+        for pid in pids:
+            pdir = base / "proc" / str(pid)
+            (pdir / "environ").write_bytes(_nul_joined(f"{k}={v}" for k, v in env.items()))
+            if start.exec_start and _ppid(pdir) not in pids:
+                (pdir / "cmdline").write_bytes(_nul_joined(start.exec_start.split(" ")))
+    return 0
+
+
+def _nul_joined(items: Iterable[str]) -> bytes:
+    """``/proc/PID/cmdline`` and ``environ`` layout: each item NUL-terminated."""
+    return b"".join(item.encode() + b"\0" for item in items)
+
+
+def _unit_pids(root: Path, unit: str) -> set[int]:
+    """The pids of the fake tree whose ``cgroup`` is the unit's."""
+    pids = set()
+    for cgroup in (root / "proc").glob("*/cgroup"):
+        lines = cgroup.read_text(encoding="utf-8").splitlines()
+        if cgroup.parent.name.isdigit() and any(ln.endswith("/" + unit) for ln in lines):
+            pids.add(int(cgroup.parent.name))
+    return pids
+
+
+def _ppid(pdir: Path) -> int | None:
+    for line in (pdir / "status").read_text(encoding="utf-8").splitlines():
+        if line.startswith("PPid:"):
+            return int(line.split()[1])
+    return None
+
+
+def _build_systemd(root: Path) -> None:
+    """The marker, ``run/systemd/system`` (systemd "runs") and the ``systemctl`` shim."""
+    _write(
+        root / FAKE_HOST_MARKER,
+        "A detective-tui fake host: fixes run its usr/bin/systemctl, not this machine's.\n",
+    )
+    _under(root, "/run/systemd/system").mkdir(parents=True, exist_ok=True)
+    _under(root, posixpath.dirname(SYSTEMCTL_LOG)).mkdir(parents=True, exist_ok=True)
+    package_dir = Path(__file__).resolve().parents[2]
+    shim = (
+        SYSTEMCTL_SHIM.replace("@LOG@", shlex.quote(SYSTEMCTL_LOG))
+        .replace("@PACKAGE_DIR@", shlex.quote(str(package_dir)))
+        .replace("@PYTHON@", shlex.quote(sys.executable))
+    )
+    _write(_under(root, "/usr/bin/systemctl"), shim, 0o755)
+
+
 def _under(root: Path, host_path: str) -> Path:
     if not host_path.startswith("/"):
         raise ValueError(f"fake host paths must be absolute: {host_path!r}")
@@ -348,8 +447,8 @@ def _build_venv(root: Path, venv: VenvSpec) -> None:
 
 def _build_process(root: Path, proc: ProcessSpec) -> None:
     pdir = _under(root, f"/proc/{proc.pid}")
-    _write(pdir / "cmdline", b"".join(a.encode() + b"\0" for a in proc.argv))
-    environ = b"".join(f"{k}={v}".encode() + b"\0" for k, v in proc.environ.items())
+    _write(pdir / "cmdline", _nul_joined(proc.argv))
+    environ = _nul_joined(f"{k}={v}" for k, v in proc.environ.items())
     _write(pdir / "environ", environ, 0o644 if proc.environ_readable else 0o000)
     (pdir / "exe").symlink_to(proc.exe)
     name = posixpath.basename(proc.exe)
@@ -371,6 +470,7 @@ def build_fake_host(dest: Path, spec: FakeHostSpec) -> FakeHost:
     root.mkdir(parents=True, exist_ok=True)
     _write(_under(root, "/etc/hostname"), f"{spec.hostname}\n")
     _write(_under(root, "/etc/os-release"), spec.os_release)
+    _build_systemd(root)
     _build_driver(root, spec)
     for tk in spec.toolkits:
         _build_toolkit(root, tk)

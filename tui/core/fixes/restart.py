@@ -3,24 +3,22 @@
 from __future__ import annotations
 
 from tui.core.fixes.plan import FixPlan, Step
-from tui.core.fixes.shell import host_path, q, say_changed, say_unchanged
+from tui.core.fixes.shell import systemctl
 from tui.core.hosts import Host
 
 
 def restart_plan(host: Host, units: tuple[str, ...], *, sudo: bool, stamp: str) -> FixPlan:
-    """``systemctl restart`` each unit; reported as skipped where systemd is not running."""
+    """``systemctl restart`` each unit where systemd runs the host; reported as skipped where it
+    does not, and for a root-prefixed host (a filesystem, not a running system)."""
     steps = tuple(
         Step(
             title=f"Restart {unit}",
-            command="\n".join(
-                [
-                    f"if [ -d {host_path(host, '/run/systemd/system')} ]; then",
-                    f"  systemctl restart {q(unit)}",
-                    f"  {say_changed(f'restarted {unit}')}",
-                    "else",
-                    f"  {say_unchanged(f'skipped restarting {unit}: systemd is not running here')}",
-                    "fi",
-                ]
+            command=systemctl(
+                host,
+                ("restart", unit),
+                f"restarted {unit}",
+                f"skipped restarting {unit}",
+                f"restart {unit}",
             ),
             undo=None,
             changes=f"restarts {unit} with its new environment (requests in flight fail)",

@@ -14,6 +14,8 @@ from tui.core.fixes.plan import CHANGED, UNCHANGED
 from tui.core.hosts import Host
 
 q = shlex.quote
+# at the root of a fake host tree (tui.demo.fakehost): its usr/bin/systemctl stands in for systemd
+FAKE_HOST_MARKER = ".detective-fakehost"
 
 
 def host_path(host: Host, path: str) -> str:
@@ -155,14 +157,50 @@ def systemd_quote(assignment: str) -> str:
     return f'"{escaped}"'
 
 
-def daemon_reload(host: Host) -> str:
-    """``systemctl daemon-reload`` where systemd runs; reported as skipped elsewhere."""
+def systemctl(host: Host, args: Sequence[str], done: str, skipped: str, elsewhere: str) -> str:
+    """``systemctl ARGS`` on the system the host runs, and never on another one.
+
+    Without a root prefix: this machine's ``systemctl`` where systemd runs (``/run/systemd/system``
+    exists), else the step is reported as skipped. A root prefix is an inspected filesystem, not
+    a running system, so this machine's ``systemctl`` is never run for it: the step is reported
+    as skipped with ``elsewhere`` — except in a detective-tui fake host (``FAKE_HOST_MARKER`` at
+    its root), whose own ``usr/bin/systemctl`` shim stands in for systemd. ``done`` is echoed
+    after a successful run (empty: nothing), ``skipped`` names the skipped action.
+    """
+    words = " ".join(q(a) for a in args)
+    root = (host.root or "").rstrip("/")
+    running = f"[ -d {host_path(host, '/run/systemd/system')} ]"
+    if root:
+        why = (
+            f"{skipped}: {host.name} is a filesystem under {root}, not a running system: "
+            f"{elsewhere} on the machine that runs it"
+        )
+        lines = [
+            f"if [ ! -f {host_path(host, '/' + FAKE_HOST_MARKER)} ]; then",
+            f"  {say_unchanged(why)}",
+            f"elif {running}; then",
+            f"  {host_path(host, '/usr/bin/systemctl')} {words}",
+        ]
+    else:
+        lines = [f"if {running}; then", f"  systemctl {words}"]
+    if done:
+        lines.append(f"  {say_changed(done)}")
     return "\n".join(
         [
-            f"if [ -d {host_path(host, '/run/systemd/system')} ]; then",
-            "  systemctl daemon-reload",
+            *lines,
             "else",
-            f"  {say_unchanged('skipped systemctl daemon-reload: systemd is not running here')}",
+            f"  {say_unchanged(f'{skipped}: systemd is not running here')}",
             "fi",
         ]
+    )
+
+
+def daemon_reload(host: Host) -> str:
+    """``systemctl daemon-reload`` where systemd runs; reported as skipped elsewhere."""
+    return systemctl(
+        host,
+        ("daemon-reload",),
+        "",
+        "skipped systemctl daemon-reload",
+        "run systemctl daemon-reload",
     )
