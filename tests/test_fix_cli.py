@@ -6,6 +6,7 @@ import dataclasses
 import hashlib
 import io
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -303,3 +304,31 @@ def test_fleet_restart_restarts_the_units_of_fixed_hosts(
     assert "Restart sglang.service: changed — restarted sglang.service" in out
     assert process_env(root, 4242)["CUDA_HOME"] == "/usr/local/cuda-13.0"
     assert not path_log.exists()
+
+
+def test_the_fake_systemctl_restarts_like_systemd_and_refuses_what_it_cannot(
+    tmp_path: Path,
+) -> None:
+    """The shim alone: systemd's default PATH when the unit sets none, a unit it does not know
+    is exit 5 (systemctl's), other verbs exit 1; every call is logged."""
+    spec = reference_ct200()
+    unit = "/etc/systemd/system/sglang.service"
+    text = "\n".join(ln for ln in spec.files[unit].splitlines() if "PATH=" not in ln)
+    root = build_fake_host(tmp_path / "t", dataclasses.replace(spec, files={unit: text})).root
+    shim = str(root / "usr/bin/systemctl")
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([shim, *args], capture_output=True, text=True, timeout=60)
+
+    assert run("restart", "sglang.service").returncode == 0
+    env = process_env(root, 4242)
+    assert env["PATH"] == "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    assert env["CUDA_HOME"] == "/usr/local/cuda-12.8" and "LANG" not in env
+    missing = run("restart", "nope.service")
+    assert missing.returncode == 5 and "Unit nope.service not found" in missing.stderr
+    assert run("stop", "sglang.service").returncode == 1
+    assert systemctl_calls(root) == [
+        "restart sglang.service",
+        "restart nope.service",
+        "stop sglang.service",
+    ]

@@ -466,6 +466,17 @@ async def test_sampling_fallback_rewrites_execstart_and_undo_brings_the_verdict_
         assert change.after["command line"].endswith("--sampling-backend pytorch")
         assert "--sampling-backend" not in change.before["command line"]
 
+        # the fake host's systemctl restart gives the main process the new ExecStart; its
+        # retitled workers keep their titles
+        restart = restart_plan(host, outcome.pending_restart, sudo=False, stamp="r")
+        assert (await apply_plan(s, host, restart, record_undo=False)).applied
+        after = (await s.probe(host)).facts
+        assert after is not None
+        (service,) = [c for c in after.contexts if c.pid == 4242]
+        assert (service.cmdline or "").endswith("--port 30000 --sampling-backend pytorch")
+        assert (root / "proc/4300/cmdline").read_bytes() == b"sglang::scheduler_TP0\0"
+        assert severities(after).get("flashinfer-arch-rejected") != "critical"
+
         record = load_record("ct200", outcome.record or "")
         undone = await apply_plan(
             s, host, undo_plan(record, host, sudo=False, stamp="u"), record_undo=False
