@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -48,9 +49,11 @@ DEMO_HOSTS: tuple[DemoHost, ...] = (
 
 
 def _digest(spec: fakehost.FakeHostSpec) -> str:
-    """Changes whenever the preset or the fake-host builder changes, so stale trees rebuild."""
-    builder = Path(fakehost.__file__).read_bytes()
-    return hashlib.sha256(repr(spec).encode() + builder).hexdigest()[:12]
+    """Changes whenever the preset, the fake-host builder, or the interpreter and checkout the
+    trees' shims point at change, so stale trees rebuild."""
+    builder = Path(fakehost.__file__)
+    where = f"{sys.executable}\0{builder.resolve()}".encode()
+    return hashlib.sha256(repr(spec).encode() + builder.read_bytes() + where).hexdigest()[:12]
 
 
 def _tree(name: str, spec: fakehost.FakeHostSpec, base: Path) -> tuple[Path, dict]:
