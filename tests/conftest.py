@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from shared_fixtures import SHARED_FIXTURES
 from sshd import SSHD, sshd_available, start_sshd
 
 BANNER_RC = """\
@@ -15,9 +16,6 @@ echo "Welcome to a very chatty host"
 echo "@@not-a-record from the rc file"
 echo "rc file noise on stderr" >&2
 """
-
-
-SHARED_FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

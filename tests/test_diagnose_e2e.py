@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
+from shared_fixtures import shared_fixture
 
 from tui.cli import main
 from tui.core import exitcodes
@@ -209,7 +210,6 @@ def test_bad_inventory_exit_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 # -- --deep: the host's own FlashInfer, for real ---------------------------------------------
 
 CACHE = Path.home() / ".cache" / "detective-tui-tests"
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 
 
 @pytest.mark.slow
@@ -236,7 +236,8 @@ def test_deep_runs_the_real_flashinfer_and_agrees(
     cuda = tmp_path / "cuda-12.8"
     (cuda / "bin").mkdir(parents=True)
     nvcc = cuda / "bin" / "nvcc"
-    nvcc.write_text(f"#!/bin/sh\ncat '{FIXTURES / 'nvcc' / 'nvcc-12.8.93.txt'}'\n")
+    banner = shared_fixture("nvcc/nvcc-12.8.93.txt")
+    nvcc.write_text(f"#!/bin/sh\ncat '{banner}'\n")
     nvcc.chmod(0o755)
     entry = {
         "name": "here",

@@ -23,13 +23,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from shared_fixtures import shared_fixture
 
 from tui.core.flashinfer_replay import Nvcc, ReplayInput, run
 
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
-FIXTURES = REPO.parent / "shared" / "fixtures"
 CACHE = Path.home() / ".cache" / "detective-tui-tests"
 VERSIONS = ("0.5.3", "0.6.6", "0.6.7", "0.6.8", "0.7.0", "0.7.2.post1")
 DEPS = ("apache-tvm-ffi<0.2,>=0.1.11", "packaging", "requests", "nvidia-ml-py", "tqdm", "numpy")
@@ -111,7 +111,7 @@ def fake_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Fake toolkits whose nvcc prints the real banners, plus broken ones."""
     root = tmp_path_factory.mktemp("oracle")
     for mm in TOOLKITS:
-        banner = FIXTURES / "nvcc" / f"nvcc-{mm}.txt"
+        banner = shared_fixture(f"nvcc/nvcc-{mm}.txt")
         _write(root / f"cuda-{mm}" / "bin" / "nvcc", f"#!/bin/sh\ncat '{banner}'\n")
     _write(root / "cuda-noexec" / "bin" / "nvcc", "#!/bin/sh\necho never\n", 0o644)
     _write(root / "cuda-garbage" / "bin" / "nvcc", "#!/bin/sh\necho garbage output\n")

@@ -8,20 +8,18 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from shared_fixtures import SHARED_FIXTURES, needs_shared
 
 from tui.core import parsers
 from tui.core.factbuild import ARITY, FactBuilder
 from tui.core.facts import Facts
 from tui.core.gpu_table import cc_for_name
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 PACKAGED = Path(__file__).resolve().parents[1] / "tui" / "demo" / "fixtures"
-
-needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason=f"shared fixtures not at {SHARED}")
 
 
 def fixtures(sub: str, pattern: str = "*") -> list[Path]:
-    return sorted((SHARED / sub).glob(pattern)) if SHARED.is_dir() else []
+    return sorted((SHARED_FIXTURES / sub).glob(pattern)) if SHARED_FIXTURES.is_dir() else []
 
 
 def ids(paths: list[Path]) -> list[str]:
@@ -56,7 +54,7 @@ def test_nvcc_version(path: Path) -> None:
     if len(parts) == 3:
         assert got.full == ".".join(parts)
     else:  # nvcc-12.8.txt is a copy of the full-version file of that release
-        twin = SHARED / "nvcc" / f"nvcc-{got.full}.txt"
+        twin = SHARED_FIXTURES / "nvcc" / f"nvcc-{got.full}.txt"
         assert twin.read_bytes() == path.read_bytes()
 
 
@@ -172,7 +170,7 @@ def test_every_nvidia_smi_fixture_is_covered() -> None:
 @pytest.mark.parametrize("name", sorted(SMI_TABLES))
 def test_smi_table(name: str) -> None:
     smi, driver, cuda, count, cc0 = SMI_TABLES[name]
-    body = text(SHARED / "nvidia-smi" / name)
+    body = text(SHARED_FIXTURES / "nvidia-smi" / name)
     assert parsers.parse_smi_header(body) == parsers.SmiHeader(smi, driver, cuda)
     gpus = parsers.parse_smi_table_gpus(body)
     assert len(gpus) == count
@@ -183,12 +181,16 @@ def test_smi_table(name: str) -> None:
 @needs_shared
 def test_smi_table_memory_and_truncated_names() -> None:
     gpus = parsers.parse_smi_table_gpus(
-        text(SHARED / "nvidia-smi" / "SYNTHETIC-nvidia-smi-rtxpro6000-server-x8-580.95.05.txt")
+        text(
+            SHARED_FIXTURES
+            / "nvidia-smi"
+            / "SYNTHETIC-nvidia-smi-rtxpro6000-server-x8-580.95.05.txt"
+        )
     )
     assert {g.name for g in gpus} == {"NVIDIA RTX PRO 6000 Blac..."}
     assert {g.memory_mib for g in gpus} == {97887}
     spark = parsers.parse_smi_table_gpus(
-        text(SHARED / "nvidia-smi" / "nvidia-smi-gb10-dgx-spark-580.95.05.txt")
+        text(SHARED_FIXTURES / "nvidia-smi" / "nvidia-smi-gb10-dgx-spark-580.95.05.txt")
     )
     assert spark[0].memory_mib is None  # "Not Supported"
 
@@ -197,7 +199,7 @@ def test_smi_table_memory_and_truncated_names() -> None:
 @pytest.mark.parametrize("name", sorted(SMI_FAILURES))
 def test_smi_failure(name: str) -> None:
     rc, state = SMI_FAILURES[name]
-    body = text(SHARED / "nvidia-smi" / name)
+    body = text(SHARED_FIXTURES / "nvidia-smi" / name)
     assert parsers.parse_smi_header(body) is None
     assert parsers.classify_smi_failure(body, rc) == state
     assert parsers.classify_smi_failure(body, None) == state  # the text alone decides
@@ -214,22 +216,24 @@ def test_smi_failure_by_exit_code_and_timeout() -> None:
 
 @needs_shared
 def test_smi_binary_template_has_no_versions() -> None:
-    body = text(SHARED / "nvidia-smi" / "nvidia-smi-550.163.01-binary-table-template.txt")
+    body = text(SHARED_FIXTURES / "nvidia-smi" / "nvidia-smi-550.163.01-binary-table-template.txt")
     assert parsers.parse_smi_header(body) is None
 
 
 @needs_shared
 def test_smi_q_excerpts() -> None:
-    q = text(SHARED / "nvidia-smi" / "nvidia-smi-q-rtx5090-570.124.06-excerpt.txt")
+    q = text(SHARED_FIXTURES / "nvidia-smi" / "nvidia-smi-q-rtx5090-570.124.06-excerpt.txt")
     assert parsers.parse_smi_header(q) == parsers.SmiHeader(None, "570.124.06", "12.8")
-    fb = text(SHARED / "nvidia-smi" / "nvidia-smi-q-rtx5090-570.124.06-fb-memory-excerpt.txt")
+    fb = text(
+        SHARED_FIXTURES / "nvidia-smi" / "nvidia-smi-q-rtx5090-570.124.06-fb-memory-excerpt.txt"
+    )
     assert parsers.parse_smi_header(fb) is None
 
 
 @needs_shared
 def test_smi_list() -> None:
     gpus = parsers.parse_smi_list(
-        text(SHARED / "nvidia-smi" / "nvidia-smi-L-rtxpro6000-server-x8-610.43.02.txt")
+        text(SHARED_FIXTURES / "nvidia-smi" / "nvidia-smi-L-rtxpro6000-server-x8-610.43.02.txt")
     )
     assert [g.index for g in gpus] == list(range(8))
     assert gpus[0].uuid == "GPU-8b89b58e-b427-108d-ac50-06138d78fe78"
@@ -307,8 +311,10 @@ def test_torch_version_py(path: Path) -> None:
 ARCH_ROWS = [
     ln.split("\t")
     for ln in (
-        text(SHARED / "torch" / "torch-pypi-wheels-CUDA_ARCH_FLAGS-from-libtorch_python.tsv")
-        if SHARED.is_dir()
+        text(
+            SHARED_FIXTURES / "torch" / "torch-pypi-wheels-CUDA_ARCH_FLAGS-from-libtorch_python.tsv"
+        )
+        if SHARED_FIXTURES.is_dir()
         else ""
     ).splitlines()
     if ln and not ln.startswith("#")
@@ -421,7 +427,7 @@ def test_packaged_fixtures_are_byte_identical_copies() -> None:
     copies = [p for p in PACKAGED.rglob("*") if p.is_file()]
     assert copies
     for copy in copies:
-        original = SHARED / copy.relative_to(PACKAGED)
+        original = SHARED_FIXTURES / copy.relative_to(PACKAGED)
         assert original.read_bytes() == copy.read_bytes(), copy
 
 

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from shared_fixtures import SHARED_FIXTURES, shared_fixture
 
 from tui.core import ptxas_targets
 from tui.core.facts import DriverInfo, EnvContext, Facts, Gpu, PythonEnv, Toolkit
 from tui.core.flashinfer_eras import ERAS, era_for
 from tui.core.flashinfer_replay import Nvcc, ReplayInput, replay, run, visible_devices
 
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 HOME128 = "/usr/local/cuda-12.8"
 HOME130 = "/usr/local/cuda-13.0"
 
@@ -437,10 +436,9 @@ def test_cuda13_first_in_path_only_has_no_effect() -> None:
 
 
 def _derive_ptxas_table() -> dict[str, frozenset[str]]:
-    if not (FIXTURES / "ptxas").is_dir():
-        pytest.skip(f"shared fixtures not at {FIXTURES}")
+    shared_fixture("ptxas")
     table = {}
-    for f in sorted((FIXTURES / "ptxas").glob("ptxas-*-gpu-name-help.txt")):
+    for f in sorted((SHARED_FIXTURES / "ptxas").glob("ptxas-*-gpu-name-help.txt")):
         release = f.name.split("-")[1]
         allowed = f.read_text().split("Allowed values for this option:")[1].split("Default")[0]
         values = re.findall(r"'([a-z]+)_([0-9a-z]+)'", allowed)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 from factsmaker import PY, SERVICE, make_facts, toolkit
+from shared_fixtures import shared_fixture
 
 from tui.core import compat
 from tui.core.rules import evaluate, judging_context
@@ -270,10 +271,8 @@ def test_torch_runs_on(arch_list, cc, ok) -> None:
 
 
 def test_torch_wheel_table_matches_fixture() -> None:
-    from pathlib import Path
-
-    tsv = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "torch"
-    rows = (tsv / "torch-pypi-wheels-CUDA_ARCH_FLAGS-from-libtorch_python.tsv").read_text()
+    tsv = shared_fixture("torch/torch-pypi-wheels-CUDA_ARCH_FLAGS-from-libtorch_python.tsv")
+    rows = tsv.read_text()
     for line in rows.splitlines():
         if line.startswith("#") or not line.strip():
             continue

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import SSHEnv
 from factsmaker import PY, SERVICE, make_facts
+from shared_fixtures import shared_fixture
 from torch_venv import validate_venv_python
 
 from tui.cli import main
@@ -36,7 +37,6 @@ from tui.core.validate import (
 from tui.demo import fakehost
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_FIXTURES = REPO.parent / "shared" / "fixtures"
 PY38 = Path.home() / ".pyenv" / "versions" / "3.8.18" / "bin" / "python3"
 
 
@@ -117,7 +117,7 @@ def test_real_flashinfer_on_cpu_torch_is_no_gpu_skipped(
     fake_home = tmp_path / "cuda-12.8"
     nvcc = fake_home / "bin" / "nvcc"
     nvcc.parent.mkdir(parents=True, exist_ok=True)
-    banner = (SHARED_FIXTURES / "nvcc" / "nvcc-12.8.93.txt").read_text()
+    banner = shared_fixture("nvcc/nvcc-12.8.93.txt").read_text()
     nvcc.write_text(f"#!/bin/sh\ncat <<'EOF'\n{banner}EOF\n")
     nvcc.chmod(0o755)
     workspace = tmp_path / "workspace"
@@ -270,7 +270,7 @@ def test_the_serving_process_interpreter_and_its_environment_are_chosen() -> Non
     assert choose_python(Host(name="h"), None) == ("python3", None)
 
 
-JIT_ERROR = SHARED_FIXTURES / "flashinfer" / "flashinfer-jit-sm75-error-rtx5090-cuda12.8-public.txt"
+JIT_ERROR = "flashinfer/flashinfer-jit-sm75-error-rtx5090-cuda12.8-public.txt"
 
 
 def record(kind: str, **data: object) -> str:
@@ -278,7 +278,7 @@ def record(kind: str, **data: object) -> str:
 
 
 def test_a_jit_failure_is_a_failed_validation_with_the_compiler_message() -> None:
-    error = JIT_ERROR.read_text()
+    error = shared_fixture(JIT_ERROR).read_text()
     lines = [
         "motd noise before the script",
         record("start", python="/venv/bin/python3", python_version="3.12.3"),
