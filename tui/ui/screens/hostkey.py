@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shlex
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 from textual import on
 from textual.app import ComposeResult
@@ -13,14 +13,11 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+ResultT = TypeVar("ResultT")
 
-class HostKeyScreen(ModalScreen[bool]):
-    """Dismisses with True when the user accepts the key (it is then added to known_hosts)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("y", "accept", "Trust key", id="hostkey.accept"),
-        Binding("n,escape", "refuse", "Refuse", id="hostkey.refuse"),
-    ]
+class _HostKeyDialog(ModalScreen[ResultT]):
+    """What both dialogs show: which host, its target, and the key the server offered."""
 
     def __init__(
         self, host: str, target: str, key_type: str, fingerprint: str, known_hosts: str
@@ -31,6 +28,15 @@ class HostKeyScreen(ModalScreen[bool]):
         self.key_type = key_type
         self.fingerprint = fingerprint
         self.known_hosts = known_hosts
+
+
+class HostKeyScreen(_HostKeyDialog[bool]):
+    """Dismisses with True when the user accepts the key (it is then added to known_hosts)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "accept", "Trust key", id="hostkey.accept"),
+        Binding("n,escape", "refuse", "Refuse", id="hostkey.refuse"),
+    ]
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="-warning"):
@@ -73,22 +79,12 @@ class HostKeyScreen(ModalScreen[bool]):
         self.dismiss(False)
 
 
-class HostKeyChangedScreen(ModalScreen[None]):
+class HostKeyChangedScreen(_HostKeyDialog[None]):
     """A changed key is never offered for trust: this only explains the risk and the way out."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,enter", "close", "Close", id="hostkey.close")
     ]
-
-    def __init__(
-        self, host: str, target: str, key_type: str, fingerprint: str, known_hosts: str
-    ) -> None:
-        super().__init__()
-        self.host = host
-        self.target = target
-        self.key_type = key_type
-        self.fingerprint = fingerprint
-        self.known_hosts = known_hosts
 
     def compose(self) -> ComposeResult:
         remove = f"ssh-keygen -R {shlex.quote(self.target)} -f {shlex.quote(self.known_hosts)}"
