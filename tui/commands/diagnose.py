@@ -23,7 +23,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from tui.commands.targets import add_host_options, hosts_for
+from tui.commands.targets import add_fleet_targets, hosts_for
 from tui.core import exitcodes
 from tui.core.diagnosis import Diagnosis, deep_invocation, diagnose, with_deep
 from tui.core.facts import Facts
@@ -46,10 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="probe hosts and explain CUDA / torch / nvcc / FlashInfer mismatches",
         description="Probe, replay FlashInfer, run the rules. No TARGET: every inventory host.",
     )
-    p.add_argument(
-        "targets", nargs="*", metavar="TARGET", help="inventory name, local, or ssh target"
-    )
-    p.add_argument("--all", dest="all_hosts", action="store_true", help="every inventory host")
+    add_fleet_targets(p)
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the JSON array of CONTRACT.md")
     fmt.add_argument("--markdown", action="store_true", help="a report to paste into an issue")
@@ -58,7 +55,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="also run the host's own FlashInfer (imports it, initialising CUDA there)",
     )
-    add_host_options(p)
     p.set_defaults(func=run)
 
 

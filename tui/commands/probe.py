@@ -17,7 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from tui.commands.targets import add_host_options, hosts_for
+from tui.commands.targets import add_fleet_targets, hosts_for
 from tui.core import exitcodes
 from tui.core.factbuild import ProbeProgress
 from tui.core.facts import Facts
@@ -33,12 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="collect facts from hosts (no diagnosis)",
         description="Probe hosts and print what was found. No TARGET: every inventory host.",
     )
-    p.add_argument(
-        "targets", nargs="*", metavar="TARGET", help="inventory name, local, or ssh target"
-    )
-    p.add_argument("--all", dest="all_hosts", action="store_true", help="every inventory host")
+    add_fleet_targets(p)
     p.add_argument("--json", action="store_true", help="print the JSON array of CONTRACT.md")
-    add_host_options(p)
     p.set_defaults(func=run)
 
 

@@ -20,6 +20,15 @@ def add_host_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_fleet_targets(parser: argparse.ArgumentParser) -> None:
+    """``[TARGET…] [--all]`` plus the host options, for commands that work on several hosts."""
+    parser.add_argument(
+        "targets", nargs="*", metavar="TARGET", help="inventory name, local, or ssh target"
+    )
+    parser.add_argument("--all", dest="all_hosts", action="store_true", help="every inventory host")
+    add_host_options(parser)
+
+
 def hosts_for(args: argparse.Namespace, targets: Sequence[str], all_hosts: bool) -> list[Host]:
     """Resolve TARGETs against the demo fleet (``--demo``) or the inventory."""
     if not getattr(args, "demo", False):
