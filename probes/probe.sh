@@ -472,6 +472,22 @@ discover_processes() {
   IFS=$_uifs
 }
 
+# login_shell UID — the account's login shell from the passwd database (the root's own
+# /etc/passwd first when inspecting a root), in _sh; empty when unknown. $SHELL is only the
+# fallback: a local run inherits whatever the caller had (cron and CI often have none).
+login_shell() {
+  _pw=
+  _sh=
+  case $1 in '' | *[!0-9]*) return 0 ;; esac
+  if [ -n "$R" ] && [ -r "$R/etc/passwd" ]; then
+    _pw=$(grep "^[^:]*:[^:]*:$1:" "$R/etc/passwd" | head -n 1)
+  fi
+  if [ -z "$_pw" ] && command -v getent >/dev/null 2>&1; then
+    _pw=$(deadline getent passwd "$1" 2>/dev/null | head -n 1)
+  fi
+  case $_pw in *:*) _sh=${_pw##*:} ;; esac
+}
+
 # ---- steps -----------------------------------------------------------------------------
 probe_host() {
   if [ -r "$R/proc/sys/kernel/hostname" ]; then
@@ -494,7 +510,8 @@ probe_host() {
   _user=${_user%%)*}
   rec host uid "$_uid"
   rec host user "${_user:-${USER:-}}"
-  rec host shell "${SHELL:-}"
+  login_shell "$_uid"
+  rec host shell "${_sh:-${SHELL:-}}"
   if [ "$_uid" != 0 ] && command -v sudo >/dev/null 2>&1; then
     run sudo -n true
     if [ "$_rc" = 0 ]; then rec host sudo yes; else rec host sudo no; fi
