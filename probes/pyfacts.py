@@ -115,6 +115,18 @@ def pth_dirs(sdir):
     return out
 
 
+def venv_site_packages(venv):
+    """A venv's own site dirs, as venv creates them. Not site.getsitepackages([venv]): Debian's and
+    Ubuntu's patched site.py answers dist-packages there unless site.venv() already ran, and with
+    -S it has not."""
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    libdirs = []
+    for libdir in (getattr(sys, "platlibdir", "lib"), "lib"):
+        if libdir not in libdirs:
+            libdirs.append(libdir)
+    return [os.path.join(venv, libdir, version, "site-packages") for libdir in libdirs]
+
+
 def site_dirs():
     """(prefix, site dirs) as site.main() would set them up — computed, since we run with -S so
     that no .pth file executes code."""
@@ -124,7 +136,7 @@ def site_dirs():
         user = site.getusersitepackages()
     if venv:
         prefix = venv
-        dirs = site.getsitepackages([venv])
+        dirs = venv_site_packages(venv)
         if settings.get("include-system-site-packages", "").lower() == "true":
             dirs += [user, *site.getsitepackages([sys.base_prefix])]
     else:
