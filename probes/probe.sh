@@ -304,6 +304,7 @@ unit_env_file() {
         ;;
       EnvironmentFile=*)
         _ef=${_ul#EnvironmentFile=}
+        rec unitenvpath "$2" "$_ef"
         _ef=${_ef#-}
         if [ -f "$R$_ef" ]; then
           while IFS= read -r _el || [ -n "$_el" ]; do

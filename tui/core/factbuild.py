@@ -55,6 +55,7 @@ ARITY: Mapping[str, int] = {
     "profile": 2,
     "unitenv": 2,
     "unitenvfile": 2,
+    "unitenvpath": 2,
     "nvccdir": 2,
     "jit": 2,
     "py": 3,
@@ -108,6 +109,7 @@ class _Ctx:
     profile: list[str] = field(default_factory=list)
     unitenv: list[str] = field(default_factory=list)
     unitenvfile: list[str] = field(default_factory=list)
+    unitenvpath: list[str] = field(default_factory=list)
     jit: list[str] = field(default_factory=list)
 
 
@@ -226,6 +228,9 @@ class FactBuilder:
 
     def _on_unitenvfile(self, cid: str, line: str) -> None:
         self._ctx_of(cid).unitenvfile.append(line)
+
+    def _on_unitenvpath(self, cid: str, value: str) -> None:
+        self._ctx_of(cid).unitenvpath.append(value)
 
     def _on_jit(self, cid: str, path: str) -> None:
         self._ctx_of(cid).jit.append(path)
@@ -459,6 +464,7 @@ class FactBuilder:
                     cmdline=c.kv.get("cmdline"),
                     unit=c.kv.get("unit"),
                     environ_readable=c.kv.get("environ_readable", "1") == "1",
+                    env_files=parsers.environment_file_paths(c.unitenvpath),
                 )
             )
         return tuple(out)

@@ -113,6 +113,9 @@ class EnvContext:
     cmdline: str | None = None
     unit: str | None = None  # systemd unit, when the process belongs to one
     environ_readable: bool = True
+    # a unit's EnvironmentFile= paths in the order systemd reads them (their variables
+    # override Environment=); "-" (missing is fine) dropped, an empty value resets the list
+    env_files: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "vars", _frozen_map(self.vars))

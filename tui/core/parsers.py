@@ -334,6 +334,25 @@ def apply_shell_assignments(lines: Iterable[str], env: Mapping[str, str]) -> dic
     return out
 
 
+def environment_file_paths(values: Iterable[str]) -> tuple[str, ...]:
+    """The files a unit's ``EnvironmentFile=`` values name, in order, as systemd takes them.
+
+    Each value is one absolute path or glob (spaces included), optionally ``-``-prefixed
+    (missing is fine; the prefix is dropped here); an empty value resets the list, and a
+    relative path is ignored.
+    """
+    paths: list[str] = []
+    for value in values:
+        text = value.strip()
+        if not text:
+            paths.clear()
+            continue
+        path = text[1:] if text.startswith("-") else text
+        if path.startswith("/"):
+            paths.append(path)
+    return tuple(paths)
+
+
 def parse_systemd_environment(
     environment_lines: Iterable[str], environment_file_lines: Iterable[str] = ()
 ) -> dict[str, str]:
