@@ -6,7 +6,8 @@ Measures, for a remote account whose shell rc files do no work ("quiet") and one
 ``.bashrc`` does (sleeps 0.05 s and runs a few subprocesses, "busy"):
 - one host: our probe of the reference fake host (a fresh connection each run, so connect +
   auth + probe) as a ratio to OpenSSH's ``ssh host true`` (target ≤ 1.3×), and to
-  ``python3 -m torch.utils.collect_env`` over the same ssh when the remote python has torch;
+  ``PY -m torch.utils.collect_env`` over the same ssh (PY: ``--torch-python``, by default the
+  tests' cached CPU-torch venv when it exists), the probe then inspecting PY as well;
 - the end-to-end CLI (``detective-tui probe HOST --json``: Python start-up included) the same way;
 - a fleet of N inventory hosts (all this loopback sshd) probed concurrently, as a ratio to a
   bare asyncssh fan-out of ``true`` to the same N hosts (target ≤ 1.2×), with client CPU seconds.
@@ -20,6 +21,7 @@ import asyncio
 import logging
 import os
 import resource
+import shlex
 import statistics
 import subprocess
 import sys
@@ -35,6 +37,7 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO))
 
 from sshd import SSHD, sshd_available, start_sshd  # noqa: E402
+from torch_venv import VENV  # noqa: E402
 
 from probes import probe_env, probe_script  # noqa: E402
 from tui.core.hosts import Host  # noqa: E402
@@ -93,11 +96,19 @@ class Bench:
             python=self.tree.pythons,
         )  # fmt: skip
 
+    async def probe_real_once(self, python: str) -> None:
+        """The probe of this machine itself (no fake root), inspecting ``python``."""
+        async with self.session() as s:
+            result = await s.probe(Host(name="this-machine", ssh="fakehost", python=(python,)))
+        if not result.ok:
+            raise SystemExit(f"probe failed: {result.error}")
+
     def session(self, **kw: object) -> Session:
         return Session(known_hosts=self.known_hosts, ssh_config=self.ssh_config, **kw)  # type: ignore[arg-type]
 
     def ssh(self, *command: str, options: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
-        argv = [*self.ssh_argv[:-1], *options, self.ssh_argv[-1], *command]
+        # ssh joins its arguments with spaces into one remote command line: quote them
+        argv = [*self.ssh_argv[:-1], *options, self.ssh_argv[-1], shlex.join(command)]
         return subprocess.run(argv, capture_output=True, text=True, check=False, timeout=120)
 
     def ssh_kex(self) -> str:
@@ -201,7 +212,9 @@ def row(label: str, ours: float, base: float, target: str = "") -> str:
     return f"| {label:<58} | {ours:8.3f} | {base:8.3f} | {ours / base:6.2f}× | {target:>6} |"
 
 
-def measure(work: Path, account: str, rc: str, runs: int, fleet: int) -> list[str]:
+def measure(
+    work: Path, account: str, rc: str, runs: int, fleet: int, torch_python: str | None
+) -> list[str]:
     home = work / f"home-{account}"
     home.mkdir()
     (home / ".bashrc").write_text(rc)
@@ -229,13 +242,16 @@ def measure(work: Path, account: str, rc: str, runs: int, fleet: int) -> list[st
         cli = median_wall(runs, b.cli_probe)
         rows.append(row("`detective-tui probe HOST --json` (CLI) vs `ssh host true`", cli,
                         ssh_true))  # fmt: skip
-        if b.ssh("python3", "-c", "import torch").returncode == 0:
-            collect = median_wall(runs, lambda: b.ssh("python3", "-m", "torch.utils.collect_env"))
-            rows.append(row("probe vs `ssh host python3 -m torch.utils.collect_env`", probe,
-                            collect))  # fmt: skip
+        if torch_python and b.ssh(torch_python, "-c", "import torch").returncode == 0:
+            collect = median_wall(
+                runs, lambda: b.ssh(torch_python, "-m", "torch.utils.collect_env")
+            )
+            real = amedian_wall(runs, lambda: b.probe_real_once(torch_python))
+            rows.append(row("probe of this machine + torch venv vs `PY -m torch.utils.collect_env`",
+                            real, collect))  # fmt: skip
         else:
-            rows.append("| probe vs collect_env: skipped, torch is not importable on the host |"
-                        " | | | |")  # fmt: skip
+            rows.append("| probe vs collect_env: skipped, no interpreter with torch"
+                        " (--torch-python) | | | | |")  # fmt: skip
         cpu0 = cpu_seconds()
         ours = amedian_wall(max(1, runs // 2), lambda: b.fleet_probe(fleet))
         cpu_ours = (cpu_seconds() - cpu0) / max(1, runs // 2)
@@ -258,6 +274,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="runs per figure (median)")
     parser.add_argument("--fleet", type=int, default=100, help="hosts in the fleet figure")
+    parser.add_argument(
+        "--torch-python",
+        default=str(VENV / "bin" / "python") if (VENV / "bin" / "python").exists() else None,
+        help="an interpreter with torch for the collect_env figure (default: the tests' cached "
+        "CPU-torch venv, when a slow test has built it)",
+    )
     args = parser.parse_args()
     reason = sshd_available()
     if reason:
@@ -269,7 +291,7 @@ def main() -> None:
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="dt-bench-") as tmp:
         for account, rc in ACCOUNTS.items():
-            for line in measure(Path(tmp), account, rc, args.runs, args.fleet):
+            for line in measure(Path(tmp), account, rc, args.runs, args.fleet, args.torch_python):
                 print(line, flush=True)
     print(f"\nload average (1 min) before/after: {load_before:.2f} / {os.getloadavg()[0]:.2f}"
           " — figures from a loaded machine are not comparable")  # fmt: skip
