@@ -7,7 +7,8 @@ decides, from the facts, which environments an env-changing fix must reach.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from tui.core.facts import EnvContext, Facts, PythonEnv
 from tui.core.fixes.plan import FixError
@@ -23,6 +24,8 @@ class EnvTargets:
     unmanaged: tuple[EnvContext, ...]  # serving processes no systemd unit owns
     activate: str | None  # host path of the venv's activate script
     profile: bool  # no venv: write the login profile snippet instead
+    # unit → its EnvironmentFile= paths (they override Environment=, so a drop-in must add one)
+    env_files: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def pick_python(facts: Facts, python: str | None) -> PythonEnv | None:
@@ -84,7 +87,17 @@ def env_targets(facts: Facts, py: PythonEnv | None) -> EnvTargets:
         unmanaged=tuple(unmanaged),
         activate=activate,
         profile=activate is None,
+        env_files=unit_env_files(facts, tuple(units)),
     )
+
+
+def unit_env_files(facts: Facts, units: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """The ``EnvironmentFile=`` paths the probe found for each of ``units`` (its unit context)."""
+    return {
+        c.unit: c.env_files
+        for c in facts.contexts
+        if c.kind == "unit" and c.unit in units and c.env_files
+    }
 
 
 def unit_path_value(ctx: EnvContext, toolkit_bin: str) -> str:

@@ -157,6 +157,7 @@ def sampling_backend_fallback(
             unmanaged=tuple(c for c in targets.unmanaged if engines.get(c.label) == "vllm"),
             activate=targets.activate,
             profile=targets.profile,
+            env_files=targets.env_files,
         )
         vllm = env_change(
             host,
