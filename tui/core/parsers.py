@@ -334,23 +334,27 @@ def apply_shell_assignments(lines: Iterable[str], env: Mapping[str, str]) -> dic
     return out
 
 
-def environment_file_paths(values: Iterable[str]) -> tuple[str, ...]:
-    """The files a unit's ``EnvironmentFile=`` values name, in order, as systemd takes them.
-
-    Each value is one absolute path or glob (spaces included), optionally ``-``-prefixed
-    (missing is fine; the prefix is dropped here); an empty value resets the list, and a
-    relative path is ignored.
+def environment_files(values: Iterable[str]) -> tuple[tuple[str, bool], ...]:
+    """``(path, optional)`` for a unit's ``EnvironmentFile=`` values, in order, as systemd takes
+    them: each value is one absolute path or glob (spaces included); a ``-`` prefix makes it
+    optional (missing is fine); an empty value resets the list; a relative path is ignored.
     """
-    paths: list[str] = []
+    files: list[tuple[str, bool]] = []
     for value in values:
         text = value.strip()
         if not text:
-            paths.clear()
+            files.clear()
             continue
-        path = text[1:] if text.startswith("-") else text
+        optional = text.startswith("-")
+        path = text[1:] if optional else text
         if path.startswith("/"):
-            paths.append(path)
-    return tuple(paths)
+            files.append((path, optional))
+    return tuple(files)
+
+
+def environment_file_paths(values: Iterable[str]) -> tuple[str, ...]:
+    """The paths of :func:`environment_files`, without the optional flag."""
+    return tuple(path for path, _optional in environment_files(values))
 
 
 def parse_systemd_environment(

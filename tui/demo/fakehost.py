@@ -159,6 +159,9 @@ class FakeHostSpec:
     processes: tuple[ProcessSpec, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)  # the SSH session's variables
     files: Mapping[str, str] = field(default_factory=dict)  # more files: unit files, profiles
+    # unit → {EnvironmentFile= value as written ("-" prefix allowed): the file's text, or None
+    # for no such file}; the lines go first in the unit file's [Service] section
+    unit_env_files: Mapping[str, Mapping[str, str | None]] = field(default_factory=dict)
     jit_cache_dirs: tuple[str, ...] = ()  # FlashInfer workspaces to create (host paths)
 
 
@@ -221,10 +224,12 @@ def fake_systemctl(root: str | Path, argv: Sequence[str]) -> int:
 
     A restart gives every process under ``proc/`` whose ``cgroup`` names the unit the
     environment the unit starts with — systemd's default ``PATH`` overridden by the unit
-    file's and drop-ins' ``Environment=`` lines (``tui.core.fixes.unitenv``, as the probe's
-    unit context) — and the unit's main process (its parent is not in the unit) the effective
-    ``ExecStart=`` as its command line (split at spaces: unitenv joins the words). Other
-    verbs exit 1; a unit without a unit file exits 5, as systemctl does.
+    file's and drop-ins' ``Environment=`` lines and then by the ``EnvironmentFile=`` files they
+    name (``tui.core.fixes.unitenv``, as the probe's unit context) — and the unit's main
+    process (its parent is not in the unit) the effective ``ExecStart=`` as its command line
+    (split at spaces: unitenv joins the words). Other verbs exit 1; a unit without a unit file
+    exits 5, as systemctl does; a unit whose required environment file is missing fails to
+    start (exit 1) and its processes keep what they had.
     """
     base = Path(root)
     if list(argv) == ["daemon-reload"]:
@@ -243,6 +248,13 @@ def fake_systemctl(root: str | Path, argv: Sequence[str]) -> int:
             print(f"Failed to restart {unit}: Unit {unit} not found.", file=sys.stderr)
             return 5
         start = unit_start(listing, unit)
+        if start.missing_env_files:  # systemd fails the start before running anything
+            print(
+                f"Job for {unit} failed: Failed to load environment files: "
+                + ", ".join(start.missing_env_files),
+                file=sys.stderr,
+            )
+            return 1
         env = {"PATH": SYSTEMD_DEFAULT_PATH, **start.env}
         pids = _unit_pids(base, unit)
         for pid in pids:
@@ -464,6 +476,24 @@ def _build_process(root: Path, proc: ProcessSpec) -> None:
     _write(pdir / "cgroup", cgroup)
 
 
+def _add_env_files(root: Path, unit: str, env_files: Mapping[str, str | None]) -> None:
+    """``EnvironmentFile=`` lines at the top of the unit file's ``[Service]`` section, and the
+    files they name."""
+    unit_file = next(
+        (p for d in reversed(UNIT_DIRS) if (p := _under(root, f"{d}/{unit}")).is_file()), None
+    )
+    if unit_file is None:
+        raise ValueError(f"unit_env_files names {unit}, which has no unit file in the spec")
+    lines = "".join(f"EnvironmentFile={value}\n" for value in env_files)
+    text = unit_file.read_text(encoding="utf-8")
+    if "[Service]\n" not in text:
+        raise ValueError(f"the unit file of {unit} has no [Service] section")
+    unit_file.write_text(text.replace("[Service]\n", "[Service]\n" + lines, 1), encoding="utf-8")
+    for value, content in env_files.items():
+        if content is not None:
+            _write(_under(root, value.removeprefix("-")), content)
+
+
 def build_fake_host(dest: Path, spec: FakeHostSpec) -> FakeHost:
     """Write the tree of ``spec`` into ``dest`` (created; must not hold another host)."""
     root = Path(dest)
@@ -485,6 +515,8 @@ def build_fake_host(dest: Path, spec: FakeHostSpec) -> FakeHost:
         _build_process(root, proc)
     for path, text in spec.files.items():
         _write(_under(root, path), text)
+    for unit, env_files in spec.unit_env_files.items():
+        _add_env_files(root, unit, env_files)
     for d in spec.jit_cache_dirs:
         (_under(root, d) / "cached_ops").mkdir(parents=True, exist_ok=True)
     pythons = spec.inventory_pythons or tuple(v.python for v in spec.venvs)

@@ -2,9 +2,12 @@
 
 For each systemd unit that runs the interpreter: a drop-in with ``Environment=`` lines and a
 ``daemon-reload`` (the service picks it up at its next restart, which is a separate,
-explicit step). For interactive use: a marker-delimited block in the venv's ``activate``, or
-in the login profile when the interpreter is not in a venv. Every write keeps a backup and
-has an undo.
+explicit step). Variables from a unit's ``EnvironmentFile=`` files override ``Environment=``
+ones, so for a unit that reads such files the drop-in also names an environment file of its
+own with the same assignments (``/etc/detective-tui/<unit>.<name>.env``): systemd reads it
+after the unit's files, so its values win. For interactive use: a marker-delimited block in
+the venv's ``activate``, or in the login profile when the interpreter is not in a venv. Every
+write keeps a backup and has an undo.
 """
 
 from __future__ import annotations
@@ -40,6 +43,24 @@ def dropin_dir(unit: str) -> str:
     return f"/etc/systemd/system/{unit}.d"
 
 
+ENV_FILE_DIR = "/etc/detective-tui"
+
+
+def env_file_name(unit: str, name: str) -> str:
+    return f"{unit}.{name}.env"
+
+
+def env_file_text(fix_id: str, unit: str, assignments: list[str]) -> str:
+    """An ``EnvironmentFile=`` file: each value quoted so that systemd and a POSIX shell both
+    read it back unchanged."""
+    return "\n".join(
+        [
+            f"# Written by detective-tui (fix {fix_id}) for {unit}; its drop-in names this file.",
+            *(f"{k}={q(v)}" for k, v in (a.split("=", 1) for a in assignments)),
+        ]
+    )
+
+
 def _unit_step(
     host: Host,
     unit: str,
@@ -50,10 +71,27 @@ def _unit_step(
     env: Mapping[str, str],
     path_prepend: str | None,
     stamp: str,
+    env_files: tuple[str, ...],
 ) -> Step:
     assignments = [f"{k}={v}" for k, v in env.items()]
     if path_prepend is not None:
         assignments.append(f"PATH={unit_path_value(ctx, path_prepend)}")
+    directory = host_path(host, dropin_dir(unit))
+    file_name = dropin_name(name)
+    suffix = f".detective-tui-{stamp}.bak"
+    keys = [a.split("=", 1)[0] for a in assignments]
+    title = f"Set {', '.join(keys)} for {unit}"
+    if env_files:
+        return _unit_env_file_step(
+            host,
+            unit,
+            title=title,
+            name=name,
+            fix_id=fix_id,
+            assignments=assignments,
+            env_files=env_files,
+            suffix=suffix,
+        )
     content = "\n".join(
         [
             f"# Written by detective-tui (fix {fix_id}). Delete this file to undo.",
@@ -61,17 +99,72 @@ def _unit_step(
             *(f"Environment={systemd_quote(a)}" for a in assignments),
         ]
     )
-    directory = host_path(host, dropin_dir(unit))
-    file_name = dropin_name(name)
-    suffix = f".detective-tui-{stamp}.bak"
-    keys = [a.split("=", 1)[0] for a in assignments]
     return Step(
-        title=f"Set {', '.join(keys)} for {unit}",
+        title=title,
         command=ensure_file(directory, file_name, content, suffix) + "\n" + daemon_reload(host),
         undo=undo_file(directory, file_name, suffix) + "\n" + daemon_reload(host),
         changes=(
             f"adds the drop-in {dropin_dir(unit)}/{file_name} ({'; '.join(assignments)}) and "
             f"reloads systemd; {unit} uses it from its next restart"
+        ),
+        needs_root=True,
+    )
+
+
+def _unit_env_file_step(
+    host: Host,
+    unit: str,
+    *,
+    title: str,
+    name: str,
+    fix_id: str,
+    assignments: list[str],
+    env_files: tuple[str, ...],
+    suffix: str,
+) -> Step:
+    """The drop-in for a unit with ``EnvironmentFile=``: its ``Environment=`` lines (for the
+    reader) and an ``EnvironmentFile=`` of its own, read after the unit's, so its values win.
+
+    The environment file is written before the drop-in names it and removed after the drop-in
+    is gone; the ``-`` prefix keeps the unit startable should it ever be missing.
+    """
+    file_name = dropin_name(name)
+    env_name = env_file_name(unit, name)
+    env_path = f"{ENV_FILE_DIR}/{env_name}"
+    theirs = ", ".join(env_files)
+    content = "\n".join(
+        [
+            f"# Written by detective-tui (fix {fix_id}). Delete this file and {env_path} to undo.",
+            f"# {unit} reads {theirs}, which would override Environment=; the EnvironmentFile= "
+            "below is read after it, so the values here win.",
+            "[Service]",
+            *(f"Environment={systemd_quote(a)}" for a in assignments),
+            f"EnvironmentFile=-{env_path.replace('%', '%%')}",
+        ]
+    )
+    env_dir = host_path(host, ENV_FILE_DIR)
+    directory = host_path(host, dropin_dir(unit))
+    return Step(
+        title=title,
+        command="\n".join(
+            [
+                ensure_file(env_dir, env_name, env_file_text(fix_id, unit, assignments), suffix),
+                ensure_file(directory, file_name, content, suffix),
+                daemon_reload(host),
+            ]
+        ),
+        undo="\n".join(
+            [
+                undo_file(directory, file_name, suffix),
+                undo_file(env_dir, env_name, suffix),
+                daemon_reload(host),
+            ]
+        ),
+        changes=(
+            f"adds the drop-in {dropin_dir(unit)}/{file_name} ({'; '.join(assignments)}) and "
+            f"the environment file {env_path} it names, with the same values: the unit reads "
+            f"{theirs}, which would override Environment=, and {env_path} is read after it; "
+            f"reloads systemd; {unit} uses them from its next restart"
         ),
         needs_root=True,
     )
@@ -153,6 +246,7 @@ def env_steps(
             env=env,
             path_prepend=path_prepend,
             stamp=stamp,
+            env_files=targets.env_files.get(unit, ()),
         )
         for unit, ctx in targets.units
     ]

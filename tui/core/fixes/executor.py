@@ -1,8 +1,10 @@
 """Run a fix plan: each step in order, stop at the first failure, re-probe, verify, record undo.
 
 The verdict is judged for the environments the fix changed: a systemd unit as it will start
-next time (its unit files and drop-ins), the venv as ``activate`` leaves it. The live
-process keeps its old environment until it restarts, and the outcome says so.
+next time (its unit files, drop-ins and the ``EnvironmentFile=`` files they name, which
+override ``Environment=``), the venv as ``activate`` leaves it. The live process keeps its old
+environment until it restarts, and the outcome says so; a unit that would not start (a missing
+environment file) is not reported as fixed.
 """
 
 from __future__ import annotations
@@ -78,6 +80,7 @@ class FixOutcome:
     introduced: tuple[str, ...] = ()  # problems after that were not there before
     contexts: tuple[ContextChange, ...] = ()
     pending_restart: tuple[str, ...] = ()  # units whose running process still has the old env
+    unit_problems: tuple[str, ...] = ()  # why a changed unit would not start next time
     record: str | None = None  # undo record id, when something changed
     facts_after: Facts | None = field(default=None, compare=False)
 
@@ -87,7 +90,9 @@ class FixOutcome:
 
     @property
     def ok(self) -> bool:
-        return self.applied and not self.unresolved and not self.introduced
+        return (
+            self.applied and not self.unresolved and not self.introduced and not self.unit_problems
+        )
 
     @property
     def changed(self) -> tuple[StepResult, ...]:
@@ -309,6 +314,11 @@ def _shown(label: str, facts: Facts) -> str:
     return label
 
 
+def unit_problems(reads: EnvReads) -> tuple[str, ...]:
+    """Why a unit the plan changed would not start next time (a missing environment file)."""
+    return tuple(f"{unit}: {p}" for unit, start in reads.units.items() for p in start.problems)
+
+
 def _pending_restart(plan: FixPlan, live: Facts, judged: Facts) -> tuple[str, ...]:
     pending = []
     for ctx in live.contexts:
@@ -398,6 +408,7 @@ async def apply_plan(
         introduced=tuple(i for i in findings_after if i not in findings_before),
         contexts=_changes(plan, judged_before, judged_after),
         pending_restart=_pending_restart(plan, probed.facts, judged_after),
+        unit_problems=unit_problems(reads_after),
         record=record,
         facts_after=probed.facts,
     )
@@ -441,5 +452,6 @@ def outcome_summary(outcome: FixOutcome) -> dict[str, object]:
             for c in outcome.contexts
         ],
         "pending_restart": list(outcome.pending_restart),
+        "unit_problems": list(outcome.unit_problems),
         "undo_record": outcome.record,
     }

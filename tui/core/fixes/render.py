@@ -89,6 +89,8 @@ def outcome_text(outcome: FixOutcome) -> str:
         out.append("NOT fixed: " + ", ".join(outcome.unresolved))
     if outcome.introduced:
         out.append("NEW problems after the fix: " + ", ".join(outcome.introduced))
+    for problem in outcome.unit_problems:
+        out.append(f"Will NOT start: {problem}")
     if outcome.pending_restart:
         out.append(
             "Restart pending: "

@@ -4,16 +4,22 @@ A running server keeps the environment it started with; a drop-in changes what i
 the next start. To judge a fix honestly the verdict is computed for that next start, and the
 live process is reported as "restart pending" while it differs. The files are read (under
 the host's root prefix) rather than asked of ``systemctl``, so fake hosts and hosts without
-a running systemd are judged the same way. ``EnvironmentFile=`` is not followed.
+a running systemd are judged the same way.
+
+``EnvironmentFile=`` is followed as systemd does: the files named by the unit file and its
+drop-ins (in that order; an empty value resets the list) are read in the same round trip, and
+their variables override ``Environment=`` ones, a later file winning. A file named without the
+``-`` prefix that does not exist means systemd refuses to start the unit; the result says so.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+from tui.core import parsers
 from tui.core.facts import EnvContext, Facts
 from tui.core.hosts import Host
 
@@ -24,35 +30,89 @@ UNIT_DIRS = (  # lowest precedence first
     "/etc/systemd/system",
 )
 FILE_MARK = "@@unitfile "
+ENVFILE_MARK = "@@envfile "  # an EnvironmentFile= path (or glob) named by the file above
+ENVPART_MARK = "@@envpart "  # one existing file it names, its contents follow
+READ_DEADLINE_S = 10  # each file read on the host
+# sh: rd FILE prints FILE under the deadline; ef UNITFILE prints the EnvironmentFile= files
+# UNITFILE names (blanks around "=" and a "-" prefix as systemd allows; globs expanded).
+SCRIPT_HEAD = f"""rd() {{
+  if command -v timeout >/dev/null 2>&1; then timeout -k 2 {READ_DEADLINE_S} cat -- "$1"
+  else cat -- "$1"; fi
+}}
+ef() {{
+  while read -r l || [ -n "$l" ]; do
+    case $l in
+      EnvironmentFile=* | "EnvironmentFile "*=* | "EnvironmentFile\t"*=*) ;;
+      *) continue ;;
+    esac
+    v=${{l#*=}}
+    v=${{v#"${{v%%[! \t]*}}"}}
+    p=${{v#-}}
+    case $p in /*) ;; *) continue ;; esac
+    printf '%s%s\\n' {shlex.quote(ENVFILE_MARK)} "$p"
+    o=$IFS
+    IFS=
+    for m in "$R"$p; do
+      [ -f "$m" ] || continue
+      printf '%s%s\\n' {shlex.quote(ENVPART_MARK)} "${{m#"$R"}}"
+      rd "$m"
+      echo
+    done
+    IFS=$o
+  done <"$1"
+}}"""
 
 
 def unit_files_script(host: Host, unit: str) -> str:
-    """sh that prints every unit file and drop-in of ``unit``, each after a ``@@unitfile`` line."""
+    """sh that prints every unit file and drop-in of ``unit``, each after a ``@@unitfile`` line
+    and followed by the ``EnvironmentFile=`` files it names (``@@envfile``/``@@envpart``)."""
     root = (host.root or "").rstrip("/")
-    parts = []
+    parts = [f"R={shlex.quote(root)}", SCRIPT_HEAD]
     for d in UNIT_DIRS:
         unit_file = shlex.quote(f"{root}{d}/{unit}")
         dropins = shlex.quote(f"{root}{d}/{unit}.d")
         parts.append(
             f'f={unit_file}; [ -f "$f" ] && {{ echo {shlex.quote(FILE_MARK + d + "/" + unit)};'
-            ' cat "$f"; echo; }'
+            ' rd "$f"; echo; ef "$f"; }'
         )
         parts.append(
             f'for f in {dropins}/*.conf; do [ -f "$f" ] || continue;'
-            f' echo {shlex.quote(FILE_MARK + d + "/" + unit + ".d/")}"${{f##*/}}"; cat "$f"; echo;'
-            " done"
+            f' echo {shlex.quote(FILE_MARK + d + "/" + unit + ".d/")}"${{f##*/}}"; rd "$f"; echo;'
+            ' ef "$f"; done'
         )
     return "\n".join([*parts, "true"])
 
 
-def _split_files(output: str) -> list[tuple[str, str]]:
-    files: list[tuple[str, list[str]]] = []
+@dataclass(frozen=True)
+class _Listing:
+    units: list[tuple[str, str]]  # (host path, text), lowest precedence first
+    env_files: dict[str, list[tuple[str, str]]]  # EnvironmentFile= path → [(file, text)]
+
+
+def _split_files(output: str) -> _Listing:
+    units: list[tuple[str, list[str]]] = []
+    env_files: dict[str, list[tuple[str, list[str]]]] = {}
+    current: list[str] | None = None
+    parts: list[tuple[str, list[str]]] | None = None
     for line in output.splitlines():
         if line.startswith(FILE_MARK):
-            files.append((line[len(FILE_MARK) :], []))
-        elif files:
-            files[-1][1].append(line)
-    return [(path, "\n".join(lines)) for path, lines in files]
+            units.append((line[len(FILE_MARK) :], []))
+            current, parts = units[-1][1], None
+        elif line.startswith(ENVFILE_MARK):
+            parts = env_files.setdefault(line[len(ENVFILE_MARK) :], [])
+            parts.clear()  # named again by a later file: the same files, read again
+            current = None
+        elif line.startswith(ENVPART_MARK) and parts is not None:
+            parts.append((line[len(ENVPART_MARK) :], []))
+            current = parts[-1][1]
+        elif current is not None:
+            current.append(line)
+    return _Listing(
+        units=[(path, "\n".join(lines)) for path, lines in units],
+        env_files={
+            k: [(path, "\n".join(lines)) for path, lines in v] for k, v in env_files.items()
+        },
+    )
 
 
 def _ordered(files: list[tuple[str, str]], unit: str) -> list[str]:
@@ -75,9 +135,9 @@ def _words(value: str) -> list[str]:
     return list(lexer)
 
 
-def parse_environment(texts: Sequence[str]) -> dict[str, str]:
-    """The ``[Service]`` ``Environment=`` assignments of unit texts applied in order."""
-    env: dict[str, str] = {}
+def service_values(texts: Sequence[str], key: str) -> Iterator[str]:
+    """The values of ``key=`` in the ``[Service]`` sections of unit texts, in order, stripped
+    (systemd allows blanks around ``=``)."""
     for text in texts:
         section = ""
         for raw in text.splitlines():
@@ -87,17 +147,29 @@ def parse_environment(texts: Sequence[str]) -> dict[str, str]:
             if line.startswith("[") and line.endswith("]"):
                 section = line[1:-1]
                 continue
-            if section != "Service" or not line.startswith("Environment="):
-                continue
-            value = line[len("Environment=") :]
-            if not value.strip():
-                env.clear()
-                continue
-            for word in _words(value):
-                if "=" in word:
-                    k, v = word.split("=", 1)
-                    env[k] = v
+            name, sep, value = line.partition("=")
+            if section == "Service" and sep and name.strip() == key:
+                yield value.strip()
+
+
+def parse_environment(texts: Sequence[str]) -> dict[str, str]:
+    """The ``[Service]`` ``Environment=`` assignments of unit texts applied in order."""
+    env: dict[str, str] = {}
+    for value in service_values(texts, "Environment"):
+        if not value:
+            env.clear()
+            continue
+        for word in _words(value):
+            if "=" in word:
+                k, v = word.split("=", 1)
+                env[k] = v
     return env
+
+
+def parse_environment_file(text: str) -> dict[str, str]:
+    """The assignments of one ``EnvironmentFile=`` file (the probe's rules: ``KEY=VALUE``,
+    optional quotes, ``#``/``;`` comments, an ``export`` prefix tolerated)."""
+    return parsers.parse_systemd_environment((), text.splitlines())
 
 
 def parse_exec_start(texts: Sequence[str]) -> str | None:
@@ -122,11 +194,41 @@ class UnitStart:
 
     env: Mapping[str, str]
     exec_start: str | None
+    env_files: tuple[str, ...] = ()  # the EnvironmentFile= files read, in systemd's order
+    missing_env_files: tuple[str, ...] = ()  # named without "-" and absent: the start fails
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """Why the unit would not start, in words (empty: nothing known against it)."""
+        return tuple(
+            f"EnvironmentFile={path} does not exist (or could not be read): systemd refuses "
+            "to start the unit; create it, or write EnvironmentFile=-" + path + " to make it "
+            "optional"
+            for path in self.missing_env_files
+        )
 
 
 def unit_start(output: str, unit: str) -> UnitStart:
-    texts = _ordered(_split_files(output), unit)
-    return UnitStart(env=parse_environment(texts), exec_start=parse_exec_start(texts))
+    """The next start of ``unit`` from :func:`unit_files_script`'s output: ``Environment=``
+    assignments, then each ``EnvironmentFile=`` applied over them in order."""
+    listing = _split_files(output)
+    texts = _ordered(listing.units, unit)
+    env = parse_environment(texts)
+    read: list[str] = []
+    missing: list[str] = []
+    for path, optional in parsers.environment_files(service_values(texts, "EnvironmentFile")):
+        found = listing.env_files.get(path, [])
+        if not found and not optional:
+            missing.append(path)
+        for file_path, text in found:
+            env.update(parse_environment_file(text))
+            read.append(file_path)
+    return UnitStart(
+        env=env,
+        exec_start=parse_exec_start(texts),
+        env_files=tuple(read),
+        missing_env_files=tuple(missing),
+    )
 
 
 def which_nvcc_script(host: Host, path_value: str) -> str:
