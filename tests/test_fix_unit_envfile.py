@@ -406,6 +406,11 @@ def service(facts: Facts) -> EnvContext:
     return ctx
 
 
+def unit_context(facts: Facts) -> EnvContext:
+    (ctx,) = [c for c in facts.contexts if c.kind == "unit"]
+    return ctx
+
+
 def systemctl_calls(root: Path) -> list[str]:
     log = root / SYSTEMCTL_LOG.lstrip("/")
     return log.read_text().splitlines() if log.exists() else []
@@ -427,8 +432,7 @@ async def test_an_environment_only_dropin_is_not_called_fixed_when_a_file_overri
     root = Path(host.root or "")
     async with session(ssh_env) as s:
         before = await probe(s, host)
-        (unit_ctx,) = [c for c in before.contexts if c.kind == "unit"]
-        assert unit_ctx.env_files == (DEFAULTS,)
+        assert unit_context(before).env_files == (DEFAULTS,)
         blind = dataclasses.replace(
             before,
             contexts=tuple(dataclasses.replace(c, env_files=()) for c in before.contexts),
@@ -444,6 +448,9 @@ async def test_an_environment_only_dropin_is_not_called_fixed_when_a_file_overri
         unit_change = next(c for c in outcome.contexts if c.label.startswith("pid 4242"))
         assert unit_change.after["CUDA_HOME"] == OLD_CUDA
         assert (root / DROPIN).is_file()
+        # the probe reads unit files on its own (probe.sh): it agrees
+        assert outcome.facts_after is not None
+        assert unit_context(outcome.facts_after).vars["CUDA_HOME"] == OLD_CUDA
 
         restart = restart_plan(host, (UNIT,), sudo=False, stamp="r1")
         assert (await apply_plan(s, host, restart, record_undo=False)).applied
@@ -476,6 +483,8 @@ async def test_use_installed_toolkit_wins_over_the_units_environment_file_and_un
         assert unit_change.before["CUDA_HOME"] == OLD_CUDA
         assert unit_change.after["CUDA_HOME"] == NEW_CUDA
         assert unit_change.after["PATH"].startswith(f"{NEW_CUDA}/bin:")
+        assert outcome.facts_after is not None  # probe.sh's own reading of the unit agrees
+        assert unit_context(outcome.facts_after).vars["CUDA_HOME"] == NEW_CUDA
         ours = (root / OUR_ENV_FILE).read_text()
         assert parse_environment_file(ours)["CUDA_HOME"] == NEW_CUDA
         assert (root / DEFAULTS.lstrip("/")).read_text() == DEFAULTS_TEXT  # theirs untouched
