@@ -18,9 +18,14 @@ DONE=0
 TOTAL=8
 read -r T0 _ </proc/uptime 2>/dev/null || T0=
 
-rec() {
+# recline KIND FIELD… — one record line (without its newline) in _l; rec prints it.
+recline() {
   _l='@@DT1'
   for _f in "$@"; do _l="$_l$TAB$_f"; done
+}
+
+rec() {
+  recline "$@"
   printf '%s\n' "$_l"
 }
 
@@ -344,32 +349,94 @@ unit_ctx() {
   done
 }
 
-# proc_ctx PID — a serving process: its interpreter, environment and systemd unit.
+# read_argv PROCDIR — the arguments in PROCDIR/cmdline, exactly: one per line in _argv, each
+# escaped (`\\` a backslash, `\ooo` a byte below 0x20, 0x7f or above 0x7f — so a line holds
+# printable ASCII only), their number in _argc; _argfull is empty when the command line is
+# longer than ARGV_MAX bytes (_argv then holds its start). od lists the bytes in octal; the
+# loop turns them into a printf format, a line at a time (a string grown byte by byte costs
+# quadratic time in sh), and one printf writes every argument.
+ARGV_MAX=65536
+read_argv() {
+  _oct=$(deadline od -A n -t o1 -v -N $((ARGV_MAX + 1)) <"$1/cmdline" 2>/dev/null) || return 1
+  _fmt= _blk= _nl=0 _nb=0 _argc=0 _open= _argfull=1 _rifs=$IFS
+  set -f
+  IFS=$NL
+  for _ol in $_oct; do
+    _lf=
+    IFS=" $TAB"
+    for _b in $_ol; do
+      _nb=$((_nb + 1))
+      case $_b in
+        000) _lf="$_lf\\n" _open= _argc=$((_argc + 1)) ;;
+        134) _lf="$_lf\\\\\\\\" _open=1 ;;
+        0[0-3]? | 177 | [23]??) _lf="$_lf\\\\$_b" _open=1 ;;
+        *) _lf="$_lf\\$_b" _open=1 ;;
+      esac
+    done
+    _blk=$_blk$_lf
+    _nl=$((_nl + 1))
+    if [ "$_nl" -ge 64 ]; then _fmt=$_fmt$_blk _blk= _nl=0; fi
+  done
+  set +f
+  IFS=$_rifs
+  _fmt=$_fmt$_blk
+  if [ -n "$_open" ]; then _fmt="$_fmt\\n" _argc=$((_argc + 1)); fi
+  if [ "$_nb" -gt "$ARGV_MAX" ]; then _argfull=; fi
+  _argv=$(printf "${_fmt}x")
+  _argv=${_argv%x}
+}
+
+# unesc TEXT — the bytes an escaped argument stands for (printf reads its escapes); in _raw.
+unesc() {
+  _raw=$1
+  case $1 in *\\*) ;; *) return 0 ;; esac
+  _uf= _ur=$1
+  while :; do
+    case $_ur in
+      *%*) _uf="$_uf${_ur%%[%]*}%%" _ur=${_ur#*%} ;;
+      *) break ;;
+    esac
+  done
+  _raw=$(printf "x$_uf${_ur}x")
+  _raw=${_raw#x}
+  _raw=${_raw%x}
+}
+
+# proc_ctx PID — a serving process: its arguments, interpreter, environment and systemd unit.
+# The `arg` records are kept in _recs until the command line shows a serving process.
 UNITS=
 proc_ctx() {
   _pd=$R/proc/$1
-  _out=$(deadline tr '\0' '\n' 2>/dev/null <"$_pd/cmdline") || return 0
-  _argv0= _prog= _prev= _cmd=
-  _pifs=$IFS
-  IFS=$NL
-  set -f
-  for _a in $_out; do
-    if [ -z "$_argv0" ]; then _argv0=$_a; _cmd=$_a; continue; fi
-    # --api-key VALUE, --hf-token=VALUE …: the value never leaves the host
-    case $_prev in
-      --*=*) ;;
-      --*) case $_a in -*) ;; *) is_secret "$_prev" && _a='***' ;; esac ;;
-    esac
-    case $_a in --*=*) is_secret "${_a%%=*}" && _a="${_a%%=*}=***" ;; esac
-    _cmd="$_cmd $_a"
-    if [ -z "$_prog" ]; then
-      if [ "$_prev" = -m ]; then _prog=$_a; fi
-      case $_a in -*) ;; *) [ "$_prev" = -m ] || _prog=${_a##*/} ;; esac
+  read_argv "$_pd" || return 0
+  [ "$_argc" -gt 0 ] || return 0
+  _pcid=$((CID + 1))
+  _argv0= _prog= _prev= _cmd= _recs= _n=0
+  while IFS= read -r _a; do
+    _n=$((_n + 1))
+    [ "$_n" -gt "$_argc" ] && break
+    if [ "$_n" -gt 1 ]; then
+      # --api-key VALUE, --hf-token=VALUE …: the value never leaves the host
+      case $_prev in
+        --*=*) ;;
+        --*) case $_a in -*) ;; *) is_secret "$_prev" && _a='***' ;; esac ;;
+      esac
+      case $_a in --*=*) is_secret "${_a%%=*}" && _a="${_a%%=*}=***" ;; esac
+      _cmd="$_cmd $_a"
+      if [ -z "$_prog" ]; then
+        if [ "$_prev" = -m ]; then _prog=$_a; fi
+        case $_a in -*) ;; *) [ "$_prev" = -m ] || _prog=${_a##*/} ;; esac
+      fi
+      _prev=$_a
+    else
+      _argv0=$_a _cmd=$_a
     fi
-    _prev=$_a
-  done
-  set +f
-  IFS=$_pifs
+    recline arg "$_pcid" "$_a"
+    _recs="$_recs$_l$NL"
+  done <<DT_ARGV_EOF
+$_argv
+DT_ARGV_EOF
+  unesc "$_argv0"
+  _argv0=$_raw
   _exe=
   [ -L "$_pd/exe" ] && _exe=$(deadline readlink "$_pd/exe" 2>/dev/null)
   _exe=${_exe% (deleted)}
@@ -378,11 +445,16 @@ proc_ctx() {
     *sglang* | *vllm* | *" serve" | *" serve "* | *.serve | *".serve "* | *_server* | *serve.py*) ;;
     *) return 0 ;;
   esac
-  CID=$((CID + 1))
-  _pcid=$CID
+  CID=$_pcid
   rec ctx "$_pcid" process "pid $1 ${_prog:-${_argv0##*/}}"
   rec ctxkv "$_pcid" pid "$1"
   rec ctxkv "$_pcid" exe "$_exe"
+  if [ -n "$_argfull" ]; then
+    printf '%s' "$_recs"
+    rec ctxkv "$_pcid" argc "$_argc"
+  else
+    rec ctxkv "$_pcid" argv_over "$ARGV_MAX"
+  fi
   rec ctxkv "$_pcid" cmdline "$_cmd"
   rec ctxkv "$_pcid" usr_local_cuda_exists "$ULC_EXISTS"
   _unit=

@@ -50,6 +50,7 @@ ARITY: Mapping[str, int] = {
     "smirc": 2,
     "ctx": 3,
     "ctxkv": 3,
+    "arg": 2,
     "env": 3,
     "which": 2,
     "profile": 2,
@@ -111,6 +112,7 @@ class _Ctx:
     unitenvfile: list[str] = field(default_factory=list)
     unitenvpath: list[str] = field(default_factory=list)
     jit: list[str] = field(default_factory=list)
+    args: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -213,6 +215,9 @@ class FactBuilder:
 
     def _on_ctxkv(self, cid: str, key: str, value: str) -> None:
         self._ctx_of(cid).kv[key] = value
+
+    def _on_arg(self, cid: str, value: str) -> None:
+        self._ctx_of(cid).args.append(value)
 
     def _on_env(self, cid: str, name: str, value: str) -> None:
         self._ctx_of(cid).env[name] = value
@@ -452,6 +457,7 @@ class FactBuilder:
                 )
                 which = self._which_for(env["PATH"], known)
             kind = c.kind if c.kind in ("ssh", "login", "process", "unit") else "process"
+            argv, argv_note = _argv(c)
             out.append(
                 EnvContext(
                     kind=kind,  # type: ignore[arg-type]
@@ -465,6 +471,8 @@ class FactBuilder:
                     unit=c.kv.get("unit"),
                     environ_readable=c.kv.get("environ_readable", "1") == "1",
                     env_files=parsers.environment_file_paths(c.unitenvpath),
+                    argv=argv,
+                    argv_note=argv_note,
                 )
             )
         return tuple(out)
@@ -535,6 +543,48 @@ class FactBuilder:
             errors=tuple(self._errors),
             complete=self._end is not None,
         )
+
+
+# an `arg` record's escapes (probes/README.md): \\ is a backslash, \ooo a byte in octal
+ARG_ESCAPE = re.compile(r"\\(\\|[0-3][0-7]{2})")
+
+
+def unescape_arg(text: str) -> str:
+    """The argument an ``arg`` record carries; ``ValueError`` when it is not escaped as the
+    probe escapes (printable ASCII, ``\\\\`` and ``\\ooo``) or its bytes are not UTF-8."""
+    out = bytearray()
+    pos = 0
+    for m in [*ARG_ESCAPE.finditer(text), None]:
+        plain = text[pos : m.start() if m else len(text)]
+        if "\\" in plain:
+            raise ValueError("a backslash that starts no escape")
+        out += plain.encode("ascii")
+        if m:
+            out += b"\\" if m.group(1) == "\\" else bytes([int(m.group(1), 8)])
+            pos = m.end()
+    try:
+        return out.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"byte {e.start} is not part of UTF-8 text") from e
+
+
+def _argv(c: _Ctx) -> tuple[tuple[str, ...] | None, str | None]:
+    """``argv`` and ``argv_note`` of a context from its ``arg`` records (none: not known)."""
+    if "argv_over" in c.kv:
+        over = c.kv["argv_over"]
+        return None, f"its command line is longer than {over} bytes, so the probe kept no arguments"
+    count = _int(c.kv.get("argc"))
+    if count is None:
+        return None, ("the probe's output ended within its arguments" if c.args else None)
+    if count != len(c.args):
+        return None, f"the probe announced {count} arguments but sent {len(c.args)}"
+    args = []
+    for i, text in enumerate(c.args):
+        try:
+            args.append(unescape_arg(text))
+        except ValueError as e:
+            return None, f"argv[{i}] ({text}) cannot be carried exactly: {e}"
+    return tuple(args), None
 
 
 def facts_from_output(text: str) -> Facts:

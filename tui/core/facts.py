@@ -116,6 +116,11 @@ class EnvContext:
     # a unit's EnvironmentFile= paths in the order systemd reads them (their variables
     # override Environment=); "-" (missing is fine) dropped, an empty value resets the list
     env_files: tuple[str, ...] = ()
+    # a process's arguments exactly as in /proc/PID/cmdline (argv[0] first; secret values
+    # ***), where ``cmdline`` is for display; None: not known (facts from an older probe, or
+    # ``argv_note`` says why)
+    argv: tuple[str, ...] | None = None
+    argv_note: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "vars", _frozen_map(self.vars))

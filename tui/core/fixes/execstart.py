@@ -1,0 +1,197 @@
+"""systemd's ``ExecStart=`` command lines: writing an argv exactly, and reading one back.
+
+systemd unquotes each word (``extract_first_word`` with ``EXTRACT_UNQUOTE|EXTRACT_CUNESCAPE``:
+single and double quotes, C escapes inside and outside them), resolves ``%`` specifiers in
+each word (``%%`` is a ``%``), then at exec time substitutes environment variables (``$$`` is a
+``$``; ``$NAME`` as a whole word and ``${NAME}`` are variables) unless the executable has the
+``:`` prefix. An unquoted lone ``;`` separates commands. ``exec_start_value`` writes every word
+in double quotes with every ``\\``, ``"``, ``%`` and ``$`` escaped and control characters as C
+escapes, so ``split_exec_start`` — which follows those rules — gives back the same argv.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import string
+from collections.abc import Sequence
+
+# systemd's cunescape_one: the one-letter escapes
+_NAMED = {
+    "a": "\a",
+    "b": "\b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    '"': '"',
+    "'": "'",
+    "s": " ",
+}
+_WRITTEN = {"\\": "\\\\", '"': '\\"', "%": "%%", "$": "$$", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
+_SEPARATORS = " \t\n\r"
+_PREFIXES = "-@:+!|"
+# what the executable (argv[0]) may not hold: systemd refuses quotes, backslashes and control
+# characters there, and resolves % and $ differently for the path than for argv[0]
+_UNSAFE_EXECUTABLE = set("\"'\\%$;") | {chr(c) for c in range(32)} | {"\x7f"}
+
+
+def quote_exec_arg(arg: str) -> str:
+    """One ``ExecStart=`` word that systemd turns back into exactly ``arg``."""
+    out = []
+    for ch in arg:
+        if ch in _WRITTEN:
+            out.append(_WRITTEN[ch])
+        elif ch.isprintable():
+            out.append(ch)
+        elif ord(ch) < 0x80:
+            out.append(f"\\x{ord(ch):02x}")
+        elif ord(ch) <= 0xFFFF:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    return '"' + "".join(out) + '"'
+
+
+def exec_start_value(argv: Sequence[str]) -> str:
+    """The value of ``ExecStart=`` that runs ``argv`` (``argv[0]`` is the executable).
+
+    Raises ``ValueError`` when systemd cannot run ``argv[0]`` under that name exactly: it must
+    be an absolute, normalised path or a bare file name (looked up by systemd), without
+    quotes, backslashes, ``%``, ``$``, ``;`` or control characters.
+    """
+    if not argv:
+        raise ValueError("there is no command line to write")
+    exe = argv[0]
+    bad = sorted(set(exe) & _UNSAFE_EXECUTABLE)
+    if bad:
+        raise ValueError(
+            f"the executable {exe!r} holds {', '.join(repr(c) for c in bad)}, which systemd "
+            "does not accept in ExecStart='s executable"
+        )
+    if "/" in exe and (not exe.startswith("/") or posixpath.normpath(exe) != exe):
+        raise ValueError(
+            f"the executable {exe!r} is neither an absolute normalised path nor a bare "
+            "file name, so systemd would not run it under that name"
+        )
+    if not exe or exe[0] in _PREFIXES:
+        raise ValueError(f"the executable {exe!r} would be read as ExecStart= prefixes")
+    return " ".join(quote_exec_arg(a) for a in argv)
+
+
+def _byte_or_char(value: int) -> str:
+    """An ASCII character, or (above 0x7f) a byte, held as a surrogate until the word is
+    decoded as UTF-8."""
+    return chr(value) if value < 0x80 else chr(0xDC00 + value)
+
+
+def _unescape(text: str, i: int) -> tuple[str, int]:
+    """The character of the C escape at ``text[i]`` (just after the backslash) and the index
+    after it; ``ValueError`` for what systemd rejects."""
+    if i >= len(text):
+        raise ValueError("a backslash ends the line")
+    c = text[i]
+    if c in _NAMED:
+        return _NAMED[c], i + 1
+    width = {"x": 2, "u": 4, "U": 8}.get(c)
+    if width is not None:
+        digits = text[i + 1 : i + 1 + width]
+        if len(digits) != width or any(d not in string.hexdigits for d in digits):
+            raise ValueError(f"bad escape \\{c}{digits}")
+        value = int(digits, 16)
+        if c == "x":
+            if value == 0:
+                raise ValueError("\\x00 (a NUL byte) is not allowed")
+            return _byte_or_char(value), i + 1 + width
+        if value == 0 or value > 0x10FFFF or 0xD800 <= value <= 0xDFFF:
+            raise ValueError(f"bad escape \\{c}{digits}")
+        return chr(value), i + 1 + width
+    if c in string.octdigits:
+        digits = text[i : i + 3]
+        if len(digits) != 3 or any(d not in string.octdigits for d in digits):
+            raise ValueError(f"bad escape \\{digits}")
+        value = int(digits, 8)
+        if value == 0 or value > 0xFF:
+            raise ValueError(f"bad escape \\{digits}")
+        return _byte_or_char(value), i + 3
+    raise ValueError(f"unknown escape \\{c}")
+
+
+def _at_lone_semicolon(value: str, i: int) -> bool:
+    return value.startswith(";", i) and (i + 1 == len(value) or value[i + 1] in _SEPARATORS)
+
+
+def _words(value: str) -> list[str | None]:
+    """``extract_first_word(UNQUOTE|CUNESCAPE)`` over the whole value, as ``config_parse_exec``
+    calls it: an unquoted lone ``;`` (a command separator) is ``None``, ``\\;`` the word
+    ``;``."""
+    words: list[str | None] = []
+    i, n = 0, len(value)
+    while True:
+        while i < n and value[i] in _SEPARATORS:
+            i += 1
+        if i >= n:
+            return words
+        if _at_lone_semicolon(value, i):
+            words.append(None)
+            i += 1
+            continue
+        if value.startswith("\\", i) and _at_lone_semicolon(value, i + 1):
+            words.append(";")
+            i += 2
+            continue
+        word: list[str] = []
+        quote = ""
+        while i < n:
+            c = value[i]
+            if c == "\\":
+                ch, i = _unescape(value, i + 1)
+                word.append(ch)
+            elif quote:
+                if c == quote:
+                    quote = ""
+                else:
+                    word.append(c)
+                i += 1
+            elif c in "'\"":
+                quote = c
+                i += 1
+            elif c in _SEPARATORS:
+                break
+            else:
+                word.append(c)
+                i += 1
+        if quote:
+            raise ValueError("a quote is not closed")
+        # bytes from \\xHH and \\ooo above 0x7f join the characters as UTF-8
+        words.append("".join(word).encode("utf-8", "surrogateescape").decode("utf-8"))
+
+
+def split_exec_start(value: str) -> list[str]:
+    """The argv systemd runs for ``ExecStart=value`` (the first command of the line).
+
+    Prefixes (``-@:+!|``) are taken off the executable; with ``@`` the second word is
+    ``argv[0]``. ``$$`` becomes ``$`` unless the ``:`` prefix turns substitution off;
+    variables (``$NAME``, ``${NAME}``) and specifiers other than ``%%`` are left as written,
+    as they depend on the service's environment and unit name. Raises ``ValueError`` for what
+    systemd would reject (an unclosed quote, an unknown escape).
+    """
+    command: list[str] = []
+    for word in _words(value):
+        if word is None or (not command and word == ";"):
+            if command:
+                break
+            continue
+        command.append(word)
+    if not command:
+        return []
+    first = command[0]
+    prefixes = first[: len(first) - len(first.lstrip(_PREFIXES))]
+    # specifiers: %% is a %; the others (%i, %n …) stay as written
+    exe = first[len(prefixes) :].replace("%%", "%")
+    rest = [w.replace("%%", "%") for w in command[1:]]
+    argv = rest if "@" in prefixes else [exe, *rest]
+    if ":" in prefixes:
+        return argv
+    return [a.replace("$$", "$") for a in argv]
