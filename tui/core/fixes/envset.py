@@ -12,7 +12,7 @@ write keeps a backup and has an undo.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from tui.core.facts import EnvContext, Facts, PythonEnv
@@ -50,7 +50,7 @@ def env_file_name(unit: str, name: str) -> str:
     return f"{unit}.{name}.env"
 
 
-def env_file_text(fix_id: str, unit: str, assignments: list[str]) -> str:
+def env_file_text(fix_id: str, unit: str, assignments: Sequence[str]) -> str:
     """An ``EnvironmentFile=`` file: each value quoted so that systemd and a POSIX shell both
     read it back unchanged."""
     return "\n".join(
@@ -76,8 +76,6 @@ def _unit_step(
     assignments = [f"{k}={v}" for k, v in env.items()]
     if path_prepend is not None:
         assignments.append(f"PATH={unit_path_value(ctx, path_prepend)}")
-    directory = host_path(host, dropin_dir(unit))
-    file_name = dropin_name(name)
     suffix = f".detective-tui-{stamp}.bak"
     keys = [a.split("=", 1)[0] for a in assignments]
     title = f"Set {', '.join(keys)} for {unit}"
@@ -92,6 +90,8 @@ def _unit_step(
             env_files=env_files,
             suffix=suffix,
         )
+    directory = host_path(host, dropin_dir(unit))
+    file_name = dropin_name(name)
     content = "\n".join(
         [
             f"# Written by detective-tui (fix {fix_id}). Delete this file to undo.",

@@ -32,11 +32,11 @@ UNIT_DIRS = (  # lowest precedence first
 FILE_MARK = "@@unitfile "
 ENVFILE_MARK = "@@envfile "  # an EnvironmentFile= path (or glob) named by the file above
 ENVPART_MARK = "@@envpart "  # one existing file it names, its contents follow
-READ_DEADLINE_S = 10  # each file read on the host
+FILE_READ_DEADLINE_S = 10  # each file read on the host
 # sh: rd FILE prints FILE under the deadline; ef UNITFILE prints the EnvironmentFile= files
 # UNITFILE names (blanks around "=" and a "-" prefix as systemd allows; globs expanded).
 SCRIPT_HEAD = f"""rd() {{
-  if command -v timeout >/dev/null 2>&1; then timeout -k 2 {READ_DEADLINE_S} cat -- "$1"
+  if command -v timeout >/dev/null 2>&1; then timeout -k 2 {FILE_READ_DEADLINE_S} cat -- "$1"
   else cat -- "$1"; fi
 }}
 ef() {{
