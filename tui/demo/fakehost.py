@@ -137,7 +137,7 @@ class VenvSpec:
 @dataclass(frozen=True)
 class ProcessSpec:
     pid: int
-    argv: tuple[str, ...]
+    argv: tuple[str | bytes, ...]  # exactly as in /proc/PID/cmdline (bytes: not UTF-8 text)
     environ: Mapping[str, str]
     exe: str  # what /proc/PID/exe points to (a host path; need not exist in the tree)
     unit: str | None = None  # systemd service named in /proc/PID/cgroup
@@ -227,7 +227,7 @@ def fake_systemctl(root: str | Path, argv: Sequence[str]) -> int:
     file's and drop-ins' ``Environment=`` lines and then by the ``EnvironmentFile=`` files they
     name (``tui.core.fixes.unitenv``, as the probe's unit context) — and the unit's main
     process (its parent is not in the unit) the effective ``ExecStart=`` as its command line
-    (split at spaces: unitenv joins the words). Other verbs exit 1; a unit without a unit file
+    (its words as systemd splits them). Other verbs exit 1; a unit without a unit file
     exits 5, as systemctl does; a unit whose required environment file is missing fails to
     start (exit 1) and its processes keep what they had.
     """
@@ -260,14 +260,14 @@ def fake_systemctl(root: str | Path, argv: Sequence[str]) -> int:
         for pid in pids:
             pdir = base / "proc" / str(pid)
             (pdir / "environ").write_bytes(_nul_joined(f"{k}={v}" for k, v in env.items()))
-            if start.exec_start and _ppid(pdir) not in pids:
-                (pdir / "cmdline").write_bytes(_nul_joined(start.exec_start.split(" ")))
+            if start.exec_argv and _ppid(pdir) not in pids:
+                (pdir / "cmdline").write_bytes(_nul_joined(start.exec_argv))
     return 0
 
 
-def _nul_joined(items: Iterable[str]) -> bytes:
-    """``/proc/PID/cmdline`` and ``environ`` layout: each item NUL-terminated."""
-    return b"".join(item.encode() + b"\0" for item in items)
+def _nul_joined(items: Iterable[str | bytes]) -> bytes:
+    """``/proc/PID/cmdline`` and ``environ`` layout: each item (text as UTF-8) NUL-terminated."""
+    return b"".join((i if isinstance(i, bytes) else i.encode()) + b"\0" for i in items)
 
 
 def _unit_pids(root: Path, unit: str) -> set[int]:

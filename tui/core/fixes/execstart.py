@@ -11,7 +11,6 @@ escapes, so ``split_exec_start`` — which follows those rules — gives back th
 
 from __future__ import annotations
 
-import posixpath
 import string
 from collections.abc import Sequence
 
@@ -33,8 +32,8 @@ _WRITTEN = {"\\": "\\\\", '"': '\\"', "%": "%%", "$": "$$", "\t": "\\t", "\n": "
 _SEPARATORS = " \t\n\r"
 _PREFIXES = "-@:+!|"
 # what the executable (argv[0]) may not hold: systemd refuses quotes, backslashes and control
-# characters there, and resolves % and $ differently for the path than for argv[0]
-_UNSAFE_EXECUTABLE = set("\"'\\%$;") | {chr(c) for c in range(32)} | {"\x7f"}
+# characters there (string_is_safe), and substitutes $ in argv[0] but not in the path it runs
+_UNSAFE_EXECUTABLE = set("\"'\\$") | {chr(c) for c in range(32)} | {"\x7f"}
 
 
 def quote_exec_arg(arg: str) -> str:
@@ -57,12 +56,12 @@ def quote_exec_arg(arg: str) -> str:
 def exec_start_value(argv: Sequence[str]) -> str:
     """The value of ``ExecStart=`` that runs ``argv`` (``argv[0]`` is the executable).
 
-    Raises ``ValueError`` when systemd cannot run ``argv[0]`` under that name exactly: it must
-    be an absolute, normalised path or a bare file name (looked up by systemd), without
-    quotes, backslashes, ``%``, ``$``, ``;`` or control characters.
+    Raises ``ValueError`` when systemd would not run ``argv[0]`` under exactly that name: it
+    must be an absolute path or a bare file name (systemd looks that up), without quotes,
+    backslashes, ``$`` or control characters, and not start with an ExecStart= prefix.
     """
-    if not argv:
-        raise ValueError("there is no command line to write")
+    if not argv or not argv[0]:
+        raise ValueError("there is no executable to write")
     exe = argv[0]
     bad = sorted(set(exe) & _UNSAFE_EXECUTABLE)
     if bad:
@@ -70,12 +69,12 @@ def exec_start_value(argv: Sequence[str]) -> str:
             f"the executable {exe!r} holds {', '.join(repr(c) for c in bad)}, which systemd "
             "does not accept in ExecStart='s executable"
         )
-    if "/" in exe and (not exe.startswith("/") or posixpath.normpath(exe) != exe):
+    if ("/" in exe and not exe.startswith("/")) or exe.endswith("/"):
         raise ValueError(
-            f"the executable {exe!r} is neither an absolute normalised path nor a bare "
-            "file name, so systemd would not run it under that name"
+            f"the executable {exe!r} is neither an absolute path nor a bare file name, "
+            "which is all systemd runs"
         )
-    if not exe or exe[0] in _PREFIXES:
+    if exe[0] in _PREFIXES:
         raise ValueError(f"the executable {exe!r} would be read as ExecStart= prefixes")
     return " ".join(quote_exec_arg(a) for a in argv)
 
@@ -87,35 +86,30 @@ def _byte_or_char(value: int) -> str:
 
 
 def _unescape(text: str, i: int) -> tuple[str, int]:
-    """The character of the C escape at ``text[i]`` (just after the backslash) and the index
-    after it; ``ValueError`` for what systemd rejects."""
+    """What the backslash before ``text[i]`` stands for, and the index after the escape.
+    Like ``extract_first_word_and_warn``, an escape systemd does not know (``\\d``, ``\\x0g``,
+    ``\\000``) is kept as written, with its backslash; so is a backslash ending the value."""
     if i >= len(text):
-        raise ValueError("a backslash ends the line")
+        return "\\", i
     c = text[i]
     if c in _NAMED:
         return _NAMED[c], i + 1
     width = {"x": 2, "u": 4, "U": 8}.get(c)
     if width is not None:
         digits = text[i + 1 : i + 1 + width]
-        if len(digits) != width or any(d not in string.hexdigits for d in digits):
-            raise ValueError(f"bad escape \\{c}{digits}")
-        value = int(digits, 16)
-        if c == "x":
-            if value == 0:
-                raise ValueError("\\x00 (a NUL byte) is not allowed")
-            return _byte_or_char(value), i + 1 + width
-        if value == 0 or value > 0x10FFFF or 0xD800 <= value <= 0xDFFF:
-            raise ValueError(f"bad escape \\{c}{digits}")
-        return chr(value), i + 1 + width
-    if c in string.octdigits:
+        if len(digits) == width and all(d in string.hexdigits for d in digits):
+            value = int(digits, 16)
+            if c == "x" and value:
+                return _byte_or_char(value), i + 1 + width
+            if c != "x" and 0 < value <= 0x10FFFF and not 0xD800 <= value <= 0xDFFF:
+                return chr(value), i + 1 + width
+    elif c in string.octdigits:
         digits = text[i : i + 3]
-        if len(digits) != 3 or any(d not in string.octdigits for d in digits):
-            raise ValueError(f"bad escape \\{digits}")
-        value = int(digits, 8)
-        if value == 0 or value > 0xFF:
-            raise ValueError(f"bad escape \\{digits}")
-        return _byte_or_char(value), i + 3
-    raise ValueError(f"unknown escape \\{c}")
+        if len(digits) == 3 and all(d in string.octdigits for d in digits):
+            value = int(digits, 8)
+            if 0 < value <= 0xFF:
+                return _byte_or_char(value), i + 3
+    return "\\" + c, i + 1
 
 
 def _at_lone_semicolon(value: str, i: int) -> bool:
@@ -175,7 +169,7 @@ def split_exec_start(value: str) -> list[str]:
     ``argv[0]``. ``$$`` becomes ``$`` unless the ``:`` prefix turns substitution off;
     variables (``$NAME``, ``${NAME}``) and specifiers other than ``%%`` are left as written,
     as they depend on the service's environment and unit name. Raises ``ValueError`` for what
-    systemd would reject (an unclosed quote, an unknown escape).
+    systemd rejects: a quote that is not closed, bytes that are not UTF-8.
     """
     command: list[str] = []
     for word in _words(value):

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from tui.core import parsers
 from tui.core.facts import EnvContext, Facts
+from tui.core.fixes.execstart import split_exec_start
 from tui.core.hosts import Host
 
 UNIT_DIRS = (  # lowest precedence first
@@ -172,10 +173,10 @@ def parse_environment_file(text: str) -> dict[str, str]:
     return parsers.parse_systemd_environment((), text.splitlines())
 
 
-def parse_exec_start(texts: Sequence[str]) -> str | None:
-    """The command line of the last ``[Service]`` ``ExecStart=`` (an empty one resets),
-    without systemd's quoting and ``-@+!:`` prefixes; None when the files set none."""
-    command: str | None = None
+def parse_exec_argv(texts: Sequence[str]) -> tuple[str, ...] | None:
+    """The argv of the last ``[Service]`` ``ExecStart=`` (an empty one resets), split as
+    systemd splits it (``tui.core.fixes.execstart``); None when the files set none."""
+    argv: tuple[str, ...] | None = None
     for text in texts:
         section = ""
         for raw in text.splitlines():
@@ -183,9 +184,14 @@ def parse_exec_start(texts: Sequence[str]) -> str | None:
             if line.startswith("[") and line.endswith("]"):
                 section = line[1:-1]
             elif section == "Service" and line.startswith("ExecStart="):
-                value = line[len("ExecStart=") :].strip().lstrip("-@+!:")
-                command = " ".join(_words(value)) if value else None
-    return command
+                argv = tuple(split_exec_start(line[len("ExecStart=") :])) or None
+    return argv
+
+
+def parse_exec_start(texts: Sequence[str]) -> str | None:
+    """:func:`parse_exec_argv` joined by spaces, for display."""
+    argv = parse_exec_argv(texts)
+    return " ".join(argv) if argv else None
 
 
 @dataclass(frozen=True)
@@ -194,6 +200,7 @@ class UnitStart:
 
     env: Mapping[str, str]
     exec_start: str | None
+    exec_argv: tuple[str, ...] | None = None  # exec_start's words exactly
     env_files: tuple[str, ...] = ()  # the EnvironmentFile= files read, in systemd's order
     missing_env_files: tuple[str, ...] = ()  # named without "-" and absent: the start fails
 
@@ -226,6 +233,7 @@ def unit_start(output: str, unit: str) -> UnitStart:
     return UnitStart(
         env=env,
         exec_start=parse_exec_start(texts),
+        exec_argv=parse_exec_argv(texts),
         env_files=tuple(read),
         missing_env_files=tuple(missing),
     )
@@ -252,12 +260,13 @@ def next_start_context(
     """``ctx`` as it will be after its unit restarts: the unit's assignments override, and with
     ``command`` (a plan that rewrites ``ExecStart``) the unit's command line replaces the
     running one."""
-    cmdline = start.exec_start if command and start.exec_start else ctx.cmdline
+    new_command = command and start.exec_start
     return dataclasses.replace(
         ctx,
         vars={**ctx.vars, **start.env},
         which_nvcc=tuple(which) if "PATH" in start.env else ctx.which_nvcc,
-        cmdline=cmdline,
+        cmdline=start.exec_start if new_command else ctx.cmdline,
+        argv=start.exec_argv if new_command else ctx.argv,
     )
 
 

@@ -7,12 +7,12 @@ from collections.abc import Mapping
 
 from tui.core.facts import EnvContext, Facts, PythonEnv
 from tui.core.fixes.envset import EnvChange, dropin_dir, env_change, make_plan
+from tui.core.fixes.execstart import exec_start_value
 from tui.core.fixes.plan import FixError, FixPlan, Step
 from tui.core.fixes.shell import (
     daemon_reload,
     ensure_file,
     host_path,
-    systemd_quote,
     undo_file,
 )
 from tui.core.fixes.targets import EnvTargets, env_targets, pick_python, serving_contexts
@@ -69,7 +69,7 @@ def set_flashinfer_arch_list(
 
 def _engine(ctx: EnvContext, py: PythonEnv | None) -> str | None:
     """sglang or vllm, from the module or program the process runs (not from its paths)."""
-    args = (ctx.cmdline or "").split()
+    args = list(ctx.argv) if ctx.argv is not None else (ctx.cmdline or "").split()
     words = [args[0].rsplit("/", 1)[-1], *args[1:]] if args else []
     for word in words:
         for name in ENGINES:
@@ -98,16 +98,39 @@ def _with_sampling_flag(args: list[str]) -> list[str]:
     return [*out, SGLANG_FLAG, SGLANG_VALUE]
 
 
-def _sglang_unit_step(host: Host, unit: str, ctx: EnvContext, stamp: str) -> Step:
-    if MASK in (ctx.cmdline or ""):
+def _by_hand(unit: str) -> str:
+    return (
+        f"Add {SGLANG_FLAG} {SGLANG_VALUE} to the unit's ExecStart yourself "
+        f"(systemctl edit {unit}), then restart it."
+    )
+
+
+def _running_args(unit: str, ctx: EnvContext) -> list[str]:
+    """The arguments the unit's process runs with, exactly (``argv``); facts from a probe that
+    did not record them fall back to the displayed command line split at blanks."""
+    by_hand = _by_hand(unit)
+    if ctx.argv is None and ctx.argv_note:
+        raise FixError(
+            f"{unit}: {ctx.label}: {ctx.argv_note}, so its command line cannot be copied into "
+            f"a new ExecStart. {by_hand}"
+        )
+    args = list(ctx.argv) if ctx.argv is not None else (ctx.cmdline or "").split()
+    if not args:
+        raise FixError(f"{unit}: the probe saw no command line for {ctx.label}. {by_hand}")
+    if any(MASK in a for a in args):
         raise FixError(
             f"{unit}: the running command line has values the probe masked as secrets "
-            f"({MASK}), so it cannot be copied into a new ExecStart. Add "
-            f"{SGLANG_FLAG} {SGLANG_VALUE} to the unit's ExecStart yourself "
-            f"(systemctl edit {unit}), then restart it."
+            f"({MASK}), so it cannot be copied into a new ExecStart. {by_hand}"
         )
-    args = _with_sampling_flag((ctx.cmdline or "").split())
-    exec_start = " ".join(systemd_quote(a) for a in args)
+    return args
+
+
+def _sglang_unit_step(host: Host, unit: str, ctx: EnvContext, stamp: str) -> Step:
+    args = _with_sampling_flag(_running_args(unit, ctx))
+    try:
+        exec_start = exec_start_value(args)
+    except ValueError as e:
+        raise FixError(f"{unit}: {e}. {_by_hand(unit)}") from e
     name = "50-detective-tui-sampling.conf"
     content = "\n".join(
         [
