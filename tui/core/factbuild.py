@@ -467,7 +467,7 @@ class FactBuilder:
                     usr_local_cuda_exists=c.kv.get("usr_local_cuda_exists") == "1",
                     pid=_int(c.kv.get("pid")),
                     exe=c.kv.get("exe") or None,
-                    cmdline=c.kv.get("cmdline"),
+                    cmdline=" ".join(argv) if argv is not None else c.kv.get("cmdline"),
                     unit=c.kv.get("unit"),
                     environ_readable=c.kv.get("environ_readable", "1") == "1",
                     env_files=parsers.environment_file_paths(c.unitenvpath),

@@ -117,8 +117,8 @@ class EnvContext:
     # override Environment=); "-" (missing is fine) dropped, an empty value resets the list
     env_files: tuple[str, ...] = ()
     # a process's arguments exactly as in /proc/PID/cmdline (argv[0] first; secret values
-    # ***), where ``cmdline`` is for display; None: not known (facts from an older probe, or
-    # ``argv_note`` says why)
+    # ***; ``cmdline`` is them joined by spaces); None: not known (facts from an older probe,
+    # or ``argv_note`` says why)
     argv: tuple[str, ...] | None = None
     argv_note: str | None = None
 
