@@ -65,8 +65,8 @@ def with_server_argv(spec: fakehost.FakeHostSpec, argv: tuple[str | bytes, ...])
     return dataclasses.replace(spec, processes=(dataclasses.replace(main, argv=argv), *workers))
 
 
-def run_probe(fake: FakeHost, shell: str = "sh") -> tuple[Facts, str]:
-    env = {"SHELL": "/bin/sh", "LANG": "C", **fake.env}
+def run_probe(fake: FakeHost, shell: str = "sh", lang: str = "C") -> tuple[Facts, str]:
+    env = {"SHELL": "/bin/sh", "LANG": lang, **fake.env}
     env.update(probe_env(fake.pythons, root=str(fake.root), step_timeout_s=5))
     proc = subprocess.run(
         [shutil.which(shell) or shell, "-s"],
@@ -93,9 +93,11 @@ def build(tmp_path: Path, argv: tuple[str | bytes, ...]) -> FakeHost:
 # --- the probe ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("shell", ["sh", "bash"])
-def test_arguments_arrive_exactly_with_secrets_masked(tmp_path: Path, shell: str) -> None:
-    facts, raw = run_probe(build(tmp_path, AWKWARD), shell)
+@pytest.mark.parametrize(("shell", "lang"), [("sh", "C"), ("bash", "C"), ("bash", "C.UTF-8")])
+def test_arguments_arrive_exactly_with_secrets_masked(
+    tmp_path: Path, shell: str, lang: str
+) -> None:
+    facts, raw = run_probe(build(tmp_path, AWKWARD), shell, lang)
     ctx = server(facts)
     assert ctx.argv == AWKWARD_SEEN and ctx.argv_note is None
     assert "argv-secret" not in raw and "argv_secret" not in raw
@@ -111,7 +113,10 @@ def test_arguments_arrive_exactly_with_secrets_masked(tmp_path: Path, shell: str
     assert all(ln.isascii() and ln.replace("\t", " ").isprintable() for ln in arg_lines)
 
 
-def test_the_interpreter_is_still_found_from_an_escaped_argv0(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("shell", "lang"), [("sh", "C"), ("bash", "C.UTF-8")])
+def test_the_interpreter_is_still_found_from_an_escaped_argv0(
+    tmp_path: Path, shell: str, lang: str
+) -> None:
     """argv[0] with a backslash and non-ASCII bytes: the probe turns its escapes back into the
     path to find the interpreter (a venv whose path needs escaping)."""
     odd_venv = "/opt/vénv \\ x"
@@ -122,7 +127,7 @@ def test_the_interpreter_is_still_found_from_an_escaped_argv0(tmp_path: Path) ->
     odd_py = f"{odd_venv}/bin/python3"
     spec = with_server_argv(spec, (odd_py, "-m", "sglang.launch_server", "--tp", "8"))
     fake = fakehost.build_fake_host(tmp_path / "root", spec)
-    facts, _ = run_probe(fake)
+    facts, _ = run_probe(fake, shell, lang)
     ctx = server(facts)
     assert ctx.argv == (odd_py, "-m", "sglang.launch_server", "--tp", "8")
     (served,) = [p for p in facts.pythons if p.context == ctx.label]
