@@ -125,6 +125,19 @@ class EnvContext:
     def __post_init__(self) -> None:
         object.__setattr__(self, "vars", _frozen_map(self.vars))
 
+    @property
+    def words(self) -> tuple[str, ...]:
+        """The process's arguments: exactly, when known; else the command line split on
+        whitespace (facts from an older probe)."""
+        if self.argv is not None:
+            return self.argv
+        return tuple((self.cmdline or "").split())
+
+    @property
+    def argv0(self) -> str | None:
+        """The program the process was started as."""
+        return self.words[0] if self.words else None
+
 
 @dataclass(frozen=True)
 class PythonEnv:

@@ -203,8 +203,9 @@ def _sampler_off(subject: Subject) -> bool:
     if ctx is None:
         return False
     name, value = SAMPLER_OFF_ENV
-    cmdline = " ".join((ctx.cmdline or "").split())
-    return ctx.vars.get(name) == value or any(flag in cmdline for flag in SAMPLER_OFF_FLAGS)
+    words = ctx.words
+    given = {" ".join(words[i : i + 2]) for i in range(len(words))} | set(words)
+    return ctx.vars.get(name) == value or any(flag in given for flag in SAMPLER_OFF_FLAGS)
 
 
 # -- the rules -------------------------------------------------------------------------------

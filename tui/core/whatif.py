@@ -84,7 +84,7 @@ def _serves(facts: Facts, ctx: EnvContext, py: PythonEnv | None) -> bool:
     own = {p.context for p in facts.pythons if p.path == py.path}
     if ctx.label in own or ctx.exe == py.path:
         return True
-    if py.prefix and ctx.cmdline and ctx.cmdline.split()[0].startswith(py.prefix.rstrip("/") + "/"):
+    if py.prefix and (ctx.argv0 or "").startswith(py.prefix.rstrip("/") + "/"):
         return True
     units = {c.unit for c in facts.contexts if c.label in own and c.unit}
     return ctx.unit is not None and ctx.unit in units

@@ -327,9 +327,7 @@ def _pending_restart(plan: FixPlan, live: Facts, judged: Facts) -> tuple[str, ..
             if new is None:
                 continue
             env_differs = any(new.vars.get(k) != ctx.vars.get(k) for k in plan.env_keys)
-            command_differs = ctx.unit in plan.exec_units and (
-                (new.cmdline or "").split() != (ctx.cmdline or "").split()
-            )
+            command_differs = ctx.unit in plan.exec_units and (new.words != ctx.words)
             if env_differs or command_differs:
                 pending.append(ctx.unit)
     return tuple(dict.fromkeys(u for u in pending if u))

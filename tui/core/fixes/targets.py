@@ -49,11 +49,10 @@ def _serves(ctx: EnvContext, facts: Facts, py: PythonEnv | None) -> bool:
         return True
     if any(p.path == py.path and p.context == ctx.label for p in facts.pythons):
         return True
-    argv0 = (ctx.cmdline or "").split(" ", 1)[0]
-    if py.path in (ctx.exe, argv0):
+    if py.path in (ctx.exe, ctx.argv0):
         return True
     prefix = (py.prefix or "").rstrip("/")
-    return bool(prefix and any((x or "").startswith(prefix + "/") for x in (ctx.exe, argv0)))
+    return bool(prefix and any((x or "").startswith(prefix + "/") for x in (ctx.exe, ctx.argv0)))
 
 
 def serving_contexts(facts: Facts, py: PythonEnv | None) -> tuple[EnvContext, ...]:

@@ -69,7 +69,7 @@ def set_flashinfer_arch_list(
 
 def _engine(ctx: EnvContext, py: PythonEnv | None) -> str | None:
     """sglang or vllm, from the module or program the process runs (not from its paths)."""
-    args = list(ctx.argv) if ctx.argv is not None else (ctx.cmdline or "").split()
+    args = list(ctx.words)
     words = [args[0].rsplit("/", 1)[-1], *args[1:]] if args else []
     for word in words:
         for name in ENGINES:
@@ -114,7 +114,7 @@ def _running_args(unit: str, ctx: EnvContext) -> list[str]:
             f"{unit}: {ctx.label}: {ctx.argv_note}, so its command line cannot be copied into "
             f"a new ExecStart. {by_hand}"
         )
-    args = list(ctx.argv) if ctx.argv is not None else (ctx.cmdline or "").split()
+    args = list(ctx.words)
     if not args:
         raise FixError(f"{unit}: the probe saw no command line for {ctx.label}. {by_hand}")
     if any(MASK in a for a in args):
