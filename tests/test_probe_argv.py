@@ -18,13 +18,13 @@ from probes import probe_env, probe_script
 from tui.core.factbuild import FactBuilder, facts_from_output, unescape_arg
 from tui.core.facts import EnvContext, Facts
 from tui.core.fixes import FixError, build_plan
-from tui.core.fixes.execstart import exec_start_value, quote_exec_arg, split_exec_start
 from tui.core.fixes.executor import apply_plan
 from tui.core.fixes.render import outcome_text
 from tui.core.fixes.restart import restart_plan
 from tui.core.fixes.unitenv import parse_exec_argv
 from tui.core.hosts import Host
 from tui.core.runner import Session
+from tui.core.systemd_syntax import exec_start_value, quote_exec_arg, split_exec_start
 from tui.demo import fakehost
 from tui.demo.fakehost import FakeHost
 

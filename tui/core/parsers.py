@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from tui.core.facts import DriverState, Gpu
 from tui.core.gpu_table import cc_for_name
+from tui.core.systemd_syntax import split_environment
 
 # ---------------------------------------------------------------------------------------
 # nvcc
@@ -370,10 +371,7 @@ def parse_systemd_environment(
         if not value.strip():
             env.clear()
             continue
-        try:
-            words = shlex.split(value, posix=True)
-        except ValueError:
-            words = value.split()
+        words, _error = split_environment(value)  # systemd keeps what came before an error
         for word in words:
             name, sep, val = word.partition("=")
             if sep and re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):

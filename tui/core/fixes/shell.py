@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from tui.core.fixes.plan import CHANGED, UNCHANGED
 from tui.core.hosts import Host
+from tui.core.systemd_syntax import quote_environment_word
 
 q = shlex.quote
 # at the root of a fake host tree (tui.demo.fakehost): its usr/bin/systemctl stands in for systemd
@@ -152,9 +153,9 @@ def require_file(path_expr: str, test: str, message: str) -> str:
 
 
 def systemd_quote(assignment: str) -> str:
-    """One ``Environment=`` word: double-quoted, with systemd's escapes and ``%`` specifiers."""
-    escaped = assignment.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
-    return f'"{escaped}"'
+    """One ``Environment=`` word: double-quoted, with systemd's escapes (control characters
+    too: a newline must never end the line early) and ``%`` specifiers."""
+    return quote_environment_word(assignment)
 
 
 def systemctl(host: Host, args: Sequence[str], done: str, skipped: str, elsewhere: str) -> str:

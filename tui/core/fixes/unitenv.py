@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 from tui.core import parsers
 from tui.core.facts import EnvContext, Facts
-from tui.core.fixes.execstart import split_exec_start
 from tui.core.hosts import Host
+from tui.core.systemd_syntax import split_environment, split_exec_start
 
 UNIT_DIRS = (  # lowest precedence first
     "/usr/lib/systemd/system",
@@ -128,14 +128,6 @@ def _ordered(files: list[tuple[str, str]], unit: str) -> list[str]:
     return ([unit_text] if unit_text is not None else []) + [dropins[k] for k in sorted(dropins)]
 
 
-def _words(value: str) -> list[str]:
-    """systemd's word splitting for ``Environment=``: quotes, backslashes, ``%%`` → ``%``."""
-    lexer = shlex.shlex(value.replace("%%", "%"), posix=True)
-    lexer.whitespace_split = True
-    lexer.commenters = ""
-    return list(lexer)
-
-
 def service_values(texts: Sequence[str], key: str) -> Iterator[str]:
     """The values of ``key=`` in the ``[Service]`` sections of unit texts, in order, stripped
     (systemd allows blanks around ``=``)."""
@@ -160,7 +152,8 @@ def parse_environment(texts: Sequence[str]) -> dict[str, str]:
         if not value:
             env.clear()
             continue
-        for word in _words(value):
+        words, _error = split_environment(value)  # systemd keeps what came before an error
+        for word in words:
             if "=" in word:
                 k, v = word.split("=", 1)
                 env[k] = v

@@ -7,7 +7,6 @@ from collections.abc import Mapping
 
 from tui.core.facts import EnvContext, Facts, PythonEnv
 from tui.core.fixes.envset import EnvChange, dropin_dir, env_change, make_plan
-from tui.core.fixes.execstart import exec_start_value
 from tui.core.fixes.plan import FixError, FixPlan, Step
 from tui.core.fixes.shell import (
     daemon_reload,
@@ -18,6 +17,7 @@ from tui.core.fixes.shell import (
 from tui.core.fixes.targets import EnvTargets, env_targets, pick_python, serving_contexts
 from tui.core.hosts import Host
 from tui.core.redact import MASK
+from tui.core.systemd_syntax import exec_start_value
 
 # FlashInfer splits on single spaces and needs MAJOR.MINOR with an optional letter suffix;
 # anything else raises at `import flashinfer` (flashinfer-logic.md §4a).

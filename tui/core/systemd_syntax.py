@@ -1,4 +1,5 @@
-"""systemd's ``ExecStart=`` command lines: writing an argv exactly, and reading one back.
+"""systemd unit-file syntax: ``ExecStart=`` command lines and ``Environment=`` words, written
+exactly and read back as systemd does.
 
 systemd unquotes each word (``extract_first_word`` with ``EXTRACT_UNQUOTE|EXTRACT_CUNESCAPE``:
 single and double quotes, C escapes inside and outside them), resolves ``%`` specifiers in
@@ -7,6 +8,8 @@ each word (``%%`` is a ``%``), then at exec time substitutes environment variabl
 ``:`` prefix. An unquoted lone ``;`` separates commands. ``exec_start_value`` writes every word
 in double quotes with every ``\\``, ``"``, ``%`` and ``$`` escaped and control characters as C
 escapes, so ``split_exec_start`` — which follows those rules — gives back the same argv.
+``Environment=`` takes the same words without ``$`` substitution and without ``;``, and
+stops at the first word it cannot parse (``split_environment``).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ _NAMED = {
     "s": " ",
 }
 _WRITTEN = {"\\": "\\\\", '"': '\\"', "%": "%%", "$": "$$", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
+_WRITTEN_ENVIRONMENT = {k: v for k, v in _WRITTEN.items() if k != "$"}
 _SEPARATORS = " \t\n\r"
 _PREFIXES = "-@:+!|"
 # what the executable (argv[0]) may not hold: systemd refuses quotes, backslashes and control
@@ -38,10 +42,20 @@ _UNSAFE_EXECUTABLE = set("\"'\\$") | {chr(c) for c in range(32)} | {"\x7f"}
 
 def quote_exec_arg(arg: str) -> str:
     """One ``ExecStart=`` word that systemd turns back into exactly ``arg``."""
+    return _quote(arg, _WRITTEN)
+
+
+def quote_environment_word(assignment: str) -> str:
+    """One ``Environment=`` word (``NAME=value``) that systemd reads back as exactly that:
+    the same quoting as ``ExecStart=`` except ``$``, which ``Environment=`` does not expand."""
+    return _quote(assignment, _WRITTEN_ENVIRONMENT)
+
+
+def _quote(arg: str, written: dict[str, str]) -> str:
     out = []
     for ch in arg:
-        if ch in _WRITTEN:
-            out.append(_WRITTEN[ch])
+        if ch in written:
+            out.append(written[ch])
         elif ch.isprintable():
             out.append(ch)
         elif ord(ch) < 0x80:
@@ -116,10 +130,32 @@ def _at_lone_semicolon(value: str, i: int) -> bool:
     return value.startswith(";", i) and (i + 1 == len(value) or value[i + 1] in _SEPARATORS)
 
 
-def _words(value: str) -> list[str | None]:
+class Unparsable(ValueError):
+    """A value systemd rejects part-way; ``words`` are those it had already taken."""
+
+    def __init__(self, message: str, words: list[str | None]) -> None:
+        super().__init__(message)
+        self.words = words
+
+
+def split_environment(value: str) -> tuple[list[str], str | None]:
+    """The words of ``Environment=value`` as systemd takes them, and why it stopped early (or
+    None). ``config_parse_environ`` calls the strict ``extract_first_word(UNQUOTE|CUNESCAPE)``
+    word by word: an escape it does not know or a quote left open ends the line ("Invalid
+    syntax, ignoring"), the words before it already set; ``%%`` is a ``%`` in each word;
+    ``;`` is a plain character there."""
+    try:
+        words, error = _words(value, semicolons=False, strict=True), None
+    except Unparsable as stop:
+        words, error = stop.words, str(stop)
+    return [w.replace("%%", "%") for w in words if w is not None], error
+
+
+def _words(value: str, *, semicolons: bool = True, strict: bool = False) -> list[str | None]:
     """``extract_first_word(UNQUOTE|CUNESCAPE)`` over the whole value, as ``config_parse_exec``
-    calls it: an unquoted lone ``;`` (a command separator) is ``None``, ``\\;`` the word
-    ``;``."""
+    calls it (its ``_and_warn`` form keeps an unknown escape as written; ``strict``: it ends
+    the value): an unquoted lone ``;`` (a command separator) is ``None``, ``\\;`` the word
+    ``;`` (with ``semicolons``)."""
     words: list[str | None] = []
     i, n = 0, len(value)
     while True:
@@ -127,11 +163,11 @@ def _words(value: str) -> list[str | None]:
             i += 1
         if i >= n:
             return words
-        if _at_lone_semicolon(value, i):
+        if semicolons and _at_lone_semicolon(value, i):
             words.append(None)
             i += 1
             continue
-        if value.startswith("\\", i) and _at_lone_semicolon(value, i + 1):
+        if semicolons and value.startswith("\\", i) and _at_lone_semicolon(value, i + 1):
             words.append(";")
             i += 2
             continue
@@ -140,7 +176,10 @@ def _words(value: str) -> list[str | None]:
         while i < n:
             c = value[i]
             if c == "\\":
-                ch, i = _unescape(value, i + 1)
+                ch, after = _unescape(value, i + 1)
+                if strict and (after == i + 1 or (len(ch) == 2 and ch[0] == "\\")):
+                    raise Unparsable(f"unknown escape {value[i:after]!r}", words)
+                i = after
                 word.append(ch)
             elif quote:
                 if c == quote:
@@ -157,7 +196,7 @@ def _words(value: str) -> list[str | None]:
                 word.append(c)
                 i += 1
         if quote:
-            raise ValueError("a quote is not closed")
+            raise Unparsable("a quote is not closed", words)
         # bytes from \\xHH and \\ooo above 0x7f join the characters as UTF-8
         words.append("".join(word).encode("utf-8", "surrogateescape").decode("utf-8"))
 
