@@ -487,7 +487,13 @@ DT_ARGV_EOF
   _py=
   case $_argv0 in
     /*) is_exe "$_argv0" && _py=$_argv0 ;;
-    */*) ;;
+    */*) # relative (.venv/bin/python): from the process's working directory
+      _pcwd=
+      [ -L "$_pd/cwd" ] && _pcwd=$(deadline readlink "$_pd/cwd" 2>/dev/null)
+      _pcwd=${_pcwd% (deleted)}
+      _rel=${_argv0#./}
+      case $_pcwd in /*) is_exe "${_pcwd%/}/$_rel" && _py=${_pcwd%/}/$_rel ;; esac
+      ;;
     ?*)
       _aifs=$IFS
       IFS=:

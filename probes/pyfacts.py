@@ -137,7 +137,8 @@ def site_dirs():
     if venv:
         prefix = venv
         dirs = venv_site_packages(venv)
-        if settings.get("include-system-site-packages", "").lower() == "true":
+        # site.venv(): a pyvenv.cfg without the key includes the system site dirs
+        if settings.get("include-system-site-packages", "true").lower() == "true":
             dirs += [user, *site.getsitepackages([sys.base_prefix])]
     else:
         prefix = sys.prefix
