@@ -2,7 +2,10 @@
 
 Also ``fix TARGET --history`` (the fixes applied there that can be undone) and
 ``fix TARGET --undo RECORD|last``. TARGET may name several hosts (``a,b,c``, or ``'*'`` for
-every inventory host): the fix is then planned and applied per host, one row each.
+every inventory host): the fix is then planned and applied per host, one row each; so is
+``--undo last`` (the newest fix still in place on each host; a host with none has nothing to
+undo), and ``--history`` lists each host's records. A record id names one host's record, so
+``--undo ID`` takes exactly one host.
 
 Exit codes: 0 applied and verified (or a dry run); 1 a fix failed or its findings remain;
 2 a host could not be reached or probed; 3 bad usage, a fix that cannot be planned for the
@@ -23,7 +26,14 @@ from tui.core import exitcodes
 from tui.core.findings import FIX_IDS
 from tui.core.fixes import make_stamp
 from tui.core.fixes.executor import apply_plan, outcome_summary
-from tui.core.fixes.fleet import FleetItem, HostFixResult, apply_fleet, plan_fleet
+from tui.core.fixes.fleet import (
+    FleetItem,
+    HostFixResult,
+    apply_fleet,
+    plan_fleet,
+    plan_undo_last,
+    undo_fleet,
+)
 from tui.core.fixes.render import outcome_text, preview_text
 from tui.core.fixes.restart import restart_plan
 from tui.core.fixes.undo import UndoError, list_records, load_record, mark_undone, undo_plan
@@ -33,6 +43,7 @@ from tui.core.runner import Session
 from tui.core.transcript import Transcript
 
 PYTHON_PARAM = "python"  # NAME=VALUE that picks the interpreter instead of a fix parameter
+LAST = "last"  # --undo last: the newest fix still in place on each host
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -119,10 +130,15 @@ def run(args: argparse.Namespace) -> int:
     try:
         hosts = _targets(args)
         if args.history or args.undo:
-            if len(hosts) != 1:
-                raise UsageError("--history and --undo take exactly one host")
             if args.history:
-                return _history(hosts[0], args)
+                return _history(hosts[0], args) if len(hosts) == 1 else _fleet_history(hosts, args)
+            if args.undo != LAST and len(hosts) != 1:
+                names = ", ".join(h.name for h in hosts)
+                raise UsageError(
+                    f"--undo {args.undo} names one host's undo record, but {len(hosts)} hosts "
+                    f"were given ({names}): name one host (fix HOST --undo {args.undo}), or "
+                    "undo the last fix on each host with --undo last"
+                )
         elif args.fix_id is None:
             raise UsageError(f"name a fix: {', '.join(FIX_IDS)}")
         elif args.fix_id not in FIX_IDS:
@@ -134,6 +150,8 @@ def run(args: argparse.Namespace) -> int:
     with Transcript.open_session() as transcript:
         transcript.record("cli", command="fix", argv=sys.argv[1:])
         try:
+            if args.undo and len(hosts) > 1:
+                return asyncio.run(_fleet_undo(hosts, args, transcript))
             if args.undo:
                 return asyncio.run(_undo(hosts[0], args, transcript))
             return asyncio.run(_fix(hosts, args, params, python, transcript))
@@ -159,6 +177,34 @@ def _history(host: Host, args: argparse.Namespace) -> int:
         params = " ".join(f"{k}={v}" for k, v in r.params.items())
         _say(f"{r.id}  {r.created}  {r.fix_id} {params}  ({len(r.steps)} step(s) to undo)")
     return exitcodes.OK
+
+
+def _fleet_history(hosts: list[Host], args: argparse.Namespace) -> int:
+    """``--history`` for several hosts: each host's records under its name (JSON: a list of
+    ``{"host", "records", "error"}``). A host whose records cannot be read is reported and the
+    others are still listed; the exit code is then 3."""
+    listed: list[dict[str, Any]] = []
+    bad = False
+    for host in hosts:
+        try:
+            records = list_records(host.name)
+        except UndoError as exc:
+            bad = True
+            _err(str(exc))
+            listed.append({"host": host.name, "records": [], "error": str(exc)})
+            continue
+        listed.append({"host": host.name, "records": [r.to_json() for r in records], "error": None})
+        if args.json:
+            continue
+        _say(f"{host.name}:")
+        if not records:
+            _say("  No fixes to undo.")
+        for r in records:
+            params = " ".join(f"{k}={v}" for k, v in r.params.items())
+            _say(f"  {r.id}  {r.created}  {r.fix_id} {params}  ({len(r.steps)} step(s) to undo)")
+    if args.json:
+        _dump(listed)
+    return exitcodes.USAGE if bad else exitcodes.OK
 
 
 async def _fix(
@@ -358,3 +404,46 @@ async def _undo(host: Host, args: argparse.Namespace, transcript: Transcript) ->
             else f"Before the fix the findings were: {before}"
         )
     return exitcodes.OK if outcome.applied else exitcodes.CRITICAL
+
+
+async def _fleet_undo(hosts: list[Host], args: argparse.Namespace, transcript: Transcript) -> int:
+    """``fix a,b,c --undo last``: each host's newest fix still in place, previewed per host,
+    one confirmation, undone concurrently, one row per host (exit codes as the fleet fix)."""
+    async with Session(transcript=transcript) as session:
+        print(f"Probing {', '.join(h.name for h in hosts)}…", file=sys.stderr, flush=True)
+        items = await plan_undo_last(session, hosts, stamp=make_stamp())
+        for item in items:
+            if item.skipped and not args.json:  # nothing to undo there: not an error
+                _say(f"{item.host.name}: {item.error}")
+            else:
+                _show_item(item, args)
+        planned = [i for i in items if i.plan is not None]
+        if args.dry_run:
+            if args.json:
+                _dump([_item_json(i) for i in items])
+            return _planning_code(items)
+        if planned:
+            count = f"{len(planned)} hosts" if len(planned) > 1 else planned[0].host.name
+            if not _confirm(f"Undo the last fix on {count}?", args.yes):
+                for i in planned:
+                    _undo_decision(transcript, i, "no")
+                _say("Nothing was changed.")
+                return exitcodes.OK
+            for i in planned:
+                _undo_decision(transcript, i, "yes")
+        results = await undo_fleet(session, items, None if args.json else _host_line)
+        _fleet_table(results, args)
+        if args.restart:
+            await _restart_fleet(session, results, args)
+        return _fleet_code(results)
+
+
+def _host_line(host: str, line: str) -> None:
+    _say(f"[{host}] {line}")
+
+
+def _undo_decision(transcript: Transcript, item: FleetItem, answer: str) -> None:
+    assert item.undo_record is not None
+    transcript.record(
+        "decision", undo=item.undo_record.id, answer=answer, host=item.host.name, fleet=True
+    )

@@ -1,28 +1,41 @@
 """One fix on many hosts: plan each from its own probe, apply concurrently, one row per host.
 
-A host that cannot be reached, cannot be planned for, or fails never stops the others.
+A host that cannot be reached, cannot be planned for, or fails never stops the others. The
+same goes for undoing fixes on many hosts: each host's undo plan comes from its own undo
+record, and a record is marked undone only where its undo applied.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from tui.core.diagnosis import diagnose
 from tui.core.facts import Facts
-from tui.core.fixes import FixError, build_plan
+from tui.core.fixes import FixError, build_plan, make_stamp
 from tui.core.fixes.executor import FixOutcome, apply_plan
 from tui.core.fixes.plan import FixPlan
+from tui.core.fixes.undo import (
+    UndoError,
+    UndoRecord,
+    list_records,
+    load_record,
+    mark_undone,
+    records_dir,
+    undo_plan,
+)
 from tui.core.hosts import Host
 
 if TYPE_CHECKING:
     from tui.core.runner import Session
 
 HostStatus = Literal[
-    "fixed", "applied", "failed", "unresolved", "not-planned", "skipped", "unreachable"
+    "fixed", "applied", "undone", "failed", "unresolved", "not-planned", "skipped", "unreachable"
 ]
+
+NOTHING_TO_UNDO = "nothing to undo"  # how a skipped undo item's reason starts
 
 
 @dataclass(frozen=True)
@@ -35,6 +48,7 @@ class FleetItem:
     error: str | None = None
     unreachable: bool = False
     skipped: bool = False  # left out on purpose (it lacks the finding the fleet fix is for)
+    undo_record: UndoRecord | None = None  # the record an undo plan reverses
 
 
 @dataclass(frozen=True)
@@ -53,6 +67,8 @@ class HostFixResult:
             return "not-planned"
         if self.outcome is None or not self.outcome.applied:
             return "failed"
+        if self.item.undo_record is not None:
+            return "undone"
         if self.outcome.unresolved or self.outcome.introduced:
             return "unresolved"
         return "fixed" if self.outcome.plan.verify_gone else "applied"
@@ -67,17 +83,33 @@ class HostFixResult:
         parts = []
         if o.error:
             parts.append(o.error)
-        if o.resolved:
-            parts.append("gone: " + ", ".join(o.resolved))
-        if o.unresolved:
-            parts.append("still there: " + ", ".join(o.unresolved))
-        if o.introduced:
-            parts.append("new: " + ", ".join(o.introduced))
+        record = self.item.undo_record
+        if record is not None:
+            parts += _undo_verdict(o, record)
+        else:
+            if o.resolved:
+                parts.append("gone: " + ", ".join(o.resolved))
+            if o.unresolved:
+                parts.append("still there: " + ", ".join(o.unresolved))
+            if o.introduced:
+                parts.append("new: " + ", ".join(o.introduced))
         if o.pending_restart:
             parts.append("restart pending: " + ", ".join(o.pending_restart))
         changed = len(o.changed)
         parts.append(f"{changed} step(s) changed" if changed else "nothing changed")
         return "; ".join(parts)
+
+
+def _undo_verdict(outcome: FixOutcome, record: UndoRecord) -> list[str]:
+    """After an undo: is the verdict back to what it was before the fix?"""
+    if not outcome.applied or outcome.facts_after is None:
+        return []
+    if set(outcome.findings_after) == set(record.findings_before):
+        return ["verdict as before the fix: " + (", ".join(record.findings_before) or "none")]
+    return [
+        "before the fix: " + (", ".join(record.findings_before) or "none"),
+        "now: " + (", ".join(outcome.findings_after) or "none"),
+    ]
 
 
 def proposed(facts: Facts, fix_id: str) -> tuple[dict[str, str], str | None] | None:
@@ -179,3 +211,101 @@ async def apply_fleet(
         return HostFixResult(item=item, outcome=outcome)
 
     return list(await asyncio.gather(*(one(i) for i in items)))
+
+
+def undo_item(
+    host: Host, record: UndoRecord, facts: Facts | None, *, sudo: bool, stamp: str
+) -> FleetItem:
+    """The undo of one host's record, as a fleet item (``facts=None``: probed when applied)."""
+    plan = undo_plan(record, host, sudo=sudo, stamp=stamp)
+    return FleetItem(host=host, facts=facts, plan=plan, undo_record=record)
+
+
+def _nothing_to_undo(host: Host, why: str) -> FleetItem:
+    return FleetItem(
+        host=host, facts=None, plan=None, error=f"{NOTHING_TO_UNDO}: {why}", skipped=True
+    )
+
+
+def undo_items(
+    results: Sequence[HostFixResult], stamp: str, undone: Collection[str] = ()
+) -> list[FleetItem]:
+    """An undo plan for each host a fix run changed, from the record that run saved; the
+    other hosts of the run with the reason. ``undone``: record ids already undone."""
+    items = []
+    for r in results:
+        host, o = r.item.host, r.outcome
+        if o is None or o.record is None:
+            items.append(_nothing_to_undo(host, f"the fix changed nothing on {host.name}"))
+            continue
+        if o.record in undone:
+            items.append(_nothing_to_undo(host, f"{o.record} is already undone"))
+            continue
+        try:
+            record = load_record(host.name, o.record)
+        except UndoError as exc:
+            items.append(FleetItem(host=host, facts=None, plan=None, error=str(exc)))
+            continue
+        items.append(undo_item(host, record, None, sudo=o.plan.sudo, stamp=stamp))
+    return items
+
+
+async def plan_undo_last(
+    session: Session, hosts: Sequence[Host], *, stamp: str | None = None
+) -> list[FleetItem]:
+    """Undo the newest fix still in place on each host; only hosts that have one are probed
+    (for reachability and sudo). Results in the order given."""
+    records: dict[str, UndoRecord] = {}
+    items: dict[str, FleetItem] = {}
+    for host in hosts:
+        try:
+            found = list_records(host.name)
+        except UndoError as exc:
+            items[host.name] = FleetItem(host=host, facts=None, plan=None, error=str(exc))
+            continue
+        if found:
+            records[host.name] = found[0]
+        else:
+            where = records_dir(host.name)
+            items[host.name] = _nothing_to_undo(host, f"no fix recorded for {host.name} in {where}")
+    stamp = stamp or make_stamp()
+    probed = await session.probe_many([h for h in hosts if h.name in records])
+    for p in probed:
+        if p.facts is None:
+            items[p.host.name] = FleetItem(
+                host=p.host, facts=None, plan=None, error=p.error, unreachable=True
+            )
+            continue
+        items[p.host.name] = undo_item(
+            p.host,
+            records[p.host.name],
+            p.facts,
+            sudo=not p.facts.host.is_root,
+            stamp=stamp,
+        )
+    return [items[h.name] for h in hosts]
+
+
+async def undo_fleet(
+    session: Session,
+    items: Sequence[FleetItem],
+    on_line: Callable[[str, str], None] | None = None,
+    *,
+    concurrency: int = 8,
+) -> list[HostFixResult]:
+    """Apply the undo items concurrently; mark a record undone only where its undo applied."""
+    results = await apply_fleet(session, items, on_line, concurrency=concurrency, record_undo=False)
+    return [_mark(r) for r in results]
+
+
+def _mark(result: HostFixResult) -> HostFixResult:
+    record = result.item.undo_record
+    if record is None or result.outcome is None or not result.outcome.applied:
+        return result
+    try:
+        mark_undone(record)
+    except OSError as exc:
+        return replace(
+            result, error=f"undone, but its record {record.path} could not be set aside: {exc}"
+        )
+    return result

@@ -9,13 +9,16 @@ is listed with the reason and left out; the others go on. The run goes through
 command lands in the transcript), and when it ends the screen asks the app to probe the
 hosts again, so the fleet table and the groups show the new verdicts. Where the fix left a
 systemd unit running with the old environment, ``r`` previews and (after ``a``) runs the
-restart on those hosts.
+restart on those hosts. ``u`` undoes the run on every host it changed, from the undo record
+each host's fix saved: a per-host preview, ``a``, live status, results, a re-probe; a record
+is marked undone only where its undo applied, and ``r`` then restarts the units the undo
+changed.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal
 
@@ -32,7 +35,14 @@ from textual.widgets import Collapsible, DataTable, Footer, Log, Static
 from textual.worker import Worker, WorkerState
 
 from tui.core.fixes import make_stamp
-from tui.core.fixes.fleet import FleetItem, HostFixResult, apply_fleet, plan_for
+from tui.core.fixes.fleet import (
+    FleetItem,
+    HostFixResult,
+    apply_fleet,
+    plan_for,
+    undo_fleet,
+    undo_items,
+)
 from tui.core.fixes.render import outcome_text, preview_text
 from tui.core.fixes.restart import restart_plan
 from tui.ui.fleet import HostState
@@ -43,12 +53,14 @@ if TYPE_CHECKING:
     from tui.core.runner import Session
 
 Stage = Literal["choose", "planning", "preview", "running", "done", "failed"]
-Kind = Literal["fix", "restart"]  # what the preview / run / results are about
+Kind = Literal["fix", "restart", "undo"]  # what the preview / run / results are about
+KIND_SUFFIX = {"fix": "", "restart": " (restart)", "undo": " (undo)"}  # after the fix id
 
 # HostFixResult.status → the word the result table shows, and its style
 RESULT_WORDS = {
     "fixed": ("fixed", "bold green"),
     "applied": ("applied", "green"),
+    "undone": ("undone", "bold green"),
     "unresolved": ("not fixed", "bold yellow"),
     "failed": ("failed", "bold red"),
     "not-planned": ("not planned", "yellow"),
@@ -158,15 +170,17 @@ def undo_lines(results: Sequence[HostFixResult]) -> list[str]:
     ]
 
 
-def restart_lines(results: Sequence[HostFixResult]) -> list[str]:
-    """The units that still run with the old environment, grouped by unit."""
+def restart_lines(
+    results: Sequence[HostFixResult], environment: str = "the old environment"
+) -> list[str]:
+    """The units that still run with ``environment`` (the one before the run), by unit."""
     pending: dict[str, list[str]] = {}
     for r in results:
         o = r.outcome
         if o is not None and o.applied and o.pending_restart:
             pending.setdefault(" ".join(o.pending_restart), []).append(r.item.host.name)
     return [
-        f"Restart pending on {', '.join(names)}: {units} still runs with the old environment, "
+        f"Restart pending on {', '.join(names)}: {units} still runs with {environment}, "
         "and the fleet table judges it, until it restarts"
         for units, names in pending.items()
     ]
@@ -182,6 +196,15 @@ def restart_items(results: Sequence[HostFixResult], stamp: str) -> list[FleetIte
             plan = restart_plan(host, o.pending_restart, sudo=o.plan.sudo, stamp=stamp)
             items.append(FleetItem(host=host, facts=o.facts_after, plan=plan))
     return items
+
+
+def undoable(results: Sequence[HostFixResult], undone: Collection[str]) -> list[HostFixResult]:
+    """The hosts whose fix saved an undo record that is not undone yet."""
+    return [
+        r
+        for r in results
+        if r.outcome is not None and r.outcome.record and r.outcome.record not in undone
+    ]
 
 
 def summary(results: Sequence[HostFixResult]) -> str:
@@ -242,6 +265,7 @@ class FleetFixScreen(Screen[None]):
         Binding("enter", "details", "Outcome", id="fleetfix.details", priority=True),
         Binding("a", "apply", "Apply to every planned host", id="fleetfix.apply"),
         Binding("r", "restart", "Restart units", id="fleetfix.restart"),
+        Binding("u", "undo", "Undo on every changed host", id="fleetfix.undo"),
         Binding("escape", "back", "Back", id="fleetfix.back"),
     ]
 
@@ -260,7 +284,10 @@ class FleetFixScreen(Screen[None]):
         self.kind: Kind = "fix"
         self.items: list[FleetItem] = []  # what the preview shows and `a` runs
         self.results: list[HostFixResult] = []  # of the last run
+        self.shown: Kind = "fix"  # what the results on display are about
         self.fixed: list[HostFixResult] = []  # of the fix run (its undo commands stay shown)
+        self.undone_results: list[HostFixResult] = []  # of the last undo run
+        self.undone: set[str] = set()  # undo records of the fix run undone from this screen
         self._last: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
@@ -325,22 +352,26 @@ class FleetFixScreen(Screen[None]):
             return f"Planning {fix} on every host…"
         what = fix if self.kind == "fix" else "the restart"
         if stage == "preview":
+            if not planned and self.kind == "undo":
+                return "Nothing can be undone on these hosts (reasons below). Esc goes back."
             if not planned:
                 return f"{fix} cannot be applied to any host of this group (reasons below). Esc."
             back = "the fixes" if self.kind == "fix" else "the results"
+            apply = f"undo {fix} on" if self.kind == "undo" else f"apply {what} to"
             return (
-                f"Nothing has run yet. Press a to apply {what} to {planned} host(s) with the "
+                f"Nothing has run yet. Press a to {apply} {planned} host(s) with the "
                 f"commands below (one per host, Enter folds); Esc goes back to {back}."
             )
         if stage == "running":
+            doing = f"Undoing {fix} on" if self.kind == "undo" else f"Applying {what} to"
             return (
-                f"Applying {what} to {planned} host(s)… every command and its output goes to "
+                f"{doing} {planned} host(s)… every command and its output goes to "
                 "the session transcript."
             )
         if stage == "failed":
             return "The run stopped with an internal error (see the message). Esc closes."
         return (
-            f"{fix}{' restart' if self.kind == 'restart' else ''}: {summary(self.results)}. "
+            f"{fix}{'' if self.kind == 'fix' else ' ' + self.kind}: {summary(self.results)}. "
             "The hosts are being probed again; Enter on a row shows its full outcome, Esc "
             "returns to the fleet."
         )
@@ -369,7 +400,13 @@ class FleetFixScreen(Screen[None]):
         if action == "details":
             return self.stage == "done" and bool(self.results)
         if action == "restart":
-            return self.stage == "done" and self.kind == "fix" and bool(restart_lines(self.fixed))
+            return self.stage == "done" and bool(restart_lines(self._changed()))
+        if action == "undo":
+            return (
+                self.stage == "done"
+                and not getattr(self.app, "read_only", False)
+                and bool(undoable(self.fixed, self.undone))
+            )
         if action == "back":
             return self.stage != "running"
         return True
@@ -389,7 +426,7 @@ class FleetFixScreen(Screen[None]):
         if not planned:
             return
         self._record_decision("yes", hosts=planned)
-        what = self.choice.fix_id + (" (restart)" if self.kind == "restart" else "")
+        what = self.choice.fix_id + KIND_SUFFIX[self.kind]
         self.query_one("#fleet-output", Log).write_line(f"── {what} on {', '.join(planned)}")
         self._fill_hosts_table()
         self.stage = "running"
@@ -401,28 +438,49 @@ class FleetFixScreen(Screen[None]):
         log = self.query_one("#fleet-output", Log)
         self.call_after_refresh(log.scroll_end, animate=False)
 
+    def _changed(self) -> list[HostFixResult]:
+        """The run whose units a restart restarts: the fix's or the undo's results on display."""
+        return {"fix": self.fixed, "undo": self.undone_results}.get(self.kind, [])
+
     def action_restart(self) -> None:
-        if self.stage != "done" or self.kind != "fix":
+        if self.stage != "done":
             return
-        items = restart_items(self.fixed, make_stamp())
+        items = restart_items(self._changed(), make_stamp())
         if items:
             self.kind = "restart"
             self._show_preview(items)
+
+    def action_undo(self) -> None:
+        if self.stage != "done" or not self.check_action("undo", ()):
+            return
+        self.kind = "undo"
+        self._show_preview(undo_items(self.fixed, make_stamp(), self.undone))
 
     def action_back(self) -> None:
         if self.stage == "running":
             return
         if self.stage == "preview":
             self._record_decision("no")
-            if self.kind == "restart":  # back to the fix's results
-                self.kind = "fix"
-                self.stage = "done"
-            else:
+            if self.kind == "fix":
                 self.stage = "choose"
+            else:  # back to the results on display
+                self.kind = self.shown
+                self.stage = "done"
             return
         self.dismiss()
 
     def _record_decision(self, answer: str, **extra: object) -> None:
+        if self.kind == "undo":  # one per host, as the CLI records an undo
+            for item in self.items:
+                if item.plan is not None and item.undo_record is not None:
+                    self.session.record(
+                        "decision",
+                        undo=item.undo_record.id,
+                        answer=answer,
+                        host=item.host.name,
+                        fleet=True,
+                    )
+            return
         fix = self.choice.fix_id if self.choice else ""
         action = {"action": "restart"} if self.kind == "restart" else {}
         self.session.record("decision", fix=fix, answer=answer, fleet=True, **action, **extra)
@@ -447,9 +505,7 @@ class FleetFixScreen(Screen[None]):
         for item in self.items:
             name = item.host.name
             if item.plan is None:
-                widgets.append(
-                    Static(Content(f"{name}: not planned: {item.error}"), classes="unplanned")
-                )
+                widgets.append(Static(Content(self._unplanned(item)), classes="unplanned"))
                 continue
             steps = len(item.plan.steps)
             root = ", needs root" if item.plan.needs_root else ""
@@ -465,6 +521,13 @@ class FleetFixScreen(Screen[None]):
         preview.scroll_home(animate=False)
         self.stage = "preview"
 
+    def _unplanned(self, item: FleetItem) -> str:
+        if self.kind != "undo":
+            return f"{item.host.name}: not planned: {item.error}"
+        if item.skipped:  # nothing to undo there
+            return f"{item.host.name}: {item.error}"
+        return f"{item.host.name}: cannot be undone: {item.error}"
+
     # -- the run ---------------------------------------------------------------------------
     def _fill_hosts_table(self) -> None:
         table = self.query_one("#fleet-hosts", DataTable)
@@ -478,13 +541,16 @@ class FleetFixScreen(Screen[None]):
     @work(exclusive=True, group="fleet-fix", name="fleet fix", exit_on_error=False)
     async def _run(self, items: list[FleetItem], kind: Kind) -> None:
         concurrency = getattr(getattr(self.app, "settings", None), "concurrency", 8)
-        results = await apply_fleet(
-            self.session,
-            items,
-            lambda host, line: self.post_message(FleetLine(host, line)),
-            concurrency=concurrency,
-            record_undo=kind == "fix",
-        )
+
+        def on_line(host: str, line: str) -> None:
+            self.post_message(FleetLine(host, line))
+
+        if kind == "undo":
+            results = await undo_fleet(self.session, items, on_line, concurrency=concurrency)
+        else:
+            results = await apply_fleet(
+                self.session, items, on_line, concurrency=concurrency, record_undo=kind == "fix"
+            )
         self.post_message(FleetDone(results))
 
     def on_fleet_line(self, message: FleetLine) -> None:
@@ -503,8 +569,16 @@ class FleetFixScreen(Screen[None]):
 
     def on_fleet_done(self, message: FleetDone) -> None:
         self.results = message.results
+        self.shown = self.kind
         if self.kind == "fix":
             self.fixed = message.results
+        elif self.kind == "undo":
+            self.undone_results = message.results
+            self.undone |= {
+                r.item.undo_record.id
+                for r in message.results
+                if r.item.undo_record is not None and r.status == "undone"
+            }
         table = self.query_one("#fleet-hosts", DataTable)
         table.clear(columns=True)
         table.add_column("Host", key="host")
@@ -520,14 +594,24 @@ class FleetFixScreen(Screen[None]):
                 r.detail,
                 key=r.item.host.name,
             )
-        notes = undo_lines(self.fixed) or ["Nothing changed on any host: nothing to undo."]
-        notes += restart_lines(self.results)
+        environment = "the fixed environment" if self.kind == "undo" else "the old environment"
+        notes = self._undo_notes() + restart_lines(self.results, environment)
         self.query_one("#fleet-undo", Static).update(Content("\n".join(notes)))
         ran = tuple(r.item.host.name for r in self.results if r.item.plan is not None)
         self.stage = "done"
         self._follow_output()
         if ran:
             self.post_message(ProbeRequested(ran))
+
+    def _undo_notes(self) -> list[str]:
+        """The undo command of each host still fixed, and where it was undone from here."""
+        notes = undo_lines(undoable(self.fixed, self.undone))
+        undone = [
+            r.item.host.name for r in self.fixed if r.outcome and r.outcome.record in self.undone
+        ]
+        if undone:
+            notes.append(f"Undone on {', '.join(undone)} (their undo records are marked undone).")
+        return notes or ["Nothing changed on any host: nothing to undo."]
 
     @on(DataTable.RowSelected, "#fleet-choices")
     def _choice_clicked(self) -> None:
