@@ -228,17 +228,18 @@ def _nothing_to_undo(host: Host, why: str) -> FleetItem:
 
 
 def undo_items(
-    results: Sequence[HostFixResult], stamp: str, undone: Collection[str] = ()
+    results: Sequence[HostFixResult], stamp: str, undone: Collection[tuple[str, str]] = ()
 ) -> list[FleetItem]:
     """An undo plan for each host a fix run changed, from the record that run saved; the
-    other hosts of the run with the reason. ``undone``: record ids already undone."""
+    other hosts of the run with the reason. ``undone``: (host name, record id) pairs already
+    undone."""
     items = []
     for r in results:
         host, o = r.item.host, r.outcome
         if o is None or o.record is None:
             items.append(_nothing_to_undo(host, f"the fix changed nothing on {host.name}"))
             continue
-        if o.record in undone:
+        if (host.name, o.record) in undone:
             items.append(_nothing_to_undo(host, f"{o.record} is already undone"))
             continue
         try:

@@ -198,12 +198,17 @@ def restart_items(results: Sequence[HostFixResult], stamp: str) -> list[FleetIte
     return items
 
 
-def undoable(results: Sequence[HostFixResult], undone: Collection[str]) -> list[HostFixResult]:
-    """The hosts whose fix saved an undo record that is not undone yet."""
+def undoable(
+    results: Sequence[HostFixResult], undone: Collection[tuple[str, str]]
+) -> list[HostFixResult]:
+    """The hosts whose fix saved an undo record that is not undone yet (``undone``: host
+    name and record id pairs; one run's records share their id on every host)."""
     return [
         r
         for r in results
-        if r.outcome is not None and r.outcome.record and r.outcome.record not in undone
+        if r.outcome is not None
+        and r.outcome.record
+        and (r.item.host.name, r.outcome.record) not in undone
     ]
 
 
@@ -287,7 +292,7 @@ class FleetFixScreen(Screen[None]):
         self.shown: Kind = "fix"  # what the results on display are about
         self.fixed: list[HostFixResult] = []  # of the fix run (its undo commands stay shown)
         self.undone_results: list[HostFixResult] = []  # of the last undo run
-        self.undone: set[str] = set()  # undo records of the fix run undone from this screen
+        self.undone: set[tuple[str, str]] = set()  # (host, record) undone from this screen
         self._last: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
@@ -575,7 +580,7 @@ class FleetFixScreen(Screen[None]):
         elif self.kind == "undo":
             self.undone_results = message.results
             self.undone |= {
-                r.item.undo_record.id
+                (r.item.host.name, r.item.undo_record.id)
                 for r in message.results
                 if r.item.undo_record is not None and r.status == "undone"
             }
@@ -607,7 +612,9 @@ class FleetFixScreen(Screen[None]):
         """The undo command of each host still fixed, and where it was undone from here."""
         notes = undo_lines(undoable(self.fixed, self.undone))
         undone = [
-            r.item.host.name for r in self.fixed if r.outcome and r.outcome.record in self.undone
+            r.item.host.name
+            for r in self.fixed
+            if r.outcome and (r.item.host.name, r.outcome.record) in self.undone
         ]
         if undone:
             notes.append(f"Undone on {', '.join(undone)} (their undo records are marked undone).")
