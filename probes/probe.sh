@@ -45,8 +45,19 @@ run() {
 }
 
 # run_pyfacts INDEX INTERPRETER — pyfacts.py on the interpreter's stdin; like run().
+# With a third argument CID, the import-path part of that serving process's environment goes
+# along as DT_PROC_* (the interpreter runs with -E; pyfacts applies them).
 run_pyfacts() {
-  _out=$(deadline "$2" -E -S - "$1" 2>&1 <<'DT_PYFACTS_EOF'
+  _e=
+  [ -n "${3:-}" ] && eval "_e=\$_pxr_$3"
+  if [ "$_e" = 1 ]; then
+    eval "_e1=\$_pxh_$3 _e2=\$_pxp_$3 _e3=\$_pxb_$3 _e4=\$_pxn_$3 _e5=\$_pxc_$3"
+  else
+    _e= _e1= _e2= _e3= _e4= _e5=
+  fi
+  _out=$(deadline env "DT_PROC=$_e" "DT_PROC_HOME=$_e1" "DT_PROC_PYTHONPATH=$_e2" \
+    "DT_PROC_PYTHONUSERBASE=$_e3" "DT_PROC_PYTHONNOUSERSITE=$_e4" "DT_PROC_CWD=$_e5" \
+    "$2" -E -S - "$1" 2>&1 <<'DT_PYFACTS_EOF'
 @DT_PYFACTS@
 DT_PYFACTS_EOF
 )
@@ -172,6 +183,7 @@ PYRAN=
 # ctx_env CID BLOB — record the variables that matter from "NAME=value" lines; sets _c_*.
 ctx_env() {
   _c_CUDA_HOME= _c_CUDA_PATH= _c_PATH= _c_HOME= _c_FIB= _c_CONDA=
+  _c_PYTHONPATH= _c_PYTHONUSERBASE= _c_PYTHONNOUSERSITE=
   _cifs=$IFS
   IFS=$NL
   set -f
@@ -186,6 +198,9 @@ ctx_env() {
       HOME) _c_HOME=$_v ;;
       FLASHINFER_WORKSPACE_BASE) _c_FIB=$_v ;;
       CONDA_PREFIX) _c_CONDA=$_v ;;
+      PYTHONPATH) _c_PYTHONPATH=$_v ;;
+      PYTHONUSERBASE) _c_PYTHONUSERBASE=$_v ;;
+      PYTHONNOUSERSITE) _c_PYTHONNOUSERSITE=$_v ;;
     esac
     case $_k in
       CUDA_HOME | CUDA_PATH | PATH | LD_LIBRARY_PATH | FLASHINFER_* | TORCH_CUDA_ARCH_LIST | \
@@ -233,7 +248,9 @@ ctx_ssh() {
 
 ctx_login() {
   CID=$((CID + 1))
-  _sh=${SHELL:-/bin/sh}
+  # what a login starts: the passwd shell (unless it refuses logins), else $SHELL, else sh
+  _sh=${LOGIN_SHELL:-${SHELL:-/bin/sh}}
+  case ${_sh##*/} in nologin | false | "") _sh=${SHELL:-/bin/sh} ;; esac
   if [ -n "$R" ]; then
     rec ctx "$CID" login "login shell (profile files under the root)"
     rec ctxkv "$CID" replay 1
@@ -483,14 +500,19 @@ DT_ARGV_EOF
   ctx_env "$_pcid" "$_penv"
   _ppath=$_c_PATH
   ctx_finish "$_pcid" "@pid $1"
+  _pcwd=
+  [ -L "$_pd/cwd" ] && _pcwd=$(deadline readlink "$_pd/cwd" 2>/dev/null)
+  _pcwd=${_pcwd% (deleted)}
+  # what of its environment changes the interpreter's import path (for run_pyfacts)
+  if [ -n "$_penv" ]; then
+    eval "_pxr_$_pcid=1 _pxh_$_pcid=\$_c_HOME _pxp_$_pcid=\$_c_PYTHONPATH _pxc_$_pcid=\$_pcwd"
+    eval "_pxb_$_pcid=\$_c_PYTHONUSERBASE _pxn_$_pcid=\$_c_PYTHONNOUSERSITE"
+  fi
   # the interpreter: argv[0] when it names one, else looked up on the process PATH, else exe
   _py=
   case $_argv0 in
     /*) is_exe "$_argv0" && _py=$_argv0 ;;
     */*) # relative (.venv/bin/python): from the process's working directory
-      _pcwd=
-      [ -L "$_pd/cwd" ] && _pcwd=$(deadline readlink "$_pd/cwd" 2>/dev/null)
-      _pcwd=${_pcwd% (deleted)}
       _rel=${_argv0#./}
       case $_pcwd in /*) is_exe "${_pcwd%/}/$_rel" && _py=${_pcwd%/}/$_rel ;; esac
       ;;
@@ -552,11 +574,11 @@ discover_processes() {
 }
 
 # login_shell UID — the account's login shell from the passwd database (the root's own
-# /etc/passwd first when inspecting a root), in _sh; empty when unknown. $SHELL is only the
-# fallback: a local run inherits whatever the caller had (cron and CI often have none).
+# /etc/passwd first when inspecting a root), in LOGIN_SHELL; empty when unknown. $SHELL is only
+# the fallback: a local run inherits whatever the caller had (cron and CI often have none).
+LOGIN_SHELL=
 login_shell() {
   _pw=
-  _sh=
   case $1 in '' | *[!0-9]*) return 0 ;; esac
   if [ -n "$R" ] && [ -r "$R/etc/passwd" ]; then
     _pw=$(grep "^[^:]*:[^:]*:$1:" "$R/etc/passwd" | head -n 1)
@@ -564,7 +586,7 @@ login_shell() {
   if [ -z "$_pw" ] && command -v getent >/dev/null 2>&1; then
     _pw=$(deadline getent passwd "$1" 2>/dev/null | head -n 1)
   fi
-  case $_pw in *:*) _sh=${_pw##*:} ;; esac
+  case $_pw in *:*) LOGIN_SHELL=${_pw##*:} ;; esac
 }
 
 # ---- steps -----------------------------------------------------------------------------
@@ -590,7 +612,7 @@ probe_host() {
   rec host uid "$_uid"
   rec host user "${_user:-${USER:-}}"
   login_shell "$_uid"
-  rec host shell "${_sh:-${SHELL:-}}"
+  rec host shell "${LOGIN_SHELL:-${SHELL:-}}"
   if [ "$_uid" != 0 ] && command -v sudo >/dev/null 2>&1; then
     run sudo -n true
     if [ "$_rc" = 0 ]; then rec host sudo yes; else rec host sudo no; fi
@@ -727,19 +749,28 @@ probe_pythons() {
       rec py "$_i" error "not executable"
       continue
     fi
-    # an interpreter seen before (inventory and a serving process) runs once
+    # an interpreter seen before runs once (serving processes: once per import-path environment)
+    _pkey=$_rpp _pcx=
+    if [ "$_psrc" = process ]; then
+      eval "_e=\${_pxr_$_pctx:-}"
+      if [ "$_e" = 1 ]; then
+        _pcx=$_pctx
+        eval "_pkey=\"\$_pkey|\$_pxh_$_pctx|\$_pxp_$_pctx|\$_pxb_$_pctx|\$_pxn_$_pctx|\$_pxc_$_pctx\""
+      fi
+    fi
     _seenpy=
-    case "$NL$PYRAN" in *"$NL$_rpp$TAB"*)
-      _seenpy=${PYRAN#*"$_rpp$TAB"}
+    case "$NL$PYRAN" in *"$NL$_pkey$TAB"*)
+      _seenpy=$NL$PYRAN
+      _seenpy=${_seenpy#*"$NL$_pkey$TAB"}
       _seenpy=${_seenpy%%"$NL"*}
       ;;
     esac
     if [ -n "$_seenpy" ]; then
       eval "_out=\$_pyo_$_seenpy _rc=\$_pyr_$_seenpy"
     else
-      run_pyfacts "$_i" "$R$_rpp"
+      run_pyfacts "$_i" "$R$_rpp" "$_pcx"
       eval "_pyo_$_i=\$_out _pyr_$_i=\$_rc"
-      PYRAN="$PYRAN$_rpp$TAB$_i$NL"
+      PYRAN="$PYRAN$_pkey$TAB$_i$NL"
     fi
     IFS=$NL
     for _ln in $_out; do
