@@ -14,6 +14,10 @@ import sys
 SENTINEL = "@@DT1"
 ROOT = os.environ.get("DT_ROOT", "").rstrip("/")
 INDEX = sys.argv[1] if len(sys.argv) > 1 else "0"
+# The interpreter of a serving process: probe.sh passes what of the process's environment
+# changes its import path (it runs us with -E, so we apply it ourselves): DT_PROC_HOME,
+# DT_PROC_PYTHONPATH, DT_PROC_PYTHONUSERBASE, DT_PROC_PYTHONNOUSERSITE, DT_PROC_CWD.
+PROC = os.environ.get("DT_PROC") == "1"
 
 WANTED = {
     "torch",
@@ -127,13 +131,47 @@ def venv_site_packages(venv):
     return [os.path.join(venv, libdir, version, "site-packages") for libdir in libdirs]
 
 
+def proc_env(name):
+    return os.environ.get("DT_PROC_" + name, "")
+
+
+def user_site():
+    """The user site dir (``pip install --user``), from the serving process's HOME and
+    PYTHONUSERBASE when this is its interpreter; None when disabled."""
+    if PROC:
+        if proc_env("PYTHONNOUSERSITE"):
+            return None
+        for name in ("HOME", "PYTHONUSERBASE"):
+            if proc_env(name):
+                os.environ[name] = ROOT + proc_env(name)
+            else:
+                os.environ.pop(name, None)
+    if not site.check_enableusersite():
+        return None
+    return site.getusersitepackages()
+
+
+def pythonpath_dirs():
+    """A serving process's PYTHONPATH entries, first on its sys.path (relative ones and empty
+    ones from its working directory, as the interpreter resolves them at startup)."""
+    if not PROC or not proc_env("PYTHONPATH"):
+        return []
+    cwd = proc_env("CWD")
+    out = []
+    for entry in proc_env("PYTHONPATH").split(os.pathsep):
+        if not entry.startswith("/"):
+            if not cwd.startswith("/"):
+                continue
+            entry = os.path.join(cwd, entry)
+        out.append(os.path.abspath(ROOT + entry))
+    return out
+
+
 def site_dirs():
     """(prefix, site dirs) as site.main() would set them up — computed, since we run with -S so
-    that no .pth file executes code."""
+    that no .pth file executes code. A serving process's PYTHONPATH dirs come first."""
     venv, settings = venv_config()
-    user = None
-    if site.check_enableusersite():
-        user = site.getusersitepackages()
+    user = user_site()
     if venv:
         prefix = venv
         dirs = venv_site_packages(venv)
@@ -144,6 +182,9 @@ def site_dirs():
         prefix = sys.prefix
         dirs = [user, *site.getsitepackages()]
     found = []
+    for entry in pythonpath_dirs():
+        if entry not in found and under_root(entry) and os.path.isdir(entry):
+            found.append(entry)
     for entry in dirs:
         if not entry or not os.path.isdir(entry):
             continue

@@ -16,7 +16,7 @@ import os
 import shutil
 import signal
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -41,6 +41,14 @@ STACK = {
     "nvidia-cuda-nvrtc": "13.0.88",
 }
 RUN_S = 60
+# the stand-in server: leaves its sys.path in syspath-PID.json (in its working directory)
+SLEEPER = """import json, os, sys, time
+tmp = "syspath-%d.tmp" % os.getpid()
+with open(tmp, "w") as fh:
+    json.dump(sys.path, fh)
+os.rename(tmp, "syspath-%d.json" % os.getpid())
+time.sleep(120)
+"""
 
 
 def pyenv_build(minor: str) -> Path | None:
@@ -158,11 +166,13 @@ def plant_stack(site: Path, flashinfer: str = STACK["flashinfer-python"]) -> Non
         dist(site, name, flashinfer if name == "flashinfer-python" else version)
 
 
-def assert_stack(py: PythonEnv, flashinfer: str = STACK["flashinfer-python"]) -> None:
+def assert_stack(
+    py: PythonEnv, flashinfer: str = STACK["flashinfer-python"], extra: Mapping[str, str] = {}
+) -> None:
     assert py.error is None, py
     assert (py.torch_version, py.torch_cuda) == TORCH, py
     assert py.flashinfer_version == flashinfer, py
-    assert dict(py.packages) == {**STACK, "flashinfer-python": flashinfer}, py
+    assert dict(py.packages) == {**STACK, "flashinfer-python": flashinfer, **extra}, py
 
 
 @pytest.fixture
@@ -470,7 +480,7 @@ def serving_app(tmp_path: Path) -> Iterator[tuple[Path, list[subprocess.Popen[by
     app = tmp_path / "app"
     (app / "sglang").mkdir(parents=True)
     (app / "sglang" / "__init__.py").write_text("")
-    (app / "sglang" / "launch_server.py").write_text("import time\ntime.sleep(120)\n")
+    (app / "sglang" / "launch_server.py").write_text(SLEEPER)
     procs: list[subprocess.Popen[bytes]] = []
     try:
         yield app, procs
@@ -482,29 +492,50 @@ def serving_app(tmp_path: Path) -> Iterator[tuple[Path, list[subprocess.Popen[by
 
 
 def serve(
-    procs: list[subprocess.Popen[bytes]], argv0: str, cwd: Path, home: Path, path: str
-) -> int:
+    procs: list[subprocess.Popen[bytes]],
+    argv0: str,
+    cwd: Path,
+    home: Path,
+    path: str,
+    **env: str,
+) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen(
         [argv0, "-m", "sglang.launch_server", "--model-path", "m", "--port", "30000"],
         cwd=str(cwd),
-        env={**clean_env(home), "PATH": path},
+        env={**clean_env(home), "PATH": path, **env},
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     procs.append(proc)
-    return proc.pid
+    return proc
 
 
-def process_python(facts: Facts, pid: int) -> PythonEnv:
-    label = f"pid {pid} sglang.launch_server"
+def process_sites(app: Path, proc: subprocess.Popen[bytes]) -> tuple[str, ...]:
+    """The running server's own sys.path, less its script dir, the stdlib and the entries that
+    do not exist (a PYTHONPATH entry may name a missing dir; the probe lists only real ones)."""
+    done = app / f"syspath-{proc.pid}.json"
+    while not done.exists():
+        try:
+            code = proc.wait(timeout=0.05)
+        except subprocess.TimeoutExpired:
+            continue
+        pytest.fail(f"the stand-in server exited {code} before it started")
+    path = json.loads(done.read_text())
+    stdlib = next(i for i, p in enumerate(path) if p.endswith(".zip"))
+    dynload = max(i for i, p in enumerate(path) if p.endswith("lib-dynload"))
+    return tuple(p for p in path[1:stdlib] + path[dynload + 1 :] if os.path.isdir(p))
+
+
+def process_python(facts: Facts, proc: subprocess.Popen[bytes]) -> PythonEnv:
+    label = f"pid {proc.pid} sglang.launch_server"
     return next(p for p in facts.pythons if p.source == "process" and p.context == label)
 
 
-def test_serving_process_interpreter_found_three_ways(
+def test_serving_process_interpreter_found_four_ways(
     serving_app: tuple[Path, list[subprocess.Popen[bytes]]], home: Path
 ) -> None:
-    """Started by absolute path, by a path relative to its working directory (the probe used
+    """Started by absolute path, by paths relative to its working directory (the probe used
     to fall back to /proc/PID/exe — the venv's *base* Python, without torch or FlashInfer),
     and by a bare name looked up on the process's own PATH."""
     app, procs = serving_app
@@ -523,9 +554,71 @@ def test_serving_process_interpreter_found_three_ways(
         serve(procs, "python3", app, home, venv_path): str(python),
     }
     facts = run_probe([], home)
-    for pid, path in expected.items():
-        py = process_python(facts, pid)
+    for proc, path in expected.items():
+        py = process_python(facts, proc)
         assert py.path == path, py
         assert py.prefix == str(app / ".venv"), py
+        assert py.site_packages == (str(site),) == process_sites(app, proc), py
+        assert_stack(py)
+
+
+def test_serving_process_pythonpath_shadows_the_venv(
+    serving_app: tuple[Path, list[subprocess.Popen[bytes]]], tmp_path: Path, home: Path
+) -> None:
+    """PYTHONPATH=src (a FlashInfer checkout, relative to the server's working directory) comes
+    before site-packages in the server, so its FlashInfer is the one imported. The probe runs
+    interpreters with -E and used to report the venv's FlashInfer for the server too. The
+    same interpreter from the inventory (no PYTHONPATH) keeps the venv's."""
+    app, procs = serving_app
+    python = make_venv(need_build("3.12"), tmp_path / "venv")
+    site = venv_site(tmp_path / "venv", python)
+    plant_stack(site)
+    src = app / "src"
+    (src / "flashinfer").mkdir(parents=True)
+    (src / "flashinfer" / "_build_meta.py").write_text('__version__ = "0.6.9.dev0"\n')
+    dist(src, "flashinfer-python", "0.6.9.dev0")
+    system_path = os.environ.get("PATH", "/usr/bin:/bin")
+    proc = serve(procs, str(python), app, home, system_path, PYTHONPATH=f"src:{tmp_path}/none")
+    plain = serve(procs, str(python), app, home, system_path)
+    facts = run_probe([python], home)
+    served = process_python(facts, proc)
+    assert served.site_packages == (str(src), str(site)) == process_sites(app, proc), served
+    assert served.flashinfer_version == "0.6.9.dev0", served
+    assert served.packages["flashinfer-python"] == "0.6.9.dev0", served
+    assert (served.torch_version, served.torch_cuda) == TORCH, served
+    inventory = next(p for p in facts.pythons if p.source == "inventory")
+    for py in (process_python(facts, plain), inventory):
         assert py.site_packages == (str(site),), py
         assert_stack(py)
+
+
+def test_serving_process_user_site_from_its_own_home(
+    serving_app: tuple[Path, list[subprocess.Popen[bytes]]], tmp_path: Path, home: Path
+) -> None:
+    """A server run with another HOME (a service account) imports the torch in *its*
+    ~/.local; PYTHONNOUSERSITE turns that off and PYTHONUSERBASE moves it. The probe's own
+    HOME used to decide."""
+    app, procs = serving_app
+    base = relocated_build(need_build("3.12"), tmp_path / "base")
+    base_site = tmp_path / "base" / "lib" / "python3.12" / "site-packages"
+    dist(base_site, "triton", "3.5.1")
+    svc_home = tmp_path / "svc"
+    usite = user_site(svc_home, base)
+    plant_stack(usite)
+    userbase = tmp_path / "userbase"
+    ub_site = userbase / "lib" / "python3.12" / "site-packages"
+    plant_stack(ub_site, flashinfer="0.6.7")
+    system_path = os.environ.get("PATH", "/usr/bin:/bin")
+    own = serve(procs, str(base), app, svc_home, system_path)
+    off = serve(procs, str(base), app, svc_home, system_path, PYTHONNOUSERSITE="1")
+    moved = serve(procs, str(base), app, svc_home, system_path, PYTHONUSERBASE=str(userbase))
+    facts = run_probe([], home)
+    served = process_python(facts, own)
+    assert served.site_packages == (str(usite), str(base_site)) == process_sites(app, own)
+    assert_stack(served, extra={"triton": "3.5.1"})
+    py_off = process_python(facts, off)
+    assert py_off.site_packages == (str(base_site),) == process_sites(app, off), py_off
+    assert py_off.torch_version is None and dict(py_off.packages) == {"triton": "3.5.1"}
+    py_moved = process_python(facts, moved)
+    assert py_moved.site_packages == (str(ub_site), str(base_site)) == process_sites(app, moved)
+    assert py_moved.flashinfer_version == "0.6.7", py_moved
