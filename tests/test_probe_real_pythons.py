@@ -26,7 +26,7 @@ from tui.core.factbuild import facts_from_output
 from tui.core.facts import Facts, PythonEnv
 
 PYENV = Path(os.environ.get("PYENV_ROOT", str(Path.home() / ".pyenv"))) / "versions"
-MINORS = ("3.8", "3.9", "3.12", "3.13")
+MINORS = ("3.6", "3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13")
 SYSTEM_PYTHON = Path("/usr/bin/python3")
 UV_CANDIDATES = (Path.home() / ".cache" / "detective-tui-tests" / "uv" / "bin" / "uv",)
 TORCH_VERSION_PY = (
