@@ -232,16 +232,57 @@ def report_dists(sites):
                 rec("py", INDEX, "warning", f"{host(path)}: {exc.strerror or exc}")
 
 
-def report_file(sites, relpath, label):
+def editable_packages(sites):
+    """{top-level package: its source dir} from setuptools' editable-install finders
+    (``__editable___<dist>_finder.py``, with ``MAPPING = {...}`` on one line): the packages a
+    ``pip install -e`` of a non-flat project imports from its checkout. Read, never run."""
+    out = {}
+    for sdir in sites:
+        try:
+            names = sorted(n for n in os.listdir(sdir) if n.startswith("__editable___"))
+        except OSError:
+            continue
+        for name in names:
+            if not name.endswith("_finder.py"):
+                continue
+            try:
+                for line in file_lines(os.path.join(sdir, name), 40):
+                    if line.startswith(("MAPPING =", "MAPPING:")):
+                        import ast  # only here: it costs a few ms
+
+                        mapping = ast.literal_eval(line.partition("=")[2].strip())
+                        for pkg, path in mapping.items():
+                            if "." not in pkg and str(path).startswith("/"):
+                                out.setdefault(pkg, ROOT + path)
+                        break
+            except (OSError, ValueError, SyntaxError, AttributeError) as exc:
+                rec("py", INDEX, "warning", f"{host(os.path.join(sdir, name))}: {exc}")
+    return out
+
+
+def find_file(sites, editable, relpath):
+    """Where the import system finds ``relpath`` (``torch/version.py``): the first site dir that
+    has it, else the editable finders (they come after the path entries in sys.meta_path)."""
     for sdir in sites:
         path = os.path.join(sdir, relpath)
         if os.path.isfile(path):
-            try:
-                for line in file_lines(path):
-                    rec("pyfile", INDEX, label, line)
-            except OSError as exc:
-                rec("py", INDEX, "warning", f"{host(path)}: {exc.strerror or exc}")
-            return
+            return path
+    top, _, rest = relpath.partition(os.sep)
+    if top in editable:
+        path = os.path.join(editable[top], rest)
+        if under_root(path) and os.path.isfile(path):
+            return path
+    return None
+
+
+def report_file(sites, editable, relpath, label):
+    path = find_file(sites, editable, relpath)
+    if path:
+        try:
+            for line in file_lines(path):
+                rec("pyfile", INDEX, label, line)
+        except OSError as exc:
+            rec("py", INDEX, "warning", f"{host(path)}: {exc.strerror or exc}")
 
 
 def report_pip_nvcc(sites):
@@ -291,18 +332,16 @@ def arch_flags(path):
     return None
 
 
-def report_torch_archs(sites):
-    for sdir in sites:
-        lib = os.path.join(sdir, "torch", "lib", "libtorch_python.so")
-        if os.path.isfile(lib):
-            try:
-                flags = arch_flags(lib)
-            except (OSError, ValueError) as exc:
-                rec("py", INDEX, "warning", f"{host(lib)}: {exc}")
-                return
-            if flags:
-                rec("pyfile", INDEX, "torch_arch_flags", flags)
+def report_torch_archs(sites, editable):
+    lib = find_file(sites, editable, os.path.join("torch", "lib", "libtorch_python.so"))
+    if lib:
+        try:
+            flags = arch_flags(lib)
+        except (OSError, ValueError) as exc:
+            rec("py", INDEX, "warning", f"{host(lib)}: {exc}")
             return
+        if flags:
+            rec("pyfile", INDEX, "torch_arch_flags", flags)
 
 
 def main():
@@ -313,9 +352,11 @@ def main():
     for sdir in sites:
         rec("py", INDEX, "site", host(sdir))
     report_dists(sites)
-    report_file(sites, os.path.join("torch", "version.py"), "torch_version")
-    report_file(sites, os.path.join("flashinfer", "_build_meta.py"), "flashinfer_build_meta")
-    report_torch_archs(sites)
+    editable = editable_packages(sites)
+    report_file(sites, editable, os.path.join("torch", "version.py"), "torch_version")
+    meta = os.path.join("flashinfer", "_build_meta.py")
+    report_file(sites, editable, meta, "flashinfer_build_meta")
+    report_torch_archs(sites, editable)
     report_pip_nvcc(sites)
 
 

@@ -622,3 +622,51 @@ def test_serving_process_user_site_from_its_own_home(
     py_moved = process_python(facts, moved)
     assert py_moved.site_packages == (str(ub_site), str(base_site)) == process_sites(app, moved)
     assert py_moved.flashinfer_version == "0.6.7", py_moved
+
+
+def test_editable_installs_through_setuptools_finders(tmp_path: Path, home: Path) -> None:
+    """``pip install -e`` of a project setuptools cannot expose with a path line (FlashInfer's
+    package-dir mapping, a PyTorch checkout) leaves a finder module with the package→checkout
+    MAPPING and a .pth that imports it. The probe used to miss torch/version.py and
+    flashinfer/_build_meta.py there (a source-built CUDA torch looked like a CPU build)."""
+    editable_wheel = pytest.importorskip("setuptools.command.editable_wheel")
+    python = make_venv(need_build("3.12"), tmp_path / "venv")
+    site = venv_site(tmp_path / "venv", python)
+    torch_src = tmp_path / "pytorch" / "torch"
+    torch_src.mkdir(parents=True)
+    (torch_src / "__init__.py").write_text("")
+    (torch_src / "version.py").write_text(
+        TORCH_VERSION_PY.read_text().replace(TORCH[0], "2.11.0a0+git70d99e9")
+    )
+    fi_src = tmp_path / "flashinfer" / "flashinfer"
+    fi_src.mkdir(parents=True)
+    (fi_src / "__init__.py").write_text("")
+    (fi_src / "_build_meta.py").write_text('__version__ = "0.6.9.dev0+g1234abc"\n')
+    for dist_name, version, pkg, src in (
+        ("torch", "2.11.0a0+git70d99e9", "torch", torch_src),
+        ("flashinfer-python", "0.6.9.dev0", "flashinfer", fi_src),
+    ):
+        dist(site, dist_name, version)
+        name = f"{dist_name.replace('-', '_')}-{version.replace('+', '_')}"
+        finder = editable_wheel._make_identifier(f"__editable__.{name}.finder")
+        (site / f"{finder}.py").write_text(
+            editable_wheel._finder_template(name, {pkg: str(src)}, {})
+        )
+        (site / f"__editable__.{name}.pth").write_text(f"import {finder}; {finder}.install()")
+    py = probed(python, home)
+    assert py.site_packages == (str(site),), py
+    real = subprocess.run(
+        [
+            str(python),
+            "-c",
+            "import torch.version as t, flashinfer._build_meta as f;"
+            "print(t.__version__, t.cuda, f.__version__)",
+        ],
+        capture_output=True,
+        text=True,
+        env=clean_env(home),
+        check=True,
+        timeout=RUN_S,
+    ).stdout.split()
+    assert [py.torch_version, py.torch_cuda, py.flashinfer_version] == real, py
+    assert real == ["2.11.0a0+git70d99e9", "13.0", "0.6.9.dev0+g1234abc"]
