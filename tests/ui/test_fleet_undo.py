@@ -8,6 +8,7 @@ judge the result. The undo records live in the test's own XDG state dir.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -99,11 +100,12 @@ def _offered(screen: FleetFixScreen, key: str) -> bool:
     return binding is not None and binding.enabled
 
 
-def _palette(app) -> list[str]:
+def _palette(app) -> dict[str, Callable[[], Awaitable[object]]]:
+    """The palette's commands for the screen's bindings: title → what it runs."""
     from tui.ui.commands import FleetCommands
 
     provider = FleetCommands(app.screen)
-    return [title for title, _, _ in provider._binding_commands()]
+    return {title: run for title, _, run in provider._binding_commands()}
 
 
 def _decisions(app) -> list[dict]:
@@ -141,7 +143,8 @@ async def test_undo_a_group_fix_on_every_changed_host(fleet: tuple[Host, ...]) -
         }
 
         before = {n: app.fleet[n].result for n in GROUP}
-        await _press_to_preview(pilot, screen, "u")
+        await _palette(app)["Undo on every changed host (u)"]()  # as the palette runs it
+        await settle(pilot, lambda: screen.stage == "preview" and screen.kind == "undo")
         await _apply(pilot, screen)
         results = _results(screen)
         # the verdict for the unit as it will start next time: warning with the arch list,
