@@ -316,3 +316,18 @@ def test_the_fake_hosts_systemctl_log_shows_one_reload_per_run(
     for name in PAIR:
         log = roots[name] / SYSTEMCTL_LOG.lstrip("/")
         assert log.read_text().splitlines() == ["daemon-reload", "daemon-reload"]
+
+
+def test_an_unreadable_record_is_reported_and_exits_3(
+    fleet: tuple[Path, dict[str, Path]], capsys: pytest.CaptureFixture[str], no_tty: None
+) -> None:
+    inv, _roots = fleet
+    broken = records_dir("h100") / "20260101-000000-use-installed-toolkit.json"
+    broken.parent.mkdir(parents=True)
+    broken.write_text("{")
+    assert run(inv, "ct200,h100", "--undo", "last", "--yes") == exitcodes.USAGE
+    captured = capsys.readouterr()
+    table = rows(captured.out)
+    assert table["ct200"][0] == "skipped" and table["h100"][0] == "not-planned"
+    assert table["h100"][1].startswith(f"{broken}: not a readable undo record")
+    assert f"h100: {broken}: not a readable undo record" in captured.err

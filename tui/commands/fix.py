@@ -36,7 +36,14 @@ from tui.core.fixes.fleet import (
 )
 from tui.core.fixes.render import outcome_text, preview_text
 from tui.core.fixes.restart import restart_plan
-from tui.core.fixes.undo import UndoError, list_records, load_record, mark_undone, undo_plan
+from tui.core.fixes.undo import (
+    UndoError,
+    UndoRecord,
+    list_records,
+    load_record,
+    mark_undone,
+    undo_plan,
+)
 from tui.core.hosts import Host
 from tui.core.inventory import InventoryError
 from tui.core.runner import Session
@@ -174,9 +181,13 @@ def _history(host: Host, args: argparse.Namespace) -> int:
     if not records:
         _say(f"No fixes to undo on {host.name}.")
     for r in records:
-        params = " ".join(f"{k}={v}" for k, v in r.params.items())
-        _say(f"{r.id}  {r.created}  {r.fix_id} {params}  ({len(r.steps)} step(s) to undo)")
+        _say(_record_line(r))
     return exitcodes.OK
+
+
+def _record_line(r: UndoRecord) -> str:
+    params = " ".join(f"{k}={v}" for k, v in r.params.items())
+    return f"{r.id}  {r.created}  {r.fix_id} {params}  ({len(r.steps)} step(s) to undo)"
 
 
 def _fleet_history(hosts: list[Host], args: argparse.Namespace) -> int:
@@ -200,8 +211,7 @@ def _fleet_history(hosts: list[Host], args: argparse.Namespace) -> int:
         if not records:
             _say("  No fixes to undo.")
         for r in records:
-            params = " ".join(f"{k}={v}" for k, v in r.params.items())
-            _say(f"  {r.id}  {r.created}  {r.fix_id} {params}  ({len(r.steps)} step(s) to undo)")
+            _say(f"  {_record_line(r)}")
     if args.json:
         _dump(listed)
     return exitcodes.USAGE if bad else exitcodes.OK
@@ -410,7 +420,8 @@ async def _fleet_undo(hosts: list[Host], args: argparse.Namespace, transcript: T
     """``fix a,b,c --undo last``: each host's newest fix still in place, previewed per host,
     one confirmation, undone concurrently, one row per host (exit codes as the fleet fix)."""
     async with Session(transcript=transcript) as session:
-        print(f"Probing {', '.join(h.name for h in hosts)}…", file=sys.stderr, flush=True)
+        names = ", ".join(h.name for h in hosts)
+        print(f"Reading the undo records of {names}…", file=sys.stderr, flush=True)
         items = await plan_undo_last(session, hosts, stamp=make_stamp())
         for item in items:
             if item.skipped and not args.json:  # nothing to undo there: not an error
@@ -422,15 +433,17 @@ async def _fleet_undo(hosts: list[Host], args: argparse.Namespace, transcript: T
             if args.json:
                 _dump([_item_json(i) for i in items])
             return _planning_code(items)
-        if planned:
-            count = f"{len(planned)} hosts" if len(planned) > 1 else planned[0].host.name
-            if not _confirm(f"Undo the last fix on {count}?", args.yes):
-                for i in planned:
-                    _undo_decision(transcript, i, "no")
-                _say("Nothing was changed.")
-                return exitcodes.OK
+        if not planned:  # nothing to undo anywhere, or nothing that can be: one row each
+            _fleet_table([HostFixResult(item=i, outcome=None) for i in items], args)
+            return _planning_code(items)
+        count = f"{len(planned)} hosts" if len(planned) > 1 else planned[0].host.name
+        if not _confirm(f"Undo the last fix on {count}?", args.yes):
             for i in planned:
-                _undo_decision(transcript, i, "yes")
+                _undo_decision(transcript, i, "no")
+            _say("Nothing was changed.")
+            return exitcodes.OK
+        for i in planned:
+            _undo_decision(transcript, i, "yes")
         results = await undo_fleet(session, items, None if args.json else _host_line)
         _fleet_table(results, args)
         if args.restart:

@@ -35,8 +35,6 @@ HostStatus = Literal[
     "fixed", "applied", "undone", "failed", "unresolved", "not-planned", "skipped", "unreachable"
 ]
 
-NOTHING_TO_UNDO = "nothing to undo"  # how a skipped undo item's reason starts
-
 
 @dataclass(frozen=True)
 class FleetItem:
@@ -223,7 +221,7 @@ def undo_item(
 
 def _nothing_to_undo(host: Host, why: str) -> FleetItem:
     return FleetItem(
-        host=host, facts=None, plan=None, error=f"{NOTHING_TO_UNDO}: {why}", skipped=True
+        host=host, facts=None, plan=None, error=f"nothing to undo: {why}", skipped=True
     )
 
 
