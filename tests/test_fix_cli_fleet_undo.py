@@ -331,3 +331,17 @@ def test_an_unreadable_record_is_reported_and_exits_3(
     assert table["ct200"][0] == "skipped" and table["h100"][0] == "not-planned"
     assert table["h100"][1].startswith(f"{broken}: not a readable undo record")
     assert f"h100: {broken}: not a readable undo record" in captured.err
+
+
+def test_fleet_fix_and_undo_json_are_only_json(
+    fleet: tuple[Path, dict[str, Path]], capsys: pytest.CaptureFixture[str], no_tty: None
+) -> None:
+    """--json keeps the live per-host lines off stdout, for the fix and for its undo."""
+    inv, _roots = fleet
+    argv = ("ct200,ct201", "use-installed-toolkit", "--yes", "--json")
+    assert run(inv, *argv) == exitcodes.OK
+    fixed = json.loads(capsys.readouterr().out)
+    assert [(r["host"], r["status"]) for r in fixed] == [("ct200", "fixed"), ("ct201", "fixed")]
+    assert run(inv, "ct200,ct201", "--undo", "last", "--yes", "--json") == exitcodes.OK
+    undone = json.loads(capsys.readouterr().out)
+    assert [(r["host"], r["status"]) for r in undone] == [("ct200", "undone"), ("ct201", "undone")]

@@ -248,7 +248,7 @@ async def _fix(
         )
         if len(items) == 1:
             return await _apply_one(session, planned[0], args)
-        results = await apply_fleet(session, items, lambda h, line: _say(f"[{h}] {line}"))
+        results = await apply_fleet(session, items, None if args.json else _host_line)
         _fleet_table(results, args)
         if args.restart:
             await _restart_fleet(session, results, args)
