@@ -52,12 +52,13 @@ run_pyfacts() {
   [ -n "${3:-}" ] && eval "_e=\$_pxr_$3"
   if [ "$_e" = 1 ]; then
     eval "_e1=\$_pxh_$3 _e2=\$_pxp_$3 _e3=\$_pxb_$3 _e4=\$_pxn_$3 _e5=\$_pxc_$3"
+    eval "_e6=\$_pxf_$3 _e7=\$_pxz_$3"
   else
-    _e= _e1= _e2= _e3= _e4= _e5=
+    _e= _e1= _e2= _e3= _e4= _e5= _e6= _e7=
   fi
   _out=$(deadline env "DT_PROC=$_e" "DT_PROC_HOME=$_e1" "DT_PROC_PYTHONPATH=$_e2" \
     "DT_PROC_PYTHONUSERBASE=$_e3" "DT_PROC_PYTHONNOUSERSITE=$_e4" "DT_PROC_CWD=$_e5" \
-    "$2" -E -S - "$1" 2>&1 <<'DT_PYFACTS_EOF'
+    "DT_PROC_FLAGS=$_e6" "DT_PROC_PATH0=$_e7" "$2" -E -S - "$1" 2>&1 <<'DT_PYFACTS_EOF'
 @DT_PYFACTS@
 DT_PYFACTS_EOF
 )
@@ -419,6 +420,54 @@ unesc() {
   _raw=${_raw%x}
 }
 
+# py_start — how the interpreter was started, from its options in _argv (see proc_ctx): the
+# flags that change its import path (I E s S P) in _pflags; what makes its sys.path[0] in _p0:
+# "cwd" (-m, -c, stdin), "script:PATH", or empty.
+py_start() {
+  _pflags= _p0= _pn=0 _pskip=
+  while IFS= read -r _a; do
+    _pn=$((_pn + 1))
+    [ "$_pn" -eq 1 ] && continue
+    [ "$_pn" -gt "$_argc" ] && break
+    if [ -n "$_pskip" ]; then
+      _pskip=
+      continue
+    fi
+    case $_a in
+      - | -m* | -c*)
+        _p0=cwd
+        return 0
+        ;;
+      --*) ;;
+      -?*)
+        _g=${_a#-}
+        while [ -n "$_g" ]; do
+          _ch=${_g%"${_g#?}"}
+          _g=${_g#?}
+          case $_ch in
+            m | c)
+              _p0=cwd
+              return 0
+              ;;
+            W | X)
+              [ -z "$_g" ] && _pskip=1
+              _g=
+              ;;
+            *) _pflags=$_pflags$_ch ;;
+          esac
+        done
+        ;;
+      *)
+        unesc "$_a"
+        _p0=script:$_raw
+        return 0
+        ;;
+    esac
+  done <<DT_ARGV_EOF
+$_argv
+DT_ARGV_EOF
+}
+
 # proc_ctx PID — a serving process: its arguments, interpreter, environment and systemd unit.
 # The `arg` records are kept in _recs until the command line shows a serving process.
 UNITS=
@@ -503,10 +552,19 @@ DT_ARGV_EOF
   _pcwd=
   [ -L "$_pd/cwd" ] && _pcwd=$(deadline readlink "$_pd/cwd" 2>/dev/null)
   _pcwd=${_pcwd% (deleted)}
-  # what of its environment changes the interpreter's import path (for run_pyfacts)
+  # what of its start and environment changes the interpreter's import path (for run_pyfacts)
+  py_start
+  case $_p0 in
+    cwd) _p0=$_pcwd ;;
+    script:/*) _p0=${_p0#script:} _p0=${_p0%/*} ;;
+    script:*/*) _p0=${_p0#script:} _p0=$_pcwd/${_p0%/*} ;;
+    script:*) _p0=$_pcwd ;;
+  esac
+  case $_p0 in /*) ;; *) _p0= ;; esac
   if [ -n "$_penv" ]; then
     eval "_pxr_$_pcid=1 _pxh_$_pcid=\$_c_HOME _pxp_$_pcid=\$_c_PYTHONPATH _pxc_$_pcid=\$_pcwd"
     eval "_pxb_$_pcid=\$_c_PYTHONUSERBASE _pxn_$_pcid=\$_c_PYTHONNOUSERSITE"
+    eval "_pxf_$_pcid=\$_pflags _pxz_$_pcid=\$_p0"
   fi
   # the interpreter: argv[0] when it names one, else looked up on the process PATH, else exe
   _py=
@@ -756,6 +814,7 @@ probe_pythons() {
       if [ "$_e" = 1 ]; then
         _pcx=$_pctx
         eval "_pkey=\"\$_pkey|\$_pxh_$_pctx|\$_pxp_$_pctx|\$_pxb_$_pctx|\$_pxn_$_pctx|\$_pxc_$_pctx\""
+        eval "_pkey=\"\$_pkey|\$_pxf_$_pctx|\$_pxz_$_pctx\""
       fi
     fi
     _seenpy=

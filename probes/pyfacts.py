@@ -14,10 +14,16 @@ import sys
 SENTINEL = "@@DT1"
 ROOT = os.environ.get("DT_ROOT", "").rstrip("/")
 INDEX = sys.argv[1] if len(sys.argv) > 1 else "0"
-# The interpreter of a serving process: probe.sh passes what of the process's environment
-# changes its import path (it runs us with -E, so we apply it ourselves): DT_PROC_HOME,
-# DT_PROC_PYTHONPATH, DT_PROC_PYTHONUSERBASE, DT_PROC_PYTHONNOUSERSITE, DT_PROC_CWD.
+# The interpreter of a serving process: probe.sh passes what of the process's start and
+# environment changes its import path (it runs us with -E -S, so we apply it ourselves):
+# DT_PROC_HOME, DT_PROC_PYTHONPATH, DT_PROC_PYTHONUSERBASE, DT_PROC_PYTHONNOUSERSITE,
+# DT_PROC_CWD, DT_PROC_FLAGS (its short options: I E s S P…) and DT_PROC_PATH0 (its sys.path[0]).
 PROC = os.environ.get("DT_PROC") == "1"
+FLAGS = os.environ.get("DT_PROC_FLAGS", "") if PROC else ""
+if "I" in FLAGS:  # isolated mode: -E -s -P
+    FLAGS += "EsP"
+# packages whose import names say the probe cares about a directory that holds them
+WANTED_IMPORTS = ("torch", "flashinfer", "sglang", "sgl_kernel", "vllm", "triton", "nvidia")
 
 WANTED = {
     "torch",
@@ -139,7 +145,7 @@ def user_site():
     """The user site dir (``pip install --user``), from the serving process's HOME and
     PYTHONUSERBASE when this is its interpreter; None when disabled."""
     if PROC:
-        if proc_env("PYTHONNOUSERSITE"):
+        if "s" in FLAGS or "S" in FLAGS or (proc_env("PYTHONNOUSERSITE") and "E" not in FLAGS):
             return None
         for name in ("HOME", "PYTHONUSERBASE"):
             if proc_env(name):
@@ -154,7 +160,7 @@ def user_site():
 def pythonpath_dirs():
     """A serving process's PYTHONPATH entries, first on its sys.path (relative ones and empty
     ones from its working directory, as the interpreter resolves them at startup)."""
-    if not PROC or not proc_env("PYTHONPATH"):
+    if not PROC or not proc_env("PYTHONPATH") or "E" in FLAGS:
         return []
     cwd = proc_env("CWD")
     out = []
@@ -167,9 +173,36 @@ def pythonpath_dirs():
     return out
 
 
+def holds_wanted(directory):
+    """Whether a directory has a package or distribution the probe reports."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return False
+    for name in names:
+        if name.endswith((".dist-info", ".egg-info")):
+            if wanted(norm(name.rsplit(".", 1)[0].split("-", 1)[0])):
+                return True
+        elif name in WANTED_IMPORTS and os.path.isdir(os.path.join(directory, name)):
+            return True
+    return False
+
+
+def path0_dirs():
+    """A serving process's sys.path[0] (its working directory for -m, its script's directory),
+    when it holds something that shadows site-packages — a server started inside a FlashInfer
+    or PyTorch checkout imports that checkout."""
+    path0 = proc_env("PATH0") if PROC and "P" not in FLAGS else ""
+    if not path0.startswith("/"):
+        return []
+    path0 = os.path.abspath(ROOT + path0)
+    return [path0] if holds_wanted(path0) else []
+
+
 def site_dirs():
     """(prefix, site dirs) as site.main() would set them up — computed, since we run with -S so
-    that no .pth file executes code. A serving process's PYTHONPATH dirs come first."""
+    that no .pth file executes code. A serving process's sys.path[0] (when it matters) and
+    PYTHONPATH dirs come first."""
     venv, settings = venv_config()
     user = user_site()
     if venv:
@@ -181,8 +214,10 @@ def site_dirs():
     else:
         prefix = sys.prefix
         dirs = [user, *site.getsitepackages()]
+    if "S" in FLAGS:
+        dirs = []
     found = []
-    for entry in pythonpath_dirs():
+    for entry in path0_dirs() + pythonpath_dirs():
         if entry not in found and under_root(entry) and os.path.isdir(entry):
             found.append(entry)
     for entry in dirs:

@@ -512,8 +512,8 @@ def serve(
 
 
 def process_sites(app: Path, proc: subprocess.Popen[bytes]) -> tuple[str, ...]:
-    """The running server's own sys.path, less its script dir, the stdlib and the entries that
-    do not exist (a PYTHONPATH entry may name a missing dir; the probe lists only real ones)."""
+    """The running server's own sys.path, less the stdlib and the entries that do not exist (a
+    PYTHONPATH entry may name a missing dir; the probe lists only real ones)."""
     done = app / f"syspath-{proc.pid}.json"
     while not done.exists():
         try:
@@ -524,7 +524,7 @@ def process_sites(app: Path, proc: subprocess.Popen[bytes]) -> tuple[str, ...]:
     path = json.loads(done.read_text())
     stdlib = next(i for i, p in enumerate(path) if p.endswith(".zip"))
     dynload = max(i for i, p in enumerate(path) if p.endswith("lib-dynload"))
-    return tuple(p for p in path[1:stdlib] + path[dynload + 1 :] if os.path.isdir(p))
+    return tuple(p for p in path[:stdlib] + path[dynload + 1 :] if os.path.isdir(p))
 
 
 def process_python(facts: Facts, proc: subprocess.Popen[bytes]) -> PythonEnv:
@@ -558,7 +558,8 @@ def test_serving_process_interpreter_found_four_ways(
         py = process_python(facts, proc)
         assert py.path == path, py
         assert py.prefix == str(app / ".venv"), py
-        assert py.site_packages == (str(site),) == process_sites(app, proc), py
+        # sys.path[0] is the app dir (-m), listed since it holds the sglang package
+        assert py.site_packages == (str(app), str(site)) == process_sites(app, proc), py
         assert_stack(py)
 
 
@@ -582,13 +583,14 @@ def test_serving_process_pythonpath_shadows_the_venv(
     plain = serve(procs, str(python), app, home, system_path)
     facts = run_probe([python], home)
     served = process_python(facts, proc)
-    assert served.site_packages == (str(src), str(site)) == process_sites(app, proc), served
+    assert served.site_packages == (str(app), str(src), str(site)) == process_sites(app, proc)
     assert served.flashinfer_version == "0.6.9.dev0", served
     assert served.packages["flashinfer-python"] == "0.6.9.dev0", served
     assert (served.torch_version, served.torch_cuda) == TORCH, served
     inventory = next(p for p in facts.pythons if p.source == "inventory")
+    assert process_python(facts, plain).site_packages == (str(app), str(site))
+    assert inventory.site_packages == (str(site),), inventory
     for py in (process_python(facts, plain), inventory):
-        assert py.site_packages == (str(site),), py
         assert_stack(py)
 
 
@@ -614,13 +616,17 @@ def test_serving_process_user_site_from_its_own_home(
     moved = serve(procs, str(base), app, svc_home, system_path, PYTHONUSERBASE=str(userbase))
     facts = run_probe([], home)
     served = process_python(facts, own)
-    assert served.site_packages == (str(usite), str(base_site)) == process_sites(app, own)
+    assert served.site_packages == (str(app), str(usite), str(base_site)) == process_sites(app, own)
     assert_stack(served, extra={"triton": "3.5.1"})
     py_off = process_python(facts, off)
-    assert py_off.site_packages == (str(base_site),) == process_sites(app, off), py_off
+    assert py_off.site_packages == (str(app), str(base_site)) == process_sites(app, off), py_off
     assert py_off.torch_version is None and dict(py_off.packages) == {"triton": "3.5.1"}
     py_moved = process_python(facts, moved)
-    assert py_moved.site_packages == (str(ub_site), str(base_site)) == process_sites(app, moved)
+    assert (
+        py_moved.site_packages
+        == (str(app), str(ub_site), str(base_site))
+        == process_sites(app, moved)
+    )
     assert py_moved.flashinfer_version == "0.6.7", py_moved
 
 
@@ -670,3 +676,55 @@ def test_editable_installs_through_setuptools_finders(tmp_path: Path, home: Path
     ).stdout.split()
     assert [py.torch_version, py.torch_cuda, py.flashinfer_version] == real, py
     assert real == ["2.11.0a0+git70d99e9", "13.0", "0.6.9.dev0+g1234abc"]
+
+
+def test_serving_process_started_inside_a_checkout(
+    serving_app: tuple[Path, list[subprocess.Popen[bytes]]], tmp_path: Path, home: Path
+) -> None:
+    """``cd ~/flashinfer && python -m sglang.launch_server``: sys.path[0] is the working
+    directory, so the checkout's FlashInfer shadows the venv's. -P and -I drop sys.path[0];
+    -E and -I ignore PYTHONPATH; -s (and -I) the user site."""
+    app, procs = serving_app
+    python = make_venv(need_build("3.12"), tmp_path / "venv", "--system-site-packages")
+    site = venv_site(tmp_path / "venv", python)
+    plant_stack(site)
+    shutil.copytree(app / "sglang", site / "sglang")
+    checkout = tmp_path / "flashinfer"
+    (checkout / "flashinfer").mkdir(parents=True)
+    (checkout / "flashinfer" / "_build_meta.py").write_text('__version__ = "0.6.9.dev0+gabc"\n')
+    other = tmp_path / "other"
+    dist(other, "sgl-kernel", "0.3.20")
+    usite = user_site(home, python)
+    dist(usite, "triton", "3.5.1")
+    path = os.environ.get("PATH", "/usr/bin:/bin")
+    pyenv_site = str(need_build("3.12").parent.parent / "lib" / "python3.12" / "site-packages")
+
+    def start(*flags: str) -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen(
+            [str(python), *flags, "-m", "sglang.launch_server", "--port", "30000"],
+            cwd=str(checkout),
+            env={**clean_env(home), "PATH": path, "PYTHONPATH": str(other)},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        procs.append(proc)
+        return proc
+
+    expected = {
+        (): (str(checkout), str(other), str(site), str(usite), pyenv_site),
+        ("-P",): (str(other), str(site), str(usite), pyenv_site),
+        ("-E",): (str(checkout), str(site), str(usite), pyenv_site),
+        ("-s",): (str(checkout), str(other), str(site), pyenv_site),
+        ("-I",): (str(site), pyenv_site),
+        ("-sE",): (str(checkout), str(site), pyenv_site),
+    }
+    started = {flags: start(*flags) for flags in expected}
+    facts = run_probe([], home)
+    for flags, proc in started.items():
+        py = process_python(facts, proc)
+        assert py.site_packages == expected[flags] == process_sites(checkout, proc), (flags, py)
+        in_checkout = "P" not in "".join(flags) and "I" not in "".join(flags)
+        assert py.flashinfer_version == ("0.6.9.dev0+gabc" if in_checkout else "0.6.8"), py
+        assert ("sgl-kernel" in py.packages) == (str(other) in expected[flags]), py
+        assert ("triton" in py.packages) == (str(usite) in expected[flags]), py
