@@ -728,3 +728,36 @@ def test_serving_process_started_inside_a_checkout(
         assert py.flashinfer_version == ("0.6.9.dev0+gabc" if in_checkout else "0.6.8"), py
         assert ("sgl-kernel" in py.packages) == (str(other) in expected[flags]), py
         assert ("triton" in py.packages) == (str(usite) in expected[flags]), py
+
+
+@pytest.mark.parametrize("relative", [True, False])
+def test_serving_script_directory_comes_first(
+    relative: bool,
+    serving_app: tuple[Path, list[subprocess.Popen[bytes]]],
+    tmp_path: Path,
+    home: Path,
+) -> None:
+    """``python serve.py`` (or /abs/path/serve.py): sys.path[0] is the script's directory, and a
+    torch checkout there shadows the venv's torch."""
+    _, procs = serving_app
+    python = make_venv(need_build("3.12"), tmp_path / "venv")
+    site = venv_site(tmp_path / "venv", python)
+    plant_stack(site)
+    work = tmp_path / "work"
+    (work / "torch").mkdir(parents=True)
+    (work / "torch" / "version.py").write_text("__version__ = '2.12.0a0+gitdead'\ncuda = None\n")
+    (work / "serve.py").write_text(SLEEPER)
+    script = "work/serve.py" if relative else str(work / "serve.py")
+    proc = subprocess.Popen(
+        [str(python), script, "--port", "30000"],
+        cwd=str(tmp_path),
+        env=clean_env(home),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    procs.append(proc)
+    facts = run_probe([], home)
+    py = next(p for p in facts.pythons if p.context == f"pid {proc.pid} serve.py")
+    assert py.site_packages == (str(work), str(site)) == process_sites(tmp_path, proc), py
+    assert (py.torch_version, py.torch_cuda) == ("2.12.0a0+gitdead", None), py
