@@ -128,8 +128,9 @@ def pth_dirs(sdir):
 def venv_site_packages(venv):
     """A venv's own site dirs, as venv creates them. Not site.getsitepackages([venv]): Debian's and
     Ubuntu's patched site.py answers dist-packages there unless site.venv() already ran, and with
-    -S it has not."""
-    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    -S it has not. A free-threaded build (abiflags with "t", 3.13t) has its own lib/python3.13t."""
+    thread = "t" if "t" in getattr(sys, "abiflags", "") else ""
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}{thread}"
     libdirs = []
     for libdir in (getattr(sys, "platlibdir", "lib"), "lib"):
         if libdir not in libdirs:
