@@ -169,6 +169,45 @@ async def test_restart_after_the_fix_turns_the_probe_green_and_after_undo_red_ag
         assert service.vars["CUDA_HOME"] == "/usr/local/cuda-12.8"
 
 
+async def test_undoing_a_variable_only_the_fix_set_is_judged_after_a_restart(
+    tmp_path: Path, ssh_env: SSHEnv
+) -> None:
+    """set-flashinfer-arch-list, restarted, then undone: the running server has the variable
+    only because the removed drop-in gave it, so its next start is without it — the undo is
+    judged critical again with a restart pending (not "warning → warning", nothing to
+    restart), and the restart proves it."""
+    host = fake_ct200(tmp_path / "ct200 root", ssh_env.alias)
+    async with session(ssh_env) as s:
+        before = (await s.probe(host)).facts
+        assert before is not None
+        plan = build_plan(before, host, "set-flashinfer-arch-list", {"value": "12.0a"})
+        fixed = await apply_plan(s, host, plan, before=before)
+        assert fixed.ok and fixed.pending_restart == ("sglang.service",), outcome_text(fixed)
+        restart = restart_plan(host, fixed.pending_restart, sudo=False, stamp="r1")
+        assert (await apply_plan(s, host, restart, record_undo=False)).applied
+        live = (await s.probe(host)).facts
+        assert live is not None and "flashinfer-arch-rejected" not in severities(live)
+        (service,) = [c for c in live.contexts if c.pid == 4242]
+        assert service.vars["FLASHINFER_CUDA_ARCH_LIST"] == "12.0a"
+
+        record = load_record("ct200", fixed.record or "")
+        undone = await apply_plan(
+            s, host, undo_plan(record, host, sudo=False, stamp="u1"), before=live,
+            record_undo=False,
+        )  # fmt: skip
+        assert undone.applied, outcome_text(undone)
+        assert undone.pending_restart == ("sglang.service",), outcome_text(undone)
+        assert undone.worst_after == "critical", outcome_text(undone)
+        assert "flashinfer-arch-rejected" in undone.findings_after
+        again = restart_plan(host, undone.pending_restart, sudo=False, stamp="r2")
+        assert (await apply_plan(s, host, again, record_undo=False)).applied
+        red = (await s.probe(host)).facts
+        assert red is not None
+        assert severities(red)["flashinfer-arch-rejected"] == "critical"
+        (service,) = [c for c in red.contexts if c.pid == 4242]
+        assert "FLASHINFER_CUDA_ARCH_LIST" not in service.vars
+
+
 async def test_clear_jit_cache_moves_the_directory(tmp_path: Path, ssh_env: SSHEnv) -> None:
     host = fake_ct200(tmp_path / "root", ssh_env.alias)
     root = Path(host.root or "")

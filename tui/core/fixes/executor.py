@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from tui.core.diagnosis import diagnose
+from tui.core.factbuild import SYSTEMD_DEFAULT_PATH
 from tui.core.facts import EnvContext, Facts
 from tui.core.findings import Severity
 from tui.core.fixes import undo as undo_store
@@ -206,10 +207,9 @@ async def read_envs(session: Session, host: Host, plan: FixPlan) -> EnvReads:
         units[unit] = unit_start(
             await _run_read(session, host, unit_files_script(host, unit)), unit
         )
-        path = units[unit].env.get("PATH")
-        if path:
-            out = await _run_read(session, host, which_nvcc_script(host, path))
-            which[unit] = tuple(x for x in out.splitlines() if x.strip())
+        path = units[unit].env.get("PATH", SYSTEMD_DEFAULT_PATH)
+        out = await _run_read(session, host, which_nvcc_script(host, path))
+        which[unit] = tuple(x for x in out.splitlines() if x.strip())
     activate = None
     if plan.activate:
         out = await _run_read(session, host, _activate_script(host, plan.activate, plan.env_keys))
@@ -217,13 +217,21 @@ async def read_envs(session: Session, host: Host, plan: FixPlan) -> EnvReads:
     return EnvReads(units=units, unit_which=which, activate=activate)
 
 
-def judged_facts(facts: Facts, plan: FixPlan, reads: EnvReads) -> Facts:
+def judged_facts(
+    facts: Facts, plan: FixPlan, reads: EnvReads, reads_before: EnvReads | None = None
+) -> Facts:
     """The facts as the fixed environments will see them.
 
-    Serving processes of a changed unit get the unit's next-start environment; an interpreter
-    with no serving process is judged under its activated venv when the fix edited it.
+    Serving processes of a changed unit get the unit's next-start environment (what they got
+    from the unit's files before the plan ran, ``reads_before``, is replaced by what the files
+    give now); an interpreter with no serving process is judged under its activated venv when
+    the fix edited it. Without ``reads_before`` the units are read as they are now.
     """
     replaced: dict[str, EnvContext] = {}
+    files = {
+        unit: {"PATH": SYSTEMD_DEFAULT_PATH, **start.env}
+        for unit, start in (reads_before or reads).units.items()
+    }
     for ctx in facts.contexts:
         if ctx.unit and ctx.unit in reads.units:
             replaced[ctx.label] = next_start_context(
@@ -231,6 +239,7 @@ def judged_facts(facts: Facts, plan: FixPlan, reads: EnvReads) -> Facts:
                 reads.units[ctx.unit],
                 reads.unit_which.get(ctx.unit, ()),
                 command=ctx.unit in plan.exec_units,
+                files_before=files.get(ctx.unit),
             )
     judged = with_contexts(facts, replaced)
     if reads.activate is None or plan.python is None:
@@ -390,7 +399,7 @@ async def apply_plan(
         session.record("fix-outcome", **outcome_summary(outcome))
         return outcome
     reads_after = await read_envs(session, host, plan)
-    judged_after = judged_facts(probed.facts, plan, reads_after)
+    judged_after = judged_facts(probed.facts, plan, reads_after, reads_before)
     findings_after, worst_after = _verdict_of(judged_after)
     present = [i for i in plan.verify_gone if i in findings_before]
     outcome = FixOutcome(

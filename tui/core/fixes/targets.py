@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from tui.core.factbuild import SYSTEMD_DEFAULT_PATH
 from tui.core.facts import EnvContext, Facts, PythonEnv
 from tui.core.fixes.plan import FixError
 
 SERVING_KINDS = ("process", "unit")
 SYSTEM_PREFIXES = ("/", "/usr", "/usr/local")
-SYSTEMD_DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from tui.core import parsers
+from tui.core.factbuild import SYSTEMD_DEFAULT_PATH
 from tui.core.facts import EnvContext, Facts
 from tui.core.hosts import Host
 from tui.core.systemd_syntax import split_environment, split_exec_start
@@ -247,17 +248,44 @@ def which_nvcc_script(host: Host, path_value: str) -> str:
     )
 
 
+def next_start_vars(
+    live: Mapping[str, str], files_before: Mapping[str, str], start: UnitStart
+) -> dict[str, str]:
+    """The variables a unit's process starts with next time.
+
+    A service gets systemd's default ``PATH`` and its unit files' assignments; what the process
+    has beyond those (set by a wrapper script it runs, say) it sets itself and keeps. So the
+    variables it has *as the unit files gave them* (``files_before``: the probe's reading of
+    the unit, default ``PATH`` included) are taken away — a variable only the removed drop-in
+    of an undone fix set is gone at the next start — and the files as they are now apply.
+    """
+    own = {k: v for k, v in live.items() if files_before.get(k) != v}
+    return {**own, "PATH": own.get("PATH", SYSTEMD_DEFAULT_PATH), **start.env}
+
+
 def next_start_context(
-    ctx: EnvContext, start: UnitStart, which: Sequence[str], *, command: bool
+    ctx: EnvContext,
+    start: UnitStart,
+    which: Sequence[str],
+    *,
+    command: bool,
+    files_before: Mapping[str, str] | None = None,
 ) -> EnvContext:
-    """``ctx`` as it will be after its unit restarts: the unit's assignments override, and with
-    ``command`` (a plan that rewrites ``ExecStart``) the unit's command line replaces the
-    running one."""
+    """``ctx`` as it will be after its unit restarts: its variables as ``next_start_vars``
+    gives them (with no reading of the unit from before, the unit's assignments just
+    override), ``which`` (``which -a nvcc`` under the next-start ``PATH``) when that ``PATH``
+    is the unit's, and with ``command`` (a plan that rewrites ``ExecStart``) the unit's
+    command line in place of the running one."""
     new_command = command and start.exec_start
+    if files_before is None:
+        env = {**ctx.vars, **start.env}
+    else:
+        env = next_start_vars(ctx.vars, files_before, start)
+    unit_path = start.env.get("PATH", SYSTEMD_DEFAULT_PATH)
     return dataclasses.replace(
         ctx,
-        vars={**ctx.vars, **start.env},
-        which_nvcc=tuple(which) if "PATH" in start.env else ctx.which_nvcc,
+        vars=env,
+        which_nvcc=tuple(which) if env.get("PATH") == unit_path else ctx.which_nvcc,
         cmdline=start.exec_start if new_command else ctx.cmdline,
         argv=start.exec_argv if new_command else ctx.argv,
     )
