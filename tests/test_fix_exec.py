@@ -75,6 +75,9 @@ async def test_use_installed_toolkit_fixes_the_reference_host_and_undo_restores(
         text = outcome_text(outcome)
         assert outcome.applied, text
         assert [r.status for r in outcome.steps] == ["changed", "changed"]
+        # the live lines read as words; the markers the executor counts stay out of sight
+        assert not any("@@dt" in line for line in lines), lines
+        assert "changed: 50-detective-tui-cuda.conf written" in lines
         assert "flashinfer-arch-rejected" in outcome.findings_before
         assert "flashinfer-arch-rejected" in outcome.resolved
         assert outcome.unresolved == ()

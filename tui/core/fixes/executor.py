@@ -20,7 +20,7 @@ from tui.core.factbuild import SYSTEMD_DEFAULT_PATH
 from tui.core.facts import EnvContext, Facts
 from tui.core.findings import Severity
 from tui.core.fixes import undo as undo_store
-from tui.core.fixes.plan import FixPlan, Step, parse_flags
+from tui.core.fixes.plan import FixPlan, Step, parse_flags, shown_line
 from tui.core.fixes.unitenv import (
     UnitStart,
     next_start_context,
@@ -120,6 +120,7 @@ async def run_steps(
     """Run the plan's steps in order; stop at the first failure. Returns results and the error."""
     results: list[StepResult] = []
     error: str | None = None
+    shown = (lambda line: on_line(shown_line(line))) if on_line else None
     for index, step in enumerate(plan.steps, 1):
         command = plan.effective_command(step)
         if error is not None:
@@ -128,7 +129,7 @@ async def run_steps(
         if on_line:
             on_line(f"── step {index}/{len(plan.steps)}: {step.title}")
         res = await session.run_script(
-            host, command, env=dict(host.env), deadline_s=step.deadline_s, on_line=on_line
+            host, command, env=dict(host.env), deadline_s=step.deadline_s, on_line=shown
         )
         flags = parse_flags(res.output)
         reports = (*flags.changed, *flags.unchanged)

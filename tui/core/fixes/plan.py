@@ -86,6 +86,15 @@ def as_root(command: str) -> str:
     return f"sudo -n sh -c {shlex.quote(command)}"
 
 
+def shown_line(line: str) -> str:
+    """A step's output line as a person reads it: the ``@@dt changed``/``unchanged`` markers
+    the executor counts on become plain words."""
+    for marker, word in ((CHANGED, "changed"), (UNCHANGED, "unchanged")):
+        if line.startswith(marker + " "):
+            return f"{word}: {line[len(marker) + 1 :]}"
+    return line
+
+
 def parse_flags(output: str) -> StepFlags:
     changed: list[str] = []
     unchanged: list[str] = []
