@@ -69,8 +69,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--dry-run", action="store_true", help="print the exact commands only")
     mode.add_argument("--yes", action="store_true", help="apply without asking")
-    p.add_argument("--undo", metavar="RECORD", help="undo an applied fix: its id, or 'last'")
-    p.add_argument("--history", action="store_true", help="list the fixes that can be undone")
+    p.add_argument(
+        "--undo",
+        metavar="RECORD",
+        help="undo an applied fix: its id (one host), or 'last' (the newest fix still in "
+        "place on each TARGET host)",
+    )
+    p.add_argument(
+        "--history", action="store_true", help="list the fixes that can be undone, per host"
+    )
     p.add_argument("--finding", metavar="ID", help="only hosts whose diagnosis has this finding")
     p.add_argument(
         "--restart", action="store_true", help="restart the changed systemd units without asking"
