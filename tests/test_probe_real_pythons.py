@@ -16,6 +16,7 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -515,7 +516,10 @@ def process_sites(app: Path, proc: subprocess.Popen[bytes]) -> tuple[str, ...]:
     """The running server's own sys.path, less the stdlib and the entries that do not exist (a
     PYTHONPATH entry may name a missing dir; the probe lists only real ones)."""
     done = app / f"syspath-{proc.pid}.json"
+    deadline = time.monotonic() + RUN_S
     while not done.exists():
+        if time.monotonic() > deadline:
+            pytest.fail(f"the stand-in server wrote no {done.name} in {RUN_S} s")
         try:
             code = proc.wait(timeout=0.05)
         except subprocess.TimeoutExpired:
