@@ -16,6 +16,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -324,9 +325,19 @@ def test_distro_python_system_site_venv_and_user_site(tmp_path: Path, home: Path
 
 
 def find_uv() -> str | None:
-    found = shutil.which("uv")
+    """uv on PATH, or in the test cache — installed there from the package index the first
+    time (about 20 MB, outside the repo), so CI checks uv's venv layout too."""
+    found = shutil.which("uv") or next((str(p) for p in UV_CANDIDATES if p.is_file()), None)
     if found:
         return found
+    target = UV_CANDIDATES[0].parent.parent
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+         "--target", str(target), "uv"],
+        capture_output=True,
+        timeout=600,
+        check=False,
+    )  # fmt: skip
     return next((str(p) for p in UV_CANDIDATES if p.is_file()), None)
 
 
