@@ -1,5 +1,6 @@
-"""Fixtures for the TUI tests: the demo fleet built once, an app factory with a fixed clock
-and no animations, and a helper that lets workers finish."""
+"""Fixtures for the TUI tests: the demo fleet built once (and a private one for tests that
+change hosts), an app factory with a fixed clock and no animations, and helpers that let
+workers finish, probe the whole fleet and put the cursor on a finding group."""
 
 from __future__ import annotations
 
@@ -38,6 +39,24 @@ def demo_hosts(demo_cache: Path) -> tuple[Host, ...]:
     return demo_fleet(demo_cache)
 
 
+@pytest.fixture
+def fleet(tmp_path: Path) -> tuple[Host, ...]:
+    """A private demo fleet: fixes and restarts write into trees under tmp_path only."""
+    from tui.demo.fleet import demo_fleet
+
+    hosts = demo_fleet(tmp_path / "trees")
+    for h in hosts:
+        if h.root is not None:
+            assert Path(h.root).is_relative_to(tmp_path), h.root
+    return hosts
+
+
+def host_root(hosts: Sequence[Host], name: str) -> Path:
+    root = next(h.root for h in hosts if h.name == name)
+    assert root is not None
+    return Path(root)
+
+
 def session_factory(**kwargs: Any) -> Callable[[], Any]:
     def make() -> Any:
         from tui.core.runner import Session
@@ -66,3 +85,34 @@ async def settle(pilot: Pilot, until: Callable[[], bool] = lambda: True, rounds:
             await pilot.pause()
             return
     raise AssertionError("the app never reached the expected state")
+
+
+def all_probed(app: Any) -> bool:
+    return all(not s.busy and s.status != "idle" for s in app.fleet)
+
+
+async def probe_all(pilot: Pilot) -> None:
+    await pilot.press("P")
+    await settle(pilot, lambda: all_probed(pilot.app))
+
+
+async def cursor_on_group(pilot: Pilot, finding: str, hosts: set[str]) -> Any:
+    """Probe everything, switch to the groups view, put the cursor on ``finding``'s group
+    (which must hold exactly ``hosts``); returns that ``FindingGroup``."""
+    from textual.widgets import Tree
+
+    from tui.ui.grouping import FindingGroup
+
+    await probe_all(pilot)
+    await pilot.press("g")
+    await pilot.pause()
+    tree = pilot.app.screen.query_one("#groups-tree", Tree)
+    node = next(
+        n
+        for n in tree.root.children
+        if isinstance(n.data, FindingGroup) and n.data.finding_id == finding
+    )
+    assert set(node.data.hosts) == hosts, node.data
+    tree.move_cursor(node)
+    await pilot.pause()
+    return node.data

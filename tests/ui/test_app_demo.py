@@ -20,20 +20,11 @@ from tui.ui.widgets.cuda_compare import CudaComparison
 from tui.ui.widgets.fleet_table import FleetTable
 from tui.ui.widgets.replay_view import ReplayView
 
-from .conftest import make_app, settle
-
-
-def _all_done(app) -> bool:
-    return all(not s.busy and s.status != "idle" for s in app.fleet)
+from .conftest import all_probed, make_app, probe_all, settle
 
 
 def _table_rows(app) -> list[str]:
     return list(app.screen.query_one("#hosts-table", FleetTable).row_names)
-
-
-async def _probe_all(pilot) -> None:
-    await pilot.press("P")
-    await settle(pilot, lambda: _all_done(pilot.app))
 
 
 async def test_probe_all_reports_every_host(demo_hosts: tuple[Host, ...]) -> None:
@@ -41,7 +32,7 @@ async def test_probe_all_reports_every_host(demo_hosts: tuple[Host, ...]) -> Non
     app = make_app(demo_hosts)
     async with app.run_test(size=(160, 40), message_hook=messages.append) as pilot:
         assert {s.status for s in app.fleet} == {"idle"}
-        await _probe_all(pilot)
+        await probe_all(pilot)
         fleet = app.fleet
         assert fleet["gone-dark"].status == "unreachable"
         assert "no answer" in (fleet["gone-dark"].error or "")
@@ -81,7 +72,7 @@ async def test_probe_all_reports_every_host(demo_hosts: tuple[Host, ...]) -> Non
 async def test_group_by_finding_view(demo_hosts: tuple[Host, ...]) -> None:
     app = make_app(demo_hosts)
     async with app.run_test(size=(160, 40)) as pilot:
-        await _probe_all(pilot)
+        await probe_all(pilot)
         await pilot.press("g")
         tree = app.screen.query_one("#groups-tree", Tree)
         groups = {
@@ -108,7 +99,7 @@ async def test_group_by_finding_view(demo_hosts: tuple[Host, ...]) -> None:
 async def test_filter_and_sort(demo_hosts: tuple[Host, ...]) -> None:
     app = make_app(demo_hosts)
     async with app.run_test(size=(160, 40)) as pilot:
-        await _probe_all(pilot)
+        await probe_all(pilot)
         await pilot.press("slash")
         box = app.screen.query_one("#filter", Input)
         assert box.display and box.has_focus
@@ -141,7 +132,7 @@ async def test_filter_and_sort(demo_hosts: tuple[Host, ...]) -> None:
 async def test_host_screen_tells_the_reference_story(demo_hosts: tuple[Host, ...]) -> None:
     app = make_app(demo_hosts)
     async with app.run_test(size=(120, 40)) as pilot:
-        await _probe_all(pilot)
+        await probe_all(pilot)
         app.open_host("ct200")
         await settle(pilot, lambda: isinstance(app.screen, HostScreen))
         screen = app.screen
@@ -166,7 +157,7 @@ async def test_host_screen_tells_the_reference_story(demo_hosts: tuple[Host, ...
 async def test_read_only_hides_fixes(demo_hosts: tuple[Host, ...]) -> None:
     app = make_app(demo_hosts, read_only=True)
     async with app.run_test(size=(120, 40)) as pilot:
-        await _probe_all(pilot)
+        await probe_all(pilot)
         app.open_host("ct200")
         await settle(pilot, lambda: isinstance(app.screen, HostScreen))
         actions = {b.binding.action for b in app.screen.active_bindings.values()}
@@ -187,7 +178,7 @@ async def test_palette_lists_bindings_hosts_findings_and_fixes(
 ) -> None:
     app = make_app(demo_hosts)
     async with app.run_test(size=(120, 40)) as pilot:
-        await _probe_all(pilot)
+        await probe_all(pilot)
         titles = [c[0] for c in FleetCommands(app.screen)._all()]
         assert "Probe all (P)" in titles and "Group by finding (g)" in titles
         assert "Open host ct200" in titles and "Probe host gone-dark" in titles
@@ -217,7 +208,7 @@ async def test_help_lists_every_key(demo_hosts: tuple[Host, ...]) -> None:
 async def test_save_session_and_transcripts(demo_hosts: tuple[Host, ...]) -> None:
     app = make_app(demo_hosts)
     async with app.run_test(size=(120, 40)) as pilot:
-        await _probe_all(pilot)
+        await probe_all(pilot)
         await pilot.press("ctrl+s")
         await settle(pilot)
         exports = sorted((locations.state_dir() / "exports").iterdir())
@@ -245,7 +236,7 @@ async def test_one_failing_worker_is_reported_and_others_continue(
 ) -> None:
     app = make_app(demo_hosts, session_factory=lambda: _BrokenForOneHost(simulate_delay_s=0.05))
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
-        await _probe_all(pilot)
+        await probe_all(pilot)
         assert app.fleet["h100-node"].status == "probe-failed"
         assert app.fleet["ct200"].status == "done"
         assert any("transport exploded" in n.message for n in app._notifications)
@@ -257,7 +248,7 @@ async def test_error_outside_probes_opens_one_readable_message(
 ) -> None:
     app = make_app(demo_hosts)
     async with app.run_test(size=(120, 40)) as pilot:
-        await _probe_all(pilot)
+        await probe_all(pilot)
         blocker = tmp_path / "not-a-dir"
         blocker.write_text("")
         monkeypatch.setenv("XDG_STATE_HOME", str(blocker))
@@ -274,7 +265,7 @@ async def test_fix_key_opens_the_wizard_for_the_selected_fix(
 
     app = make_app(demo_hosts)
     async with app.run_test(size=(120, 40)) as pilot:
-        await _probe_all(pilot)
+        await probe_all(pilot)
         app.open_host("ct200")
         await settle(pilot, lambda: isinstance(app.screen, HostScreen))
         finding = app.fleet["ct200"].diagnosis.findings[0]
@@ -316,7 +307,7 @@ async def test_hosts_table_keys_and_mouse(demo_hosts: tuple[Host, ...]) -> None:
 async def test_validate_shows_the_verdict(demo_hosts: tuple[Host, ...]) -> None:
     app = make_app(demo_hosts)
     async with app.run_test(size=(120, 40)) as pilot:
-        await _probe_all(pilot)
+        await probe_all(pilot)
         app.open_host("ct200")
         await settle(pilot, lambda: isinstance(app.screen, HostScreen))
         await pilot.press("v")
@@ -331,7 +322,7 @@ async def test_validate_shows_the_verdict(demo_hosts: tuple[Host, ...]) -> None:
 async def test_probe_a_whole_group(demo_hosts: tuple[Host, ...]) -> None:
     app = make_app(demo_hosts)
     async with app.run_test(size=(160, 40)) as pilot:
-        await _probe_all(pilot)
+        await probe_all(pilot)
         await pilot.press("g")
         tree = app.screen.query_one("#groups-tree", Tree)
         healthy = next(n for n in tree.root.children if "no findings" in str(n.label))
@@ -340,4 +331,4 @@ async def test_probe_a_whole_group(demo_hosts: tuple[Host, ...]) -> None:
         await pilot.pause()
         busy = {s.name for s in app.fleet if s.busy}
         assert busy == set(healthy.data.hosts) == {"h100-node"}
-        await settle(pilot, lambda: _all_done(app))
+        await settle(pilot, lambda: all_probed(app))

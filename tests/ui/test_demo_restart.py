@@ -9,32 +9,16 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-import pytest
 from textual.widgets import DataTable
 
 from tui.core.hosts import Host
 from tui.demo.fakehost import SYSTEMCTL_LOG
-from tui.demo.fleet import demo_fleet
 from tui.ui.screens.fix_wizard import FixWizardScreen
 from tui.ui.screens.host import HostScreen
 
-from .conftest import make_app, settle
+from .conftest import host_root, make_app, probe_all, settle
 
 FIX = "use-installed-toolkit"
-
-
-@pytest.fixture
-def fleet(tmp_path: Path) -> tuple[Host, ...]:
-    """A private demo fleet: the fix and the restart write into trees under tmp_path only."""
-    hosts = demo_fleet(tmp_path / "trees")
-    for h in hosts:
-        if h.root is not None:
-            assert Path(h.root).is_relative_to(tmp_path), h.root
-    return hosts
-
-
-def _all_done(app) -> bool:
-    return all(not s.busy and s.status != "idle" for s in app.fleet)
 
 
 def _process_env(root: Path, pid: int) -> dict[str, str]:
@@ -45,11 +29,10 @@ def _process_env(root: Path, pid: int) -> dict[str, str]:
 async def test_fix_and_restart_turn_ct201_from_critical_to_not_critical(
     fleet: tuple[Host, ...],
 ) -> None:
-    root = Path(next(h.root for h in fleet if h.name == "ct201") or "")
+    root = host_root(fleet, "ct201")
     app = make_app(fleet)
     async with app.run_test(size=(160, 45)) as pilot:
-        await pilot.press("P")
-        await settle(pilot, lambda: _all_done(app))
+        await probe_all(pilot)
         assert app.fleet["ct201"].diagnosis.worst() == "critical"
 
         app.open_host("ct201")

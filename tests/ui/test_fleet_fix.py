@@ -17,29 +17,18 @@ from textual.widgets import Collapsible, DataTable, Tree
 
 from tui.core.fixes.render import outcome_text
 from tui.core.hosts import Host
-from tui.demo.fleet import demo_fleet
 from tui.ui.grouping import FindingGroup
 from tui.ui.screens.fleet_fix import FleetFixScreen, fix_choices, plan_group
 from tui.ui.screens.help import HelpScreen
 from tui.ui.screens.hosts import HostsScreen
 
-from .conftest import make_app, settle
+from .conftest import all_probed, cursor_on_group, host_root, make_app, settle
 
 FINDING = "flashinfer-arch-rejected"
 DROPIN_DIR = "etc/systemd/system/sglang.service.d"
 
 
-@pytest.fixture
-def fleet(tmp_path: Path) -> tuple[Host, ...]:
-    """A private demo fleet: its trees live under this test's tmp_path and nowhere else."""
-    hosts = demo_fleet(tmp_path / "trees")
-    for h in hosts:
-        if h.root is not None:
-            assert Path(h.root).is_relative_to(tmp_path), h.root
-    return hosts
-
-
-def tree_digest(root: str) -> dict[str, str]:
+def tree_digest(root: Path) -> dict[str, str]:
     base = Path(root)
     return {
         str(p.relative_to(base)): hashlib.sha256(p.read_bytes()).hexdigest()
@@ -48,32 +37,8 @@ def tree_digest(root: str) -> dict[str, str]:
     }
 
 
-def _root(hosts: tuple[Host, ...], name: str) -> str:
-    root = next(h.root for h in hosts if h.name == name)
-    assert root is not None
-    return root
-
-
-def _all_done(app) -> bool:
-    return all(not s.busy and s.status != "idle" for s in app.fleet)
-
-
 async def _grouped(pilot) -> FindingGroup:
-    """Probe everything, switch to the groups view, put the cursor on the ct200/ct201 group."""
-    await pilot.press("P")
-    await settle(pilot, lambda: _all_done(pilot.app))
-    await pilot.press("g")
-    await pilot.pause()
-    tree = pilot.app.screen.query_one("#groups-tree", Tree)
-    node = next(
-        n
-        for n in tree.root.children
-        if isinstance(n.data, FindingGroup) and n.data.finding_id == FINDING
-    )
-    assert set(node.data.hosts) == {"ct200", "ct201"}, node.data
-    tree.move_cursor(node)
-    await pilot.pause()
-    return node.data
+    return await cursor_on_group(pilot, FINDING, {"ct200", "ct201"})
 
 
 async def _open(pilot) -> FleetFixScreen:
@@ -99,7 +64,7 @@ async def _choose(pilot, screen: FleetFixScreen, fix_id: str) -> None:
 
 async def _apply(pilot, screen: FleetFixScreen) -> None:
     await pilot.press("a")
-    await settle(pilot, lambda: screen.stage == "done" and _all_done(pilot.app))
+    await settle(pilot, lambda: screen.stage == "done" and all_probed(pilot.app))
 
 
 def _results(screen: FleetFixScreen) -> dict[str, tuple[str, str]]:
@@ -112,7 +77,7 @@ def _results(screen: FleetFixScreen) -> dict[str, tuple[str, str]]:
 
 async def test_fix_a_group_end_to_end(fleet: tuple[Host, ...]) -> None:
     app = make_app(fleet)
-    roots = {n: _root(fleet, n) for n in ("ct200", "ct201", "h100-node")}
+    roots = {n: host_root(fleet, n) for n in ("ct200", "ct201", "h100-node")}
     async with app.run_test(size=(160, 45)) as pilot:
         screen = await _open(pilot)
         assert app.fleet["ct200"].diagnosis.worst() == "critical"
@@ -191,7 +156,7 @@ async def test_a_host_that_cannot_be_planned_does_not_block_the_others(
     fleet: tuple[Host, ...],
 ) -> None:
     app = make_app(fleet)
-    ct200, ct201 = _root(fleet, "ct200"), _root(fleet, "ct201")
+    ct200, ct201 = host_root(fleet, "ct200"), host_root(fleet, "ct201")
     async with app.run_test(size=(160, 45)) as pilot:
         screen = await _open(pilot)
         before = tree_digest(ct200)
@@ -243,7 +208,7 @@ async def test_a_planning_bug_on_one_host_does_not_stop_the_others(
 
 
 async def test_a_failing_host_does_not_stop_the_others(fleet: tuple[Host, ...]) -> None:
-    ct201 = Path(_root(fleet, "ct201"))
+    ct201 = host_root(fleet, "ct201")
     dropins = ct201 / DROPIN_DIR
     if dropins.is_dir():
         shutil.rmtree(dropins)

@@ -9,61 +9,25 @@ judge the result. The undo records live in the test's own XDG state dir.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 
-import pytest
-from textual.widgets import Collapsible, DataTable, Tree
+from textual.widgets import Collapsible, DataTable
 
 from tui.core.fixes.undo import list_records, records_dir
 from tui.core.hosts import Host
 from tui.core.transcript import read_events
-from tui.demo.fleet import demo_fleet
-from tui.ui.grouping import FindingGroup
 from tui.ui.screens.fleet_fix import FleetFixScreen
 from tui.ui.screens.hosts import HostsScreen
 
-from .conftest import make_app, settle
+from .conftest import all_probed, cursor_on_group, host_root, make_app, settle
 
 FINDING = "flashinfer-arch-rejected"
 ARCH_DROPIN = "etc/systemd/system/sglang.service.d/50-detective-tui-arch-list.conf"
 GROUP = ("ct200", "ct201")
 
 
-@pytest.fixture
-def fleet(tmp_path: Path) -> tuple[Host, ...]:
-    """A private demo fleet: its trees live under this test's tmp_path and nowhere else."""
-    hosts = demo_fleet(tmp_path / "trees")
-    for h in hosts:
-        if h.root is not None:
-            assert Path(h.root).is_relative_to(tmp_path), h.root
-    return hosts
-
-
-def _root(hosts: tuple[Host, ...], name: str) -> Path:
-    root = next(h.root for h in hosts if h.name == name)
-    assert root is not None
-    return Path(root)
-
-
-def _all_done(app) -> bool:
-    return all(not s.busy and s.status != "idle" for s in app.fleet)
-
-
 async def _open(pilot) -> FleetFixScreen:
     """Probe everything, group by finding, open the fleet fix on the ct200/ct201 group."""
-    await pilot.press("P")
-    await settle(pilot, lambda: _all_done(pilot.app))
-    await pilot.press("g")
-    await pilot.pause()
-    tree = pilot.app.screen.query_one("#groups-tree", Tree)
-    node = next(
-        n
-        for n in tree.root.children
-        if isinstance(n.data, FindingGroup) and n.data.finding_id == FINDING
-    )
-    assert set(node.data.hosts) == set(GROUP), node.data
-    tree.move_cursor(node)
-    await pilot.pause()
+    await cursor_on_group(pilot, FINDING, set(GROUP))
     await pilot.press("f")
     await settle(pilot, lambda: isinstance(pilot.app.screen, FleetFixScreen))
     return pilot.app.screen
@@ -79,7 +43,7 @@ async def _fix(pilot, screen: FleetFixScreen, fix_id: str) -> None:
 
 async def _apply(pilot, screen: FleetFixScreen) -> None:
     await pilot.press("a")
-    await settle(pilot, lambda: screen.stage == "done" and _all_done(pilot.app))
+    await settle(pilot, lambda: screen.stage == "done" and all_probed(pilot.app))
 
 
 async def _press_to_preview(pilot, screen: FleetFixScreen, key: str) -> None:
@@ -114,7 +78,7 @@ def _decisions(app) -> list[dict]:
 
 async def test_undo_a_group_fix_on_every_changed_host(fleet: tuple[Host, ...]) -> None:
     app = make_app(fleet)
-    roots = {n: _root(fleet, n) for n in GROUP}
+    roots = {n: host_root(fleet, n) for n in GROUP}
     async with app.run_test(size=(160, 45)) as pilot:
         screen = await _open(pilot)
         assert not _offered(screen, "u")  # nothing ran yet
@@ -229,7 +193,7 @@ async def test_undo_after_a_restart_offers_the_restart_again(fleet: tuple[Host, 
 
 async def test_a_failing_undo_does_not_stop_the_others(fleet: tuple[Host, ...]) -> None:
     app = make_app(fleet)
-    ct201 = _root(fleet, "ct201")
+    ct201 = host_root(fleet, "ct201")
     shim = ct201 / "usr/bin/systemctl"
     async with app.run_test(size=(160, 45)) as pilot:
         screen = await _open(pilot)
@@ -284,7 +248,7 @@ async def test_a_record_that_cannot_be_read_is_listed_with_the_reason(
         results = _results(screen)
         assert results["ct200"] == ("not planned", "—")
         assert results["ct201"][0] == "undone"
-        assert (_root(fleet, "ct200") / ARCH_DROPIN).is_file()  # left as it was
+        assert (host_root(fleet, "ct200") / ARCH_DROPIN).is_file()  # left as it was
 
 
 async def test_read_only_offers_no_undo(fleet: tuple[Host, ...]) -> None:

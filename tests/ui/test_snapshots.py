@@ -9,18 +9,13 @@ from __future__ import annotations
 from tui.core.hosts import Host
 from tui.ui.screens.hostkey import HostKeyScreen
 
-from .conftest import make_app, settle
+from .conftest import make_app, probe_all, settle
 
 SIZE = (120, 36)
 
 
-def _all_done(app) -> bool:
-    return all(not s.busy and s.status != "idle" for s in app.fleet)
-
-
 async def _probe_all(pilot) -> None:
-    await pilot.press("P")
-    await settle(pilot, lambda: _all_done(pilot.app))
+    await probe_all(pilot)
     pilot.app.clear_notifications()
     await pilot.pause()
 
