@@ -136,7 +136,8 @@ class EnvContext:
     @property
     def argv0(self) -> str | None:
         """The program the process was started as."""
-        return self.words[0] if self.words else None
+        words = self.words
+        return words[0] if words else None
 
 
 @dataclass(frozen=True)
