@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from shared_fixtures import SHARED_FIXTURES
-from sshd import SSHD, sshd_available, start_sshd
+from sshd import SSHD, keygen, sign_host_key, sshd_available, start_sshd
 
 BANNER_RC = """\
 echo "Welcome to a very chatty host"
@@ -82,6 +82,37 @@ def sshd_banner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SSHD]:
     """An sshd whose sessions run a ~/.bashrc that prints a banner on stdout and stderr."""
     home = home_with_bashrc(tmp_path_factory, "banner-home", BANNER_RC)
     yield from _start(tmp_path_factory, "sshd-banner", extra=f"SetEnv HOME={home}\n")
+
+
+@dataclass(frozen=True)
+class CertSSHD:
+    """An sshd whose ed25519 host key comes with a host certificate for 127.0.0.1 signed by
+    ``ca`` (private key; ``.pub`` beside it); ``other_ca`` signed nothing."""
+
+    sshd: SSHD
+    ca: Path
+    other_ca: Path
+
+
+@pytest.fixture(scope="session")
+def sshd_cert(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CertSSHD]:
+    reason = sshd_available()
+    if reason:
+        pytest.skip(f"no loopback sshd: {reason}")
+    workdir = tmp_path_factory.mktemp("sshd-cert")
+    ca, other_ca, host_key = workdir / "host_ca", workdir / "other_ca", workdir / "host_key"
+    for key in (ca, other_ca, host_key):
+        keygen(key)
+    home = home_with_bashrc(tmp_path_factory, "cert-home", "")
+    server = start_sshd(
+        workdir,
+        extra=f"HostCertificate {sign_host_key(ca, host_key)}\nSetEnv HOME={home}\n",
+        host_key=host_key,
+    )
+    try:
+        yield CertSSHD(server, ca, other_ca)
+    finally:
+        server.stop()
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,22 @@ def fingerprint(pub: Path) -> str:
     return out.split()[1]
 
 
+def public_key(key: Path) -> str:
+    """``type base64`` of a private key's ``.pub``, as known_hosts lines take it."""
+    return " ".join(Path(f"{key}.pub").read_text().split()[:2])
+
+
+def sign_host_key(ca: Path, host_key: Path, principal: str = "127.0.0.1") -> Path:
+    """``ssh-keygen -s``: a host certificate for ``host_key`` signed by ``ca``, valid for
+    ``principal``; returns its path (``…-cert.pub`` beside the key), sshd's ``HostCertificate``."""
+    subprocess.run(
+        [SSH_KEYGEN, "-q", "-s", str(ca), "-I", "detective-tui-test", "-h", "-n", principal]
+        + [f"{host_key}.pub"],
+        check=True,
+    )
+    return Path(f"{host_key}-cert.pub")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -105,9 +121,13 @@ class SSHD:
                 self.proc.wait()
 
 
-def start_sshd(workdir: Path, extra: str = "", host_key: Path | None = None) -> SSHD:
+def start_sshd(
+    workdir: Path, extra: str = "", host_key: Path | None = None, log_level: str = "ERROR"
+) -> SSHD:
     """Start sshd in the foreground (``-D -e``) on a free loopback port and wait until it
-    answers. ``host_key`` reuses an existing key (to test a changed key, pass a new one)."""
+    answers. ``host_key`` reuses an existing key (to test a changed key, pass a new one);
+    ``log_level`` ``VERBOSE`` logs every connection to ``sshd.log`` (sshd keeps the first
+    value of a keyword, so it cannot come in ``extra``)."""
     workdir.mkdir(parents=True, exist_ok=True)
     Path("/run/sshd").mkdir(parents=True, exist_ok=True)  # privilege-separation dir
     if host_key is None:
@@ -134,7 +154,7 @@ def start_sshd(workdir: Path, extra: str = "", host_key: Path | None = None) -> 
             "KbdInteractiveAuthentication no\n"
             "PubkeyAuthentication yes\n"
             "PrintMotd no\n"
-            "LogLevel ERROR\n" + extra
+            f"LogLevel {log_level}\n" + extra
         )
         log = open(workdir / "sshd.log", "ab")  # noqa: SIM115 - kept open for sshd's lifetime
         proc = subprocess.Popen(

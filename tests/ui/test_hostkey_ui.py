@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import make_ssh_env
-from sshd import SSHD, keygen
+from conftest import CertSSHD, make_ssh_env
+from sshd import SSHD, keygen, public_key
 
 from tui.core.hosts import Host
 from tui.core.runner import Session
 from tui.core.transcript import Transcript, read_events
-from tui.ui.screens.hostkey import HostKeyChangedScreen, HostKeyScreen
+from tui.ui.screens.hostkey import HostKeyChangedScreen, HostKeyRevokedScreen, HostKeyScreen
 from tui.ui.screens.hosts import HostsScreen
 
 from .conftest import make_app, settle
@@ -94,3 +94,48 @@ async def test_changed_key_is_refused_and_never_offered(
         await settle(pilot)
         assert isinstance(app.screen, HostsScreen)
         assert env.known_hosts.read_text() == stale
+
+
+async def test_revoked_key_is_refused_and_never_offered(
+    sshd: SSHD, tmp_path: Path, monkeypatch
+) -> None:
+    env = make_ssh_env(sshd, tmp_path / "ssh", monkeypatch)
+    revoked = f"@revoked {sshd.host_key_line}\n"
+    env.known_hosts.write_text(revoked)
+    app = _app(env, env.known_hosts)
+    async with app.run_test(size=(110, 36)) as pilot:
+        app.request_probe(("box",))
+        await settle(pilot, lambda: isinstance(app.screen, HostKeyRevokedScreen))
+        dialog = app.screen
+        assert app.fleet["box"].status == "hostkey-revoked"
+        assert dialog.fingerprint == sshd.host_fingerprint
+        assert not dialog.query("#accept")
+        body = str(dialog.query_one("#hostkey-body").render())
+        assert "@revoked" in body and f"line 1: @revoked [127.0.0.1]:{sshd.port}" in body
+        await pilot.press("y")  # no trust key here
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, HostsScreen)
+        assert env.known_hosts.read_text() == revoked
+
+
+async def test_certificate_from_an_untrusted_ca_offers_its_plain_key(
+    sshd_cert: CertSSHD, tmp_path: Path, monkeypatch
+) -> None:
+    """The dialog shows the plain key (trusting it connects) and the line that would trust
+    the CA instead."""
+    env = make_ssh_env(sshd_cert.sshd, tmp_path / "ssh", monkeypatch)
+    other = f"@cert-authority * {public_key(sshd_cert.other_ca)}\n"
+    env.known_hosts.write_text(other)
+    app = _app(env, env.known_hosts)
+    async with app.run_test(size=(110, 36)) as pilot:
+        app.request_probe(("box",))
+        await settle(pilot, lambda: isinstance(app.screen, HostKeyScreen))
+        dialog = app.screen
+        assert dialog.fingerprint == sshd_cert.sshd.host_fingerprint
+        body = str(dialog.query_one("#hostkey-body").render())
+        assert f"@cert-authority [127.0.0.1]:{sshd_cert.sshd.port} ssh-ed25519" in body
+        await pilot.press("y")
+        await settle(pilot, lambda: app.fleet["box"].status == "done")
+        assert env.known_hosts.read_text().startswith(other)
+        assert app.fleet["box"].facts is not None

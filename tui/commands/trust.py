@@ -1,8 +1,9 @@
 """``detective-tui trust TARGET [--yes]``: show the host key's SHA256 fingerprint and, once
-confirmed, append it to known_hosts. A *changed* key is refused and never offered for trust.
+confirmed, append it to known_hosts. A *changed* or *revoked* key is refused and never offered
+for trust, ``--yes`` or not.
 
-Exit 0 trusted (or already trusted), 2 unreachable or key changed, 3 bad usage, a declined
-prompt, or no terminal to ask on without ``--yes``.
+Exit 0 trusted (or already trusted), 2 unreachable or key changed or revoked, 3 bad usage, a
+declined prompt, or no terminal to ask on without ``--yes``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import sys
 
 from tui.commands.targets import hosts_for
 from tui.core import exitcodes, locations
-from tui.core.hostkeys import HostKeyChanged, HostKeyError, add_known_host
+from tui.core.hostkeys import HostKeyChanged, HostKeyError, HostKeyRevoked, add_known_host
 from tui.core.inventory import InventoryError
 from tui.core.transcript import Transcript
 from tui.core.transport import Unreachable, fetch_host_key
@@ -24,7 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "trust",
         help="show a host's key fingerprint and add it to known_hosts",
         description="Fetch TARGET's host key, show its SHA256 fingerprint, and after you "
-        "confirm (or with --yes) append it to known_hosts. A changed key is never trusted.",
+        "confirm (or with --yes) append it to known_hosts. A changed or revoked key is never "
+        "trusted.",
     )
     p.add_argument("target", metavar="TARGET", help="inventory name or ssh target")
     p.add_argument("--yes", action="store_true", help="trust without asking (scripts)")
@@ -56,8 +58,11 @@ def run(args: argparse.Namespace) -> int:
     if status == "trusted":
         print(f"{host.target}: host key already trusted ({info.key_type} {info.fingerprint})")
         return exitcodes.OK
-    if status == "changed":
-        _say(f"detective-tui trust: {HostKeyChanged(host.target, info, known)}")
+    if status in ("changed", "revoked"):
+        refused = (HostKeyChanged if status == "changed" else HostKeyRevoked)(
+            host.target, info, known
+        )
+        _say(f"detective-tui trust: {refused}")
         return exitcodes.UNREACHABLE
     print(
         f"The authenticity of {info.known_hosts_name} ({host.target}) can't be established.\n"
@@ -85,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         return exitcodes.USAGE
     try:
         add_known_host(host.target, info, known)
-    except HostKeyChanged as exc:  # someone else wrote a different key meanwhile
+    except (HostKeyChanged, HostKeyRevoked) as exc:  # someone else wrote known_hosts meanwhile
         _say(f"detective-tui trust: {exc}")
         return exitcodes.UNREACHABLE
     print(f"Added {info.known_hosts_name} to {known}.")

@@ -1,9 +1,12 @@
-"""Strict host-key checking: tell an unknown key from a changed one, and trust on request.
+"""Strict host-key checking: tell an unknown key from a changed or a revoked one, and trust on
+request.
 
-asyncssh raises the same ``HostKeyNotVerifiable`` for both cases, so the connection uses a
+asyncssh raises the same ``HostKeyNotVerifiable`` for every case, so the connection uses a
 client (``KeyCapture``) that records the key the server offered, and we look the host up in
-known_hosts ourselves: keys on file for that host → the key *changed* (refused, never offered
-for trust); none → *unknown* (refused with the SHA256 fingerprint and the command that trusts it).
+known_hosts ourselves (``refusal``): a ``@revoked`` line for the key → *revoked* (refused, never
+trusted, the line named); other keys on file for that host → the key *changed* (refused, never
+offered for trust — also when the server now offers another key *type*); none → *unknown*
+(refused with the SHA256 fingerprint and the command that trusts it).
 """
 
 from __future__ import annotations
@@ -15,7 +18,15 @@ from pathlib import Path
 
 import asyncssh
 
-DEFAULT_PORT = 22
+from tui.core.known_hosts import (
+    CERT_AUTHORITY,
+    DEFAULT_PORT,
+    REVOKED,
+    KnownHosts,
+    KnownHostsLine,
+    lines_with_key,
+    matching_lines,
+)
 
 
 @dataclass(frozen=True)
@@ -48,11 +59,18 @@ class HostKeyInfo:
 
 
 class HostKeyError(Exception):
-    """Base of the two refusals; ``target`` is what the user typed, ``info`` the offered key,
-    ``hint`` what to do about it."""
+    """Base of the refusals; ``target`` is what the user typed, ``info`` the offered key,
+    ``hint`` what to do about it, ``note`` what known_hosts says (the lines that decided, or
+    the ``@cert-authority`` line that would trust a certificate) — "" when nothing to add."""
 
     def __init__(
-        self, target: str, info: HostKeyInfo, known_hosts: Path, message: str, hint: str
+        self,
+        target: str,
+        info: HostKeyInfo,
+        known_hosts: Path,
+        message: str,
+        hint: str,
+        note: str = "",
     ) -> None:
         self.target = target
         self.info = info
@@ -61,11 +79,22 @@ class HostKeyError(Exception):
         self.key_type = info.key_type
         self.fingerprint = info.fingerprint
         self.hint = hint
-        super().__init__(f"{message} {hint}")
+        self.note = note
+        super().__init__(" ".join(part for part in (message, note, hint) if part))
 
 
 class HostKeyUnknown(HostKeyError):
-    def __init__(self, target: str, info: HostKeyInfo, known_hosts: Path) -> None:
+    """``ca``: the CA of a certificate the host offered that known_hosts does not trust (the
+    plain key inside it is ``info``, as OpenSSH falls back to it)."""
+
+    def __init__(
+        self,
+        target: str,
+        info: HostKeyInfo,
+        known_hosts: Path,
+        ca: asyncssh.SSHKey | None = None,
+    ) -> None:
+        self.ca = ca
         super().__init__(
             target,
             info,
@@ -73,11 +102,17 @@ class HostKeyUnknown(HostKeyError):
             f"host key of {info.known_hosts_name} is not known: {info.key_type} "
             f"{info.fingerprint}.",
             _trust_hint(target, known_hosts),
+            _ca_note(info, ca) if ca is not None else "",
         )
 
 
 class HostKeyChanged(HostKeyError):
     def __init__(self, target: str, info: HostKeyInfo, known_hosts: Path) -> None:
+        on_file = [
+            line
+            for line in matching_lines(known_hosts, info.host, info.addr, info.port)
+            if line.marker is None
+        ]
         super().__init__(
             target,
             info,
@@ -86,6 +121,31 @@ class HostKeyChanged(HostKeyError):
             f"{info.fingerprint}, which does not match {known_hosts}. This can mean a "
             "reinstalled host or a man-in-the-middle; refusing to connect.",
             _changed_hint(info, known_hosts),
+            _lines_note("On file for it", on_file),
+        )
+
+
+class HostKeyRevoked(HostKeyError):
+    """The key (or the CA of its certificate) is marked ``@revoked`` in known_hosts: refused,
+    and never trusted by this program, whatever the user answers."""
+
+    def __init__(self, target: str, info: HostKeyInfo, known_hosts: Path) -> None:
+        lines = [
+            line
+            for line in matching_lines(known_hosts, info.host, info.addr, info.port)
+            if line.marker == REVOKED
+        ]
+        own = lines_with_key(lines, info.key, REVOKED)
+        what = "is marked @revoked" if own else "comes with a certificate whose CA is @revoked"
+        super().__init__(
+            target,
+            info,
+            known_hosts,
+            f"HOST KEY REVOKED for {info.known_hosts_name}: the key it offers, {info.key_type} "
+            f"{info.fingerprint}, {what} in {known_hosts}; refusing to connect.",
+            "A revoked key is never trusted: ask the host's owner for a new host key, or "
+            "remove the @revoked line if it was written by mistake.",
+            _lines_note("Revoked by", own or lines),
         )
 
 
@@ -96,6 +156,21 @@ def _trust_hint(target: str, known_hosts: Path) -> str:
     )
 
 
+def _lines_note(head: str, lines: list[KnownHostsLine]) -> str:
+    return f"{head}: {'; '.join(line.describe() for line in lines)}." if lines else ""
+
+
+def _ca_note(info: HostKeyInfo, ca: asyncssh.SSHKey) -> str:
+    line = f"@{CERT_AUTHORITY} {info.known_hosts_name} {ca.export_public_key().decode().strip()}"
+    return (
+        f"It also offered a host certificate signed by CA {ca.get_algorithm()} "
+        f"{ca.get_fingerprint('sha256')}, which known_hosts does not trust, so its plain key "
+        "was checked instead (as OpenSSH does). If that is your organisation's host CA, "
+        f"trusting the CA instead takes this line (a pattern such as *.example.com covers "
+        f"every host it signs): {line}"
+    )
+
+
 def _changed_hint(info: HostKeyInfo, known_hosts: Path) -> str:
     return (
         "Verify the new key out of band; if it is legitimate, remove the old entry with "
@@ -103,30 +178,27 @@ def _changed_hint(info: HostKeyInfo, known_hosts: Path) -> str:
     )
 
 
-def load_known_hosts(path: Path) -> asyncssh.SSHKnownHosts:
+def load_known_hosts(path: Path) -> KnownHosts:
     """The parsed file; an empty set when it does not exist yet."""
-    if not path.is_file():
-        return asyncssh.import_known_hosts("")
-    return asyncssh.read_known_hosts(str(path))
+    return KnownHosts.read(path)
 
 
 def host_is_known(path: Path, host: str, addr: str, port: int) -> bool:
     """Whether known_hosts holds a key for this host (then a mismatch means *changed*). A
     ``@cert-authority`` line alone does not count: like OpenSSH, a plain key offered by such a
     host is *unknown*."""
-    matched = asyncssh.match_known_hosts(
-        load_known_hosts(path), host, addr, None if port == DEFAULT_PORT else port
-    )
-    return bool(matched[0])
+    return bool(load_known_hosts(path).keys_for(host, addr, port)[0])
 
 
 class KeyCapture(asyncssh.SSHClient):
-    """Records the key the server offered when known_hosts did not vouch for it, and the key
-    that passed verification (seen when authentication begins)."""
+    """Records the key the server offered when known_hosts did not vouch for it, the CA of a
+    certificate it did not trust, and the key that passed verification (seen when
+    authentication begins)."""
 
     def __init__(self) -> None:
         self.conn: asyncssh.SSHClientConnection | None = None
         self.rejected: HostKeyInfo | None = None
+        self.rejected_ca: asyncssh.SSHKey | None = None
         self.accepted: HostKeyInfo | None = None
 
     def connection_made(self, conn: asyncssh.SSHClientConnection) -> None:
@@ -138,6 +210,10 @@ class KeyCapture(asyncssh.SSHClient):
         self.rejected = HostKeyInfo(host=host, port=port, addr=addr, key=key)
         return False
 
+    def validate_host_ca_key(self, host: str, addr: str, port: int, key: asyncssh.SSHKey) -> bool:
+        self.rejected_ca = key
+        return False
+
     def begin_auth(self, username: str) -> None:
         conn = self.conn
         key = conn.get_server_host_key() if conn is not None else None
@@ -146,26 +222,30 @@ class KeyCapture(asyncssh.SSHClient):
             self.accepted = HostKeyInfo(host=addr, port=port, addr=addr, key=key)
 
 
-def refusal(target: str, info: HostKeyInfo, known_hosts: Path) -> HostKeyError:
-    """The right refusal for a key known_hosts did not vouch for."""
-    if host_is_known(known_hosts, info.host, info.addr, info.port):
+def refusal(
+    target: str, info: HostKeyInfo, known_hosts: Path, ca: asyncssh.SSHKey | None = None
+) -> HostKeyError:
+    """The right refusal for a key known_hosts did not vouch for: revoked, changed or unknown
+    (``ca``: the untrusted CA of a certificate the host also offered)."""
+    trusted, _cas, revoked = load_known_hosts(known_hosts).keys_for(info.host, info.addr, info.port)
+    if info.key in revoked:
+        return HostKeyRevoked(target, info, known_hosts)
+    if trusted:
         return HostKeyChanged(target, info, known_hosts)
-    return HostKeyUnknown(target, info, known_hosts)
+    return HostKeyUnknown(target, info, known_hosts, ca)
 
 
 def add_known_host(target: str, info: HostKeyInfo, known_hosts: Path) -> bool:
     """Append the key to known_hosts (creating it 0600 in a 0700 dir). Returns False when it
-    was already there. Raises ``HostKeyChanged`` when the file holds another key for the host:
-    a changed key is never trusted by this program."""
-    matched = asyncssh.match_known_hosts(
-        load_known_hosts(known_hosts),
-        info.host,
-        info.addr,
-        None if info.port == DEFAULT_PORT else info.port,
-    )
-    if info.key in matched[0]:
+    was already there. Raises ``HostKeyRevoked`` for a key marked ``@revoked`` and
+    ``HostKeyChanged`` when the file holds another key for the host: neither is ever trusted
+    by this program."""
+    trusted, _cas, revoked = load_known_hosts(known_hosts).keys_for(info.host, info.addr, info.port)
+    if info.key in revoked:
+        raise HostKeyRevoked(target, info, known_hosts)
+    if info.key in trusted:
         return False
-    if matched[0]:
+    if trusted:
         raise HostKeyChanged(target, info, known_hosts)
     known_hosts.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     existing = known_hosts.read_bytes() if known_hosts.is_file() else b""

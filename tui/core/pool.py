@@ -2,6 +2,7 @@
 
 Per connection, ``SSHTransport`` caps concurrent channels (8 of sshd's 10 ``MaxSessions``,
 leaving room for the kill channel); across all hosts, ``slot()`` caps commands in flight.
+Hosts behind the same ProxyJump hops share one connection to them (``JumpPool``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from tui.core.hosts import Host
-from tui.core.transport import LocalTransport, SSHTransport, Transport
+from tui.core.transport import JumpPool, LocalTransport, SSHTransport, Transport
 
 CHANNELS_PER_CONNECTION = 8
 
@@ -33,6 +34,9 @@ class ConnectionPool:
         self.connect_timeout = connect_timeout
         self._slots = asyncio.Semaphore(concurrency)
         self._transports: dict[tuple[str, str | None, bool], Transport] = {}
+        self.jumps = JumpPool(
+            known_hosts=known_hosts, ssh_config=ssh_config, connect_timeout=connect_timeout
+        )
 
     def transport(self, host: Host) -> Transport:
         key = (host.name, host.ssh, host.local)
@@ -47,6 +51,7 @@ class ConnectionPool:
                     ssh_config=self.ssh_config,
                     connect_timeout=self.connect_timeout,
                     max_channels=CHANNELS_PER_CONNECTION,
+                    jumps=self.jumps,
                 )
             )
             self._transports[key] = found
@@ -61,3 +66,5 @@ class ConnectionPool:
         transports = list(self._transports.values())
         self._transports.clear()
         await asyncio.gather(*(t.close() for t in transports), return_exceptions=True)
+        self.jumps.close()  # after the hosts whose connections run through them
+        await self.jumps.wait_closed()

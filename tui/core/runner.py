@@ -18,7 +18,13 @@ from probes import probe_env, probe_script
 from tui.core import locations
 from tui.core.factbuild import FactBuilder, ProbeProgress
 from tui.core.facts import Facts
-from tui.core.hostkeys import HostKeyChanged, HostKeyError, HostKeyInfo, HostKeyUnknown
+from tui.core.hostkeys import (
+    HostKeyChanged,
+    HostKeyError,
+    HostKeyInfo,
+    HostKeyRevoked,
+    HostKeyUnknown,
+)
 from tui.core.hostkeys import add_known_host as _append_known_host
 from tui.core.hosts import Host
 from tui.core.pool import ConnectionPool
@@ -32,9 +38,10 @@ LineCallback = Callable[[str], None]
 UNREACHABLE = "unreachable"
 HOSTKEY_UNKNOWN = "hostkey-unknown"
 HOSTKEY_CHANGED = "hostkey-changed"
+HOSTKEY_REVOKED = "hostkey-revoked"
 TIMEOUT = "timeout"
 PROBE_FAILED = "probe-failed"
-NOT_REACHED = (UNREACHABLE, HOSTKEY_UNKNOWN, HOSTKEY_CHANGED)
+NOT_REACHED = (UNREACHABLE, HOSTKEY_UNKNOWN, HOSTKEY_CHANGED, HOSTKEY_REVOKED)
 
 SIMULATED_UNREACHABLE = "no answer (simulated demo host)"
 
@@ -48,6 +55,7 @@ class ProbeResult:
     raw_lines: tuple[str, ...] = ()
     duration_s: float = 0.0
     hostkey: HostKeyInfo | None = None  # the offered key, when error_kind is hostkey-*
+    hostkey_note: str = ""  # what known_hosts says about it (HostKeyError.note)
 
     @property
     def reachable(self) -> bool:
@@ -265,8 +273,12 @@ class Session:
             )
         except (Unreachable, HostKeyError) as exc:
             hostkey = exc.info if isinstance(exc, HostKeyError) else None
+            note = exc.note if isinstance(exc, HostKeyError) else ""
             return self._probe_done(
-                ProbeResult(host, None, str(exc), _kind_of(exc), hostkey=hostkey), started
+                ProbeResult(
+                    host, None, str(exc), _kind_of(exc), hostkey=hostkey, hostkey_note=note
+                ),
+                started,
             )
         facts = builder.facts()
         error = kind = None
@@ -334,6 +346,8 @@ class Session:
 
 
 def _kind_of(exc: Exception) -> str:
+    if isinstance(exc, HostKeyRevoked):
+        return HOSTKEY_REVOKED
     if isinstance(exc, HostKeyChanged):
         return HOSTKEY_CHANGED
     if isinstance(exc, HostKeyUnknown):
@@ -348,14 +362,16 @@ async def trust_host(
     host: Host, *, known_hosts: Path | None = None, ssh_config: Path | None = None
 ) -> HostKeyInfo:
     """The key ``host`` offers, to show before trusting it; writes nothing.
-    ``key_type, fingerprint = await trust_host(h)`` works. Raises ``HostKeyChanged`` (never
-    trusted) or ``Unreachable``."""
+    ``key_type, fingerprint = await trust_host(h)`` works. Raises ``HostKeyRevoked`` or
+    ``HostKeyChanged`` (never trusted) or ``Unreachable``."""
     if host.local:
         raise ValueError(f"{host.name} is this machine: there is no host key to trust")
     known = known_hosts or locations.known_hosts_file()
     status, info = await fetch_host_key(
         host, known_hosts=known, ssh_config=ssh_config or locations.ssh_config_file()
     )
+    if status == "revoked":
+        raise HostKeyRevoked(host.target, info, known)
     if status == "changed":
         raise HostKeyChanged(host.target, info, known)
     return info
@@ -363,5 +379,6 @@ async def trust_host(
 
 def add_known_host(host: Host, key: HostKeyInfo, known_hosts: Path | None = None) -> bool:
     """Append the key shown by ``trust_host`` to known_hosts; False if it was already there.
-    Raises ``HostKeyChanged`` if the file holds a different key for the host."""
+    Raises ``HostKeyRevoked`` for a revoked key, ``HostKeyChanged`` if the file holds a
+    different key for the host."""
     return _append_known_host(host.target, key, known_hosts or locations.known_hosts_file())

@@ -32,24 +32,25 @@ from pathlib import Path
 
 import asyncssh
 
+from tui.core.hops import JumpPool, connect, fetch_host_key
 from tui.core.hostkeys import (
     HostKeyChanged,
     HostKeyError,
     HostKeyInfo,
+    HostKeyRevoked,
     HostKeyUnknown,
-    KeyCapture,
-    load_known_hosts,
-    refusal,
 )
 from tui.core.hosts import Host
-from tui.core.inventory import parse_ssh_target
+from tui.core.sshconnect import Unreachable, reason_of
 
 __all__ = [
     "CommandResult",
     "HostKeyChanged",
     "HostKeyError",
     "HostKeyInfo",
+    "HostKeyRevoked",
     "HostKeyUnknown",
+    "JumpPool",
     "LocalTransport",
     "SSHTransport",
     "Transport",
@@ -89,12 +90,6 @@ class CommandResult:
     @property
     def ok(self) -> bool:
         return self.exit_status == 0 and self.error is None
-
-
-class Unreachable(Exception):
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-        super().__init__(reason)
 
 
 def command_line(
@@ -248,7 +243,7 @@ class Transport(abc.ABC):
             await asyncio.shield(self.kill_group(out.pgid))
             raise
         except (asyncssh.Error, OSError) as exc:
-            error = f"connection lost: {_reason(exc)}"
+            error = f"connection lost: {reason_of(exc)}"
             error_kind = "connection-lost"
         except BaseException:
             await asyncio.shield(self.kill_group(out.pgid))
@@ -273,14 +268,6 @@ class Transport(abc.ABC):
             error=error,
             error_kind=error_kind,
         )
-
-
-def _reason(exc: BaseException) -> str:
-    if isinstance(exc, asyncssh.Error):
-        return exc.reason or type(exc).__name__
-    if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror
-    return str(exc) or type(exc).__name__
 
 
 # -- local ---------------------------------------------------------------------------------
@@ -388,7 +375,8 @@ class _SSHProc(_Proc):
 
 class SSHTransport(Transport):
     """One reused connection; at most ``max_channels`` commands at a time on it (sshd's
-    ``MaxSessions`` is 10; the kill channel must still fit)."""
+    ``MaxSessions`` is 10; the kill channel must still fit). ProxyJump hops come from
+    ``jumps``, shared with the other hosts behind them (without one: opened for this host)."""
 
     def __init__(
         self,
@@ -398,11 +386,13 @@ class SSHTransport(Transport):
         ssh_config: Path | None,
         connect_timeout: float = 10.0,
         max_channels: int = 8,
+        jumps: JumpPool | None = None,
     ) -> None:
         super().__init__(host)
         self.known_hosts = known_hosts
         self.ssh_config = ssh_config
         self.connect_timeout = connect_timeout
+        self.jumps = jumps
         self._channels = asyncio.Semaphore(max_channels)
         self._lock = asyncio.Lock()
         self._conn: asyncssh.SSHClientConnection | None = None
@@ -415,6 +405,7 @@ class SSHTransport(Transport):
                     known_hosts=self.known_hosts,
                     ssh_config=self.ssh_config,
                     connect_timeout=self.connect_timeout,
+                    jumps=self.jumps,
                 )
             return self._conn
 
@@ -441,12 +432,12 @@ class SSHTransport(Transport):
             except asyncssh.ChannelOpenError as exc:  # sshd still freeing a session slot
                 if attempt == OPEN_ATTEMPTS or conn.is_closed():
                     raise Unreachable(
-                        f"{self.host.target}: cannot open a session: {_reason(exc)}"
+                        f"{self.host.target}: cannot open a session: {reason_of(exc)}"
                     ) from exc
                 await asyncio.sleep(0.05 * attempt)
             except (asyncssh.Error, OSError) as exc:
                 raise Unreachable(
-                    f"{self.host.target}: cannot open a session: {_reason(exc)}"
+                    f"{self.host.target}: cannot open a session: {reason_of(exc)}"
                 ) from exc
         return _SSHProc(proc)
 
@@ -460,162 +451,3 @@ class SSHTransport(Transport):
             conn.close()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(conn.wait_closed(), KILL_DEADLINE_S)
-
-
-def _connect_args(host: Host, ssh_config: Path | None) -> tuple[str, dict[str, object]]:
-    """Only what the inventory sets; everything else comes from the ssh config."""
-    target = host.ssh or host.name
-    user, hostname, port = parse_ssh_target(target)
-    kwargs: dict[str, object] = {"config": [str(ssh_config)] if ssh_config else None}
-    if user:
-        kwargs["username"] = user
-    if port:
-        kwargs["port"] = port
-    return hostname, kwargs
-
-
-def proxy_jumps(host: Host, ssh_config: Path | None) -> list[str]:
-    """The ``ProxyJump`` hops the ssh config names for ``host``, in order ([] for none).
-
-    We open the hops ourselves, so each is checked against *our* known_hosts with the same
-    unknown/changed messages (asyncssh would check them against ~/.ssh/known_hosts)."""
-    if ssh_config is None:
-        return []
-    hostname, _ = _connect_args(host, ssh_config)
-    tunnel = asyncssh.SSHClientConnectionOptions(config=[str(ssh_config)], host=hostname).tunnel
-    if not isinstance(tunnel, str) or tunnel.strip().lower() == "none":
-        return []
-    return [hop.strip() for hop in tunnel.split(",") if hop.strip()]
-
-
-async def _handshake(
-    host: Host,
-    capture: KeyCapture,
-    *,
-    known_hosts: Path,
-    ssh_config: Path | None,
-    tunnel: asyncssh.SSHClientConnection | None,
-) -> asyncssh.SSHClientConnection:
-    hostname, kwargs = _connect_args(host, ssh_config)
-    if tunnel is not None:
-        kwargs["tunnel"] = tunnel  # overrides the config's ProxyJump: the hops are ours
-    conn = await asyncssh.connect(
-        hostname,
-        known_hosts=load_known_hosts(known_hosts),
-        client_factory=lambda: capture,
-        **kwargs,  # type: ignore[arg-type]
-    )
-    if tunnel is not None:
-        conn.set_tunnel(tunnel)  # closing the connection closes its hops
-    return conn
-
-
-async def _connect_direct(
-    host: Host,
-    *,
-    known_hosts: Path,
-    ssh_config: Path | None,
-    connect_timeout: float,
-    tunnel: asyncssh.SSHClientConnection | None,
-) -> asyncssh.SSHClientConnection:
-    capture = KeyCapture()
-    try:
-        return await asyncio.wait_for(
-            _handshake(
-                host, capture, known_hosts=known_hosts, ssh_config=ssh_config, tunnel=tunnel
-            ),
-            connect_timeout,
-        )
-    except asyncssh.HostKeyNotVerifiable as exc:
-        if capture.rejected is not None:
-            raise refusal(host.target, capture.rejected, known_hosts) from exc
-        raise Unreachable(f"{host.target}: host key refused: {_reason(exc)}") from exc
-    except asyncssh.PermissionDenied as exc:
-        raise Unreachable(
-            f"{host.target}: authentication failed ({_reason(exc)}); check the user, "
-            "IdentityFile in ~/.ssh/config, or the keys in your ssh-agent"
-        ) from exc
-    except asyncio.TimeoutError as exc:
-        raise Unreachable(f"{host.target}: no answer within {connect_timeout:g} s") from exc
-    except (asyncssh.Error, OSError) as exc:
-        raise Unreachable(f"{host.target}: cannot connect: {_reason(exc)}") from exc
-
-
-async def _open_hops(
-    host: Host, *, known_hosts: Path, ssh_config: Path | None, connect_timeout: float
-) -> asyncssh.SSHClientConnection | None:
-    """Connect the ProxyJump chain for ``host``; the last hop, or None without one."""
-    tunnel: asyncssh.SSHClientConnection | None = None
-    try:
-        for hop in proxy_jumps(host, ssh_config):
-            try:
-                tunnel = await _connect_direct(
-                    Host(name=hop, ssh=hop),
-                    known_hosts=known_hosts,
-                    ssh_config=ssh_config,
-                    connect_timeout=connect_timeout,
-                    tunnel=tunnel,
-                )
-            except Unreachable as exc:
-                raise Unreachable(f"{host.target} (via ProxyJump {hop}): {exc.reason}") from exc
-    except BaseException:
-        if tunnel is not None:
-            tunnel.close()
-        raise
-    return tunnel
-
-
-async def connect(
-    host: Host, *, known_hosts: Path, ssh_config: Path | None, connect_timeout: float = 10.0
-) -> asyncssh.SSHClientConnection:
-    """An authenticated connection with strict host-key checking against ``known_hosts``,
-    through the host's ProxyJump hops (each checked the same way)."""
-    tunnel = await _open_hops(
-        host, known_hosts=known_hosts, ssh_config=ssh_config, connect_timeout=connect_timeout
-    )
-    try:
-        return await _connect_direct(
-            host,
-            known_hosts=known_hosts,
-            ssh_config=ssh_config,
-            connect_timeout=connect_timeout,
-            tunnel=tunnel,
-        )
-    except BaseException:
-        if tunnel is not None:
-            tunnel.close()
-        raise
-
-
-async def fetch_host_key(
-    host: Host, *, known_hosts: Path, ssh_config: Path | None, connect_timeout: float = 10.0
-) -> tuple[str, HostKeyInfo]:
-    """The key the host offers, trusting nothing: ``("trusted", info)`` when known_hosts
-    already vouches for it, else ``("unknown"|"changed", info)``. Raises ``Unreachable`` (and
-    a ``HostKeyError`` for a ProxyJump hop whose own key is not trusted)."""
-    tunnel = await _open_hops(
-        host, known_hosts=known_hosts, ssh_config=ssh_config, connect_timeout=connect_timeout
-    )
-    capture = KeyCapture()
-    try:
-        conn = await asyncio.wait_for(
-            _handshake(
-                host, capture, known_hosts=known_hosts, ssh_config=ssh_config, tunnel=tunnel
-            ),
-            connect_timeout,
-        )
-        conn.close()
-    except asyncssh.HostKeyNotVerifiable as exc:
-        if capture.rejected is None:
-            raise Unreachable(f"{host.target}: host key refused: {_reason(exc)}") from exc
-        kind = refusal(host.target, capture.rejected, known_hosts)
-        return ("changed" if isinstance(kind, HostKeyChanged) else "unknown"), capture.rejected
-    except (asyncssh.Error, OSError, asyncio.TimeoutError) as exc:
-        if capture.accepted is None:  # failed before the key was checked
-            reason = "no answer" if isinstance(exc, asyncio.TimeoutError) else _reason(exc)
-            raise Unreachable(f"{host.target}: cannot connect: {reason}") from exc
-    finally:
-        if tunnel is not None:
-            tunnel.close()
-    assert capture.accepted is not None
-    return "trusted", capture.accepted

@@ -27,7 +27,7 @@ from tui.core import exitcodes
 from tui.core.facts import Facts, PythonEnv
 from tui.core.hosts import Host
 from tui.core.redact import MASK
-from tui.core.runner import SIMULATED_UNREACHABLE, Session
+from tui.core.runner import NOT_REACHED, SIMULATED_UNREACHABLE, Session
 
 PROBES_DIR = Path(__file__).resolve().parents[2] / "probes"
 SENTINEL = "@@validate"
@@ -445,7 +445,7 @@ async def _validate(
         on_line=collect,
         interpreter=f"{shlex.quote(python)} -",
     )
-    if command.error_kind in ("unreachable", "hostkey-unknown", "hostkey-changed"):
+    if command.error_kind in NOT_REACHED:
         return ValidationResult(
             host=host.name, verdict="error", reason=str(command.error), python=python,
             reachable=False,

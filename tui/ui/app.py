@@ -46,7 +46,7 @@ from tui.ui.messages import (
 )
 from tui.ui.screens.help import HelpScreen
 from tui.ui.screens.host import READ_ONLY_HIDDEN, HostScreen
-from tui.ui.screens.hostkey import HostKeyChangedScreen, HostKeyScreen
+from tui.ui.screens.hostkey import HostKeyChangedScreen, HostKeyRevokedScreen, HostKeyScreen
 from tui.ui.screens.hosts import READ_ONLY_BINDINGS, HostsScreen
 from tui.ui.screens.message import MessageScreen
 from tui.ui.screens.transcripts import TranscriptsScreen
@@ -59,7 +59,10 @@ SessionFactory = Callable[[], Any]  # returns a tui.core.runner.Session (async c
 FLUSH_INTERVAL_S = 0.25  # how often streamed probe progress reaches the screens
 
 # ProbeResult.error_kind values, which are also HostState statuses
-ERROR_KINDS = frozenset({"unreachable", "hostkey-unknown", "hostkey-changed", "timeout"})
+ERROR_KINDS = frozenset(
+    {"unreachable", "hostkey-unknown", "hostkey-changed", "hostkey-revoked", "timeout"}
+)
+KEY_REFUSALS = ("hostkey-unknown", "hostkey-changed", "hostkey-revoked")  # each has a dialog
 
 
 def _diagnose(facts: Any, host: Host) -> Any:
@@ -226,7 +229,7 @@ class DetectiveApp(App[int]):
         if live or finished:
             self.fleet = self.fleet.updated(*live, *finished.values())
         for state in finished.values():
-            if state.status in ("hostkey-unknown", "hostkey-changed"):
+            if state.status in KEY_REFUSALS:
                 self._key_prompts.append(state)
         self._next_key_prompt()
 
@@ -253,24 +256,29 @@ class DetectiveApp(App[int]):
         self._schedule_flush()
 
     # -- host keys -----------------------------------------------------------------------------
-    def _key_dialog_args(self, state: HostState) -> tuple[str, str, str, str, str]:
-        """(host, known_hosts name, key type, fingerprint, known_hosts file) for a key dialog."""
-        key = state.result.hostkey if state.result else None
+    def _key_dialog_args(self, state: HostState) -> tuple[str, str, str, str, str, str]:
+        """(host, known_hosts name, key type, fingerprint, known_hosts file, what known_hosts
+        says about it) for a key dialog."""
+        result = state.result
+        key = result.hostkey if result else None
+        note = result.hostkey_note if result else ""
         known_hosts = str(self.session.known_hosts)
         if key is None:
-            return state.name, state.host.target, "", "", known_hosts
+            return state.name, state.host.target, "", "", known_hosts, note
         where = key.host if key.port == 22 else f"[{key.host}]:{key.port}"
-        return state.name, where, key.key_type, key.fingerprint, known_hosts
+        return state.name, where, key.key_type, key.fingerprint, known_hosts, note
 
     def _next_key_prompt(self) -> None:
         if self._prompting or not self._key_prompts:
             return
         state = self._key_prompts.pop(0)
         self._prompting = True
-        if state.status == "hostkey-changed":
+        if state.status in ("hostkey-changed", "hostkey-revoked"):  # never offered for trust
+            dialog = (
+                HostKeyChangedScreen if state.status == "hostkey-changed" else HostKeyRevokedScreen
+            )
             self.push_screen(
-                HostKeyChangedScreen(*self._key_dialog_args(state)),
-                lambda _: self._key_prompt_done(),
+                dialog(*self._key_dialog_args(state)), lambda _: self._key_prompt_done()
             )
         else:
             self.push_screen(

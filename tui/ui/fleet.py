@@ -30,6 +30,7 @@ Status = Literal[
     "unreachable",
     "hostkey-unknown",
     "hostkey-changed",
+    "hostkey-revoked",
     "timeout",
     "probe-failed",
 ]
@@ -197,6 +198,7 @@ STATUS_TEXT: Mapping[str, str] = MappingProxyType(
         "unreachable": "unreachable",
         "hostkey-unknown": "unknown host key",
         "hostkey-changed": "HOST KEY CHANGED",
+        "hostkey-revoked": "HOST KEY REVOKED",
         "timeout": "timed out",
         "probe-failed": "probe failed",
     }
@@ -285,6 +287,7 @@ STATUS_RANK: Mapping[str, int] = MappingProxyType(
         s: i
         for i, s in enumerate(
             (
+                "hostkey-revoked",
                 "hostkey-changed",
                 "hostkey-unknown",
                 "unreachable",

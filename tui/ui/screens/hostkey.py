@@ -1,4 +1,5 @@
-"""Host key dialogs: trust an unknown key after reading its fingerprint; refuse a changed one."""
+"""Host key dialogs: trust an unknown key after reading its fingerprint; refuse a changed or a
+revoked one (never offered for trust)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,13 @@ class _HostKeyDialog(ModalScreen[ResultT]):
     """What both dialogs show: which host, its target, and the key the server offered."""
 
     def __init__(
-        self, host: str, target: str, key_type: str, fingerprint: str, known_hosts: str
+        self,
+        host: str,
+        target: str,
+        key_type: str,
+        fingerprint: str,
+        known_hosts: str,
+        note: str = "",
     ) -> None:
         super().__init__()
         self.host = host
@@ -28,6 +35,20 @@ class _HostKeyDialog(ModalScreen[ResultT]):
         self.key_type = key_type
         self.fingerprint = fingerprint
         self.known_hosts = known_hosts
+        self.note = note  # what known_hosts says: the lines that decided, or a CA to trust
+
+    def _key_lines(self) -> Content:
+        return Content.assemble(
+            ("Key type     ", "bold"),
+            self.key_type or "unknown",
+            "\n",
+            ("Fingerprint  ", "bold"),
+            (self.fingerprint or "unknown", "bold $accent"),
+            "\n\n",
+        )
+
+    def _note(self) -> Content:
+        return Content.assemble("\n\n", (self.note, "italic")) if self.note else Content("")
 
 
 class HostKeyScreen(_HostKeyDialog[bool]):
@@ -48,18 +69,14 @@ class HostKeyScreen(_HostKeyDialog[bool]):
                     "The server at ",
                     (self.target, "bold"),
                     " presented a key that is not in your known_hosts.\n\n",
-                    ("Key type     ", "bold"),
-                    self.key_type,
-                    "\n",
-                    ("Fingerprint  ", "bold"),
-                    (self.fingerprint, "bold $accent"),
-                    "\n\n",
+                    self._key_lines(),
                     "Compare it with the fingerprint the host's administrator gives you, "
                     "e.g. from ",
                     ("ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub", "italic"),
                     " run on the host itself. Trusting adds the key to ",
                     (self.known_hosts, "italic"),
                     ".",
+                    self._note(),
                 ),
                 id="hostkey-body",
             )
@@ -102,15 +119,51 @@ class HostKeyChangedScreen(_HostKeyDialog[None]):
                     " presents is not the one recorded in known_hosts: someone may be "
                     "intercepting the connection, or the host was reinstalled. detective-tui "
                     "will not connect and will not replace the key.\n\n",
-                    ("Key type     ", "bold"),
-                    self.key_type or "unknown",
-                    "\n",
-                    ("Fingerprint  ", "bold"),
-                    self.fingerprint or "unknown",
-                    "\n\n",
+                    self._key_lines(),
                     "Only once the host's administrator confirms the new key, remove the old "
                     "entry outside this app, then probe again and compare the fingerprint:\n",
                     ("  " + remove, "bold"),
+                    self._note(),
+                ),
+                id="hostkey-body",
+            )
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Close", variant="primary", id="close")
+
+    @on(Button.Pressed, "#close")
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class HostKeyRevokedScreen(_HostKeyDialog[None]):
+    """A key marked ``@revoked`` in known_hosts: refused, never offered for trust."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,enter", "close", "Close", id="hostkey.close_revoked")
+    ]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="-error"):
+            yield Static(
+                Content.styled(
+                    f"HOST KEY REVOKED for {self.host} — connection refused", "bold $error"
+                ),
+                classes="dialog-title",
+            )
+            yield Static(
+                Content.assemble(
+                    "The key ",
+                    (self.target, "bold"),
+                    " presents is marked ",
+                    ("@revoked", "bold"),
+                    " in ",
+                    (self.known_hosts, "italic"),
+                    ": whoever holds it must not be trusted any more (a stolen or retired "
+                    "key). detective-tui will not connect and will never trust this key.\n\n",
+                    self._key_lines(),
+                    "Ask the host's administrator for its new host key. Remove the @revoked "
+                    "line outside this app only if it was written by mistake.",
+                    self._note(),
                 ),
                 id="hostkey-body",
             )

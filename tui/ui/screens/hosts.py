@@ -36,6 +36,7 @@ STATUS_STYLE = {
     "unreachable": "red",
     "hostkey-unknown": "yellow",
     "hostkey-changed": "bold red",
+    "hostkey-revoked": "bold red",
     "timeout": "red",
     "probe-failed": "red",
     "probing": "cyan",
