@@ -190,8 +190,11 @@ async def connect_endpoint(
                 capture.accepted,
             ) from exc
         except asyncio.TimeoutError as exc:
-            earlier = f" ({drops} earlier attempts: {why})" if drops else ""
-            raise Unreachable(f"{label}: no answer within {timeout:g} s{earlier}") from exc
+            if drops:  # the last attempt ran out of time: the drops are the story
+                raise Unreachable(
+                    _dropped(endpoint, why, drops, loop.time() - started, via, timed_out=True)
+                ) from exc
+            raise Unreachable(f"{label}: no answer within {timeout:g} s") from exc
         except (asyncssh.Error, OSError) as exc:
             drop = _startup_drop(exc, capture)
             if drop is None:
@@ -201,11 +204,21 @@ async def connect_endpoint(
             delay = _backoff(drops)
             if loop.time() + delay >= end:
                 raise Unreachable(
-                    f"{label}: {drop} on {drops} attempts in {loop.time() - started:.1f} s — "
-                    "too many unauthenticated connections at once? (sshd's MaxStartups on "
-                    f"{endpoint.where}{f' or on ProxyJump {via}' if via else ''})"
+                    _dropped(endpoint, drop, drops, loop.time() - started, via, timed_out=False)
                 ) from exc
             await asyncio.sleep(delay)
+
+
+def _dropped(
+    endpoint: Endpoint, why: str, drops: int, elapsed: float, via: str, *, timed_out: bool
+) -> str:
+    """The error after start-up refusals until the deadline, with their likely cause."""
+    then = ", then no answer before the deadline" if timed_out else ""
+    return (
+        f"{endpoint.label}: {why} ({drops} attempts in {elapsed:.1f} s{then}) — too many "
+        "unauthenticated connections at once? (sshd's MaxStartups on "
+        f"{endpoint.where}{f' or on ProxyJump {via}' if via else ''})"
+    )
 
 
 async def _unverifiable(
