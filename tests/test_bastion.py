@@ -126,6 +126,22 @@ async def test_hosts_behind_one_bastion_share_one_connection_to_it(
     assert since(target, before_target)[2] == 6
 
 
+async def test_the_first_hops_own_proxyjump_is_honoured(
+    bastion: SSHD, target: SSHD, tmp_path: Path
+) -> None:
+    """``node`` jumps via ``mid``, and ``mid`` itself via ``edge`` (as ``ssh -J`` would):
+    every hop is opened by us and checked against our known_hosts."""
+    config, known = write_config(tmp_path, bastion, target, 0)
+    with config.open("a") as fh:
+        fh.write(_block("edge", bastion) + _block("mid", target, "edge"))
+        fh.write(_block("node", target, "mid"))
+    before = seen(bastion)
+    async with Session(known_hosts=known, ssh_config=config) as s:
+        r = await s.run_script(Host(name="n", ssh="node"), "echo up")
+    assert r.output == "up\n", r.error
+    assert since(bastion, before)[2] == 1
+
+
 @pytest.mark.slow
 def test_a_hundred_hosts_through_one_bastion_with_stock_max_startups(
     bastion: SSHD, target: SSHD, tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -21,7 +21,14 @@ import asyncssh
 
 from tui.core.hostkeys import HostKeyChanged, HostKeyInfo, HostKeyRevoked, HostKeyUnknown
 from tui.core.hosts import Host
-from tui.core.sshconnect import AuthFailed, Endpoint, Unreachable, connect_endpoint, endpoint_of
+from tui.core.sshconnect import (
+    AuthFailed,
+    Endpoint,
+    Unreachable,
+    connect_endpoint,
+    endpoint_for,
+    endpoint_of,
+)
 
 MAX_HOPS = 8  # a longer chain is a loop in the ssh config
 CLOSE_DEADLINE_S = 10.0
@@ -42,7 +49,7 @@ def chain_for(endpoint: Endpoint, ssh_config: Path | None) -> Chain:
     if not endpoint.hops:
         return ()
     chain: list[str] = list(endpoint.hops)
-    first = Endpoint.of(chain[0], ssh_config)
+    first = endpoint_for(chain[0], ssh_config)
     while first.hops:
         chain[:0] = first.hops
         if len(chain) > MAX_HOPS:
@@ -50,7 +57,7 @@ def chain_for(endpoint: Endpoint, ssh_config: Path | None) -> Chain:
                 f"{endpoint.label}: more than {MAX_HOPS} ProxyJump hops; is there a loop in "
                 "the ssh config?"
             )
-        first = Endpoint.of(chain[0], ssh_config)
+        first = endpoint_for(chain[0], ssh_config)
     return tuple(chain)
 
 
@@ -82,7 +89,7 @@ class JumpPool:
         hop = chain[-1]
         try:
             return await connect_endpoint(
-                Endpoint.of(hop, self.ssh_config),
+                endpoint_for(hop, self.ssh_config),
                 known_hosts=self.known_hosts,
                 tunnel=via,
                 timeout=self.connect_timeout,
