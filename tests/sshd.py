@@ -58,11 +58,8 @@ def public_key(key: Path) -> str:
 def sign_host_key(ca: Path, host_key: Path, principal: str = "127.0.0.1") -> Path:
     """``ssh-keygen -s``: a host certificate for ``host_key`` signed by ``ca``, valid for
     ``principal``; returns its path (``…-cert.pub`` beside the key), sshd's ``HostCertificate``."""
-    subprocess.run(
-        [SSH_KEYGEN, "-q", "-s", str(ca), "-I", "detective-tui-test", "-h", "-n", principal]
-        + [f"{host_key}.pub"],
-        check=True,
-    )
+    sign = [SSH_KEYGEN, "-q", "-s", str(ca), "-I", "detective-tui-test", "-h", "-n", principal]
+    subprocess.run([*sign, f"{host_key}.pub"], check=True)
     return Path(f"{host_key}-cert.pub")
 
 

@@ -80,7 +80,11 @@ class HostKeyError(Exception):
         self.fingerprint = info.fingerprint
         self.hint = hint
         self.note = note
-        super().__init__(" ".join(part for part in (message, note, hint) if part))
+        text = message
+        for part in (note, hint):
+            if part:
+                text += ("" if text.endswith("\n") else " ") + part
+        super().__init__(text)
 
 
 class HostKeyUnknown(HostKeyError):
@@ -163,11 +167,11 @@ def _lines_note(head: str, lines: list[KnownHostsLine]) -> str:
 def _ca_note(info: HostKeyInfo, ca: asyncssh.SSHKey) -> str:
     line = f"@{CERT_AUTHORITY} {info.known_hosts_name} {ca.export_public_key().decode().strip()}"
     return (
-        f"It also offered a host certificate signed by CA {ca.get_algorithm()} "
+        f"Its host certificate is signed by CA {ca.get_algorithm()} "
         f"{ca.get_fingerprint('sha256')}, which known_hosts does not trust, so its plain key "
-        "was checked instead (as OpenSSH does). If that is your organisation's host CA, "
-        f"trusting the CA instead takes this line (a pattern such as *.example.com covers "
-        f"every host it signs): {line}"
+        "was checked instead (as OpenSSH does). If that is your organisation's host CA, this "
+        f"line trusts it instead (a pattern such as *.example.com covers all it signs):\n"
+        f"  {line}\n"
     )
 
 

@@ -48,7 +48,9 @@ class _HostKeyDialog(ModalScreen[ResultT]):
         )
 
     def _note(self) -> Content:
-        return Content.assemble("\n\n", (self.note, "italic")) if self.note else Content("")
+        return (
+            Content.assemble("\n\n", (self.note.rstrip(), "italic")) if self.note else Content("")
+        )
 
 
 class HostKeyScreen(_HostKeyDialog[bool]):
@@ -158,12 +160,12 @@ class HostKeyRevokedScreen(_HostKeyDialog[None]):
                     ("@revoked", "bold"),
                     " in ",
                     (self.known_hosts, "italic"),
-                    ": whoever holds it must not be trusted any more (a stolen or retired "
-                    "key). detective-tui will not connect and will never trust this key.\n\n",
+                    " (a stolen or retired key): detective-tui will not connect and will "
+                    "never trust it.\n\n",
                     self._key_lines(),
-                    "Ask the host's administrator for its new host key. Remove the @revoked "
-                    "line outside this app only if it was written by mistake.",
-                    self._note(),
+                    (self.note + "\n\n", "italic") if self.note else "",
+                    "Ask the host's administrator for its new host key; remove the @revoked "
+                    "line only if it was written by mistake.",
                 ),
                 id="hostkey-body",
             )
