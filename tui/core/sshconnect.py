@@ -32,7 +32,7 @@ from types import MappingProxyType
 
 import asyncssh
 
-from tui.core.hostkeys import HostKeyInfo, HostKeyRevoked, KeyCapture, refusal
+from tui.core.hostkeys import HostKeyError, HostKeyInfo, HostKeyRevoked, KeyCapture, refusal
 from tui.core.hosts import Host
 from tui.core.inventory import parse_ssh_target
 from tui.core.known_hosts import DEFAULT_PORT, KnownHosts
@@ -160,6 +160,20 @@ def _backoff(attempt: int) -> float:
     return min(RETRY_CAP_S, RETRY_FIRST_S * 2 ** (attempt - 1)) * random.uniform(0.5, 1.5)
 
 
+@dataclass
+class _Attempts:
+    """What the attempts so far have learnt."""
+
+    drops: int = 0  # closed at start-up
+    why: str = ""  # how, the last time
+    untrusted_ca: asyncssh.SSHKey | None = None  # a certificate's CA known_hosts does not trust
+    refused: str | None = None  # asyncssh refused the key without asking us, and why
+
+    @property
+    def plain_only(self) -> bool:
+        return self.untrusted_ca is not None or self.refused is not None
+
+
 async def connect_endpoint(
     endpoint: Endpoint,
     *,
@@ -170,38 +184,41 @@ async def connect_endpoint(
 ) -> asyncssh.SSHClientConnection:
     """An authenticated connection to ``endpoint`` (through ``tunnel``), within ``timeout``
     seconds in all. Raises ``HostKeyError`` (unknown, changed, revoked), ``AuthFailed`` or
-    ``Unreachable``; ``via`` names the hops for the start-up refusal's hint."""
+    ``Unreachable``; ``via`` names the hops for the start-up refusal's hint.
+
+    When asyncssh refuses the key without asking us (a ``@revoked`` key or CA, a certificate
+    from a trusted CA that is not valid for the host), one more handshake that trusts nothing
+    learns the plain key the server offers, so the refusal can name it and its line."""
     loop = asyncio.get_running_loop()
     started = loop.time()
     end = started + timeout
     label = endpoint.label
     known = KnownHosts.read(known_hosts)
-    drops = 0
-    why = ""
-    untrusted_ca: asyncssh.SSHKey | None = None
+    seen = _Attempts()
     while True:
         capture = KeyCapture()
         try:
-            return await asyncio.wait_for(
+            conn = await asyncio.wait_for(
                 _handshake(
                     endpoint,
                     capture,
                     order=known,
-                    verify=known,
+                    verify=known if seen.refused is None else KnownHosts(),
                     tunnel=tunnel,
-                    plain_only=untrusted_ca is not None,
+                    plain_only=seen.plain_only,
                 ),
                 max(0.0, end - loop.time()),
             )
         except asyncssh.HostKeyNotVerifiable as exc:
             if capture.rejected is not None:
-                raise refusal(label, capture.rejected, known_hosts, untrusted_ca) from exc
-            if capture.rejected_ca is not None and untrusted_ca is None:
-                untrusted_ca = capture.rejected_ca  # OpenSSH: then check the plain key
+                raise _refusal(label, capture.rejected, known_hosts, seen) from exc
+            if capture.rejected_ca is not None and seen.untrusted_ca is None:
+                seen.untrusted_ca = capture.rejected_ca  # OpenSSH: then check the plain key
                 continue
-            raise await _unverifiable(
-                endpoint, known, known_hosts, exc, tunnel=tunnel, end=end
-            ) from exc
+            if seen.refused is None:
+                seen.refused = reason_of(exc)
+                continue
+            raise Unreachable(f"{label}: host key refused: {seen.refused}") from exc
         except asyncssh.PermissionDenied as exc:
             raise AuthFailed(
                 f"{label}: authentication failed ({reason_of(exc)}); check the user, "
@@ -209,73 +226,51 @@ async def connect_endpoint(
                 capture.accepted,
             ) from exc
         except asyncio.TimeoutError as exc:
-            if drops:  # the last attempt ran out of time: the drops are the story
+            if seen.refused is not None:
+                raise Unreachable(f"{label}: host key refused: {seen.refused}") from exc
+            if seen.drops:  # the last attempt ran out of time: the drops are the story
                 raise Unreachable(
-                    _dropped(endpoint, why, drops, loop.time() - started, via, timed_out=True)
+                    _dropped(endpoint, seen, loop.time() - started, via, True)
                 ) from exc
             raise Unreachable(f"{label}: no answer within {timeout:g} s") from exc
         except (asyncssh.Error, OSError) as exc:
             drop = _startup_drop(exc, capture)
             if drop is None:
                 raise Unreachable(f"{label}: cannot connect: {reason_of(exc)}") from exc
-            drops += 1
-            why = drop
-            delay = _backoff(drops)
+            seen.drops += 1
+            seen.why = drop
+            delay = _backoff(seen.drops)
             if loop.time() + delay >= end:
                 raise Unreachable(
-                    _dropped(endpoint, drop, drops, loop.time() - started, via, timed_out=False)
+                    _dropped(endpoint, seen, loop.time() - started, via, False)
                 ) from exc
             await asyncio.sleep(delay)
+        else:
+            if seen.refused is None:
+                return conn
+            conn.close()  # cannot happen: that handshake trusted no key
+            raise Unreachable(f"{label}: host key refused: {seen.refused}")
 
 
-def _dropped(
-    endpoint: Endpoint, why: str, drops: int, elapsed: float, via: str, *, timed_out: bool
-) -> str:
+def _refusal(
+    label: str, info: HostKeyInfo, known_hosts: Path, seen: _Attempts
+) -> HostKeyError | Unreachable:
+    found = refusal(label, info, known_hosts, seen.untrusted_ca)
+    if seen.refused is None or isinstance(found, HostKeyRevoked):
+        return found
+    if "revoked" in seen.refused.lower():  # the CA of the certificate it offered
+        return HostKeyRevoked(label, info, known_hosts)
+    return Unreachable(f"{label}: host key refused: {seen.refused}")
+
+
+def _dropped(endpoint: Endpoint, seen: _Attempts, elapsed: float, via: str, timed_out: bool) -> str:
     """The error after start-up refusals until the deadline, with their likely cause."""
     then = ", then no answer before the deadline" if timed_out else ""
     return (
-        f"{endpoint.label}: {why} ({drops} attempts in {elapsed:.1f} s{then}) — too many "
-        "unauthenticated connections at once? (sshd's MaxStartups on "
+        f"{endpoint.label}: {seen.why} ({seen.drops} attempts in {elapsed:.1f} s{then}) — too "
+        "many unauthenticated connections at once? (sshd's MaxStartups on "
         f"{endpoint.where}{f' or on ProxyJump {via}' if via else ''})"
     )
-
-
-async def _unverifiable(
-    endpoint: Endpoint,
-    known: KnownHosts,
-    known_hosts: Path,
-    exc: asyncssh.HostKeyNotVerifiable,
-    *,
-    tunnel: asyncssh.SSHClientConnection | None,
-    end: float,
-) -> Exception:
-    """asyncssh refused the key without asking us: a ``@revoked`` key or CA, or a certificate
-    from a trusted CA that is not valid for the host. Learn the plain key the server offers
-    (a handshake that trusts nothing) to say which."""
-    reason = reason_of(exc)
-    capture = KeyCapture()
-    loop = asyncio.get_running_loop()
-    try:
-        conn = await asyncio.wait_for(
-            _handshake(
-                endpoint,
-                capture,
-                order=known,
-                verify=KnownHosts(),
-                tunnel=tunnel,
-                plain_only=True,
-            ),
-            max(0.0, end - loop.time()),
-        )
-        conn.close()  # cannot happen (nothing is trusted); never keep it
-    except (asyncssh.Error, OSError, asyncio.TimeoutError):
-        pass
-    info = capture.rejected
-    if info is not None:
-        found = refusal(endpoint.label, info, known_hosts)
-        if isinstance(found, HostKeyRevoked) or "revoked" in reason.lower():
-            return HostKeyRevoked(endpoint.label, info, known_hosts)
-    return Unreachable(f"{endpoint.label}: host key refused: {reason}")
 
 
 def reason_of(exc: BaseException) -> str:
