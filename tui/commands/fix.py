@@ -44,6 +44,7 @@ from tui.core.fixes.undo import (
     mark_undone,
     undo_plan,
 )
+from tui.core.hostlist import split_list
 from tui.core.hosts import Host
 from tui.core.inventory import InventoryError
 from tui.core.runner import Session
@@ -128,7 +129,7 @@ def _confirm(question: str, assume_yes: bool) -> bool:
 
 
 def _targets(args: argparse.Namespace) -> list[Host]:
-    names = [t for t in args.target.split(",") if t]
+    names = split_list(args.target)
     all_hosts = "*" in names
     return hosts_for(args, [n for n in names if n != "*"], all_hosts)
 

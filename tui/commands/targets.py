@@ -6,7 +6,13 @@ import argparse
 from collections.abc import Sequence
 
 from tui.core.hosts import Host
-from tui.core.inventory import Inventory, InventoryError, resolve_targets, select_hosts
+from tui.core.inventory import (
+    Inventory,
+    InventoryError,
+    expand_targets,
+    resolve_targets,
+    select_hosts,
+)
 
 
 def add_host_options(parser: argparse.ArgumentParser) -> None:
@@ -36,8 +42,21 @@ def hosts_for(args: argparse.Namespace, targets: Sequence[str], all_hosts: bool)
     from tui.demo.fleet import demo_fleet
 
     inventory = Inventory(hosts=demo_fleet(), path=None)
+    targets = expand_targets(targets)
     for target in targets:
         if inventory.get(target) is None:
             names = ", ".join(h.name for h in inventory.hosts)
             raise InventoryError(f"{target!r} is not a demo host; the demo fleet has {names}")
     return resolve_targets(inventory, targets, all_hosts)
+
+
+def one_host(args: argparse.Namespace, target: str) -> Host:
+    """The one host a single-host command works on; ``InventoryError`` when TARGET is a node
+    set that names several."""
+    hosts = hosts_for(args, [target], False)
+    if len(hosts) != 1:
+        raise InventoryError(
+            f"{target!r} names {len(hosts)} hosts; this command takes one (probe, diagnose "
+            "and fix take several)"
+        )
+    return hosts[0]

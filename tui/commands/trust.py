@@ -12,7 +12,7 @@ import argparse
 import asyncio
 import sys
 
-from tui.commands.targets import hosts_for
+from tui.commands.targets import one_host
 from tui.core import exitcodes, locations
 from tui.core.hostkeys import HostKeyChanged, HostKeyError, HostKeyRevoked, add_known_host
 from tui.core.inventory import InventoryError
@@ -40,12 +40,15 @@ def _say(text: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        (host,) = hosts_for(args, [args.target], False)
+        host = one_host(args, args.target)
     except InventoryError as exc:
         _say(f"detective-tui trust: {exc}")
         return exitcodes.USAGE
     if host.local:
         _say(f"detective-tui trust: {host.name} is this machine; no SSH, no host key to trust")
+        return exitcodes.USAGE
+    if host.exec:
+        _say(f"detective-tui trust: {host.name} is reached by `exec:`, not SSH; nothing to trust")
         return exitcodes.USAGE
     known = locations.known_hosts_file()
     try:

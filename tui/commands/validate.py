@@ -14,7 +14,7 @@ import asyncio
 import json
 import sys
 
-from tui.commands.targets import add_host_options, hosts_for
+from tui.commands.targets import add_host_options, one_host
 from tui.core import exitcodes
 from tui.core.hosts import Host
 from tui.core.inventory import InventoryError
@@ -77,8 +77,7 @@ async def _validate(
 
 def _select(args: argparse.Namespace) -> Host:
     """The target: a demo host with ``--demo``, else from the inventory (or ad hoc)."""
-    (host,) = hosts_for(args, [args.target], False)
-    return host
+    return one_host(args, args.target)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -18,6 +19,8 @@ class Host:
     env: Mapping[str, str] = field(default_factory=dict)  # exported before the probe runs
     simulate: str | None = None  # demo fleet only: "unreachable" never answers
     source: str | None = None  # "hosts.yaml:12" — where it was defined, for error messages
+    exec: tuple[str, ...] = ()  # a command (argv) that runs the script instead of SSH; one
+    # word is SCRIPT_WORD (the script as one argument), ``{name}`` already filled in
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "env", MappingProxyType(dict(self.env)))
@@ -25,4 +28,9 @@ class Host:
     @property
     def target(self) -> str:
         """What to show as the connection target."""
+        if self.exec:
+            return " ".join(w if w == SCRIPT_WORD else shlex.quote(w) for w in self.exec)
         return "local" if self.local else (self.ssh or self.name)
+
+
+SCRIPT_WORD = "{script}"  # the word of ``Host.exec`` that the script replaces

@@ -20,6 +20,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +29,8 @@ from typing import Any
 import yaml
 
 from tui.core import locations
-from tui.core.hosts import Host
+from tui.core.hostlist import HostlistError, expand, is_pattern
+from tui.core.hosts import SCRIPT_WORD, Host
 
 LOCAL = "local"
 ENV_VAR = "DETECTIVE_TUI_HOSTS"
@@ -109,13 +111,28 @@ def resolve_targets(inv: Inventory, targets: Sequence[str], all_hosts: bool) -> 
     which becomes an ad-hoc host.
     """
     chosen: list[Host] = list(inv.hosts) if all_hosts or not targets else []
-    for target in targets:
+    for target in expand_targets(targets):
         host = inv.get(target)
         if host is None:
             host = LOCAL_HOST if target == LOCAL else _adhoc(target)
         if host not in chosen:
             chosen.append(host)
     return chosen
+
+
+def expand_targets(targets: Sequence[str]) -> list[str]:
+    """Command-line TARGETs with node sets (``gpu[01-04]``, ``root@gpu[1-2]``, ``a,b``)
+    expanded; ``InventoryError`` for a bad one."""
+    out: list[str] = []
+    for target in targets:
+        if not is_pattern(target):
+            out.append(target)
+            continue
+        try:
+            out += expand(target)
+        except HostlistError as exc:
+            raise InventoryError(f"target {target!r} is not a valid node set: {exc}") from exc
+    return out
 
 
 def select_hosts(explicit: str | None, targets: Sequence[str], all_hosts: bool) -> list[Host]:
@@ -171,9 +188,39 @@ def parse_ssh_target(target: str) -> tuple[str | None, str, int | None]:
 # -- the loader -------------------------------------------------------------------------------
 
 
+HOST_KEYS = {"name", "ssh", "exec", "local", "python", "tags", "root", "env", "simulate"}
+
+
+def exec_template(text: str, name: str) -> tuple[str, ...]:
+    """The words of an ``exec`` command line with ``{name}`` filled in; ``{script}`` stays as
+    one word of its own (the script replaces it). ``ValueError`` says what is wrong."""
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        raise ValueError(f"cannot split {text!r} into words ({exc})") from exc
+    if words.count(SCRIPT_WORD) != 1:
+        raise ValueError(
+            f"needs {SCRIPT_WORD} exactly once, as a word of its own, where the script goes "
+            "(e.g. kubectl exec -i -n ml {name} -- sh -c {script})"
+        )
+    filled = tuple(w if w == SCRIPT_WORD else w.replace("{name}", name) for w in words)
+    odd = [w for w in filled if w != SCRIPT_WORD and ("{" in w or "}" in w)]
+    if odd:
+        raise ValueError(f"unknown placeholder in {odd[0]!r}; only {{name}} and {SCRIPT_WORD}")
+    at = filled.index(SCRIPT_WORD)
+    if Path(filled[0]).name == "ssh" and at >= 1 and filled[at - 1] == "-c":
+        raise ValueError(
+            "ssh joins its arguments with spaces and the remote shell splits them again, so "
+            "`sh -c {script}` would not get the script as one argument; write "
+            "`ssh -T {name} {script}` (the remote shell runs the script itself)"
+        )
+    return filled
+
+
 class _Loader:
     def __init__(self, file: str) -> None:
         self.file = file
+        self.pattern = ""  # the `name:` of the entry being read
 
     def error(self, node: yaml.Node | None, message: str, key: str | None = None) -> InventoryError:
         line = node.start_mark.line + 1 if node is not None else None
@@ -205,16 +252,18 @@ class _Loader:
         hosts: list[Host] = []
         seen: dict[str, int] = {}
         for item in seq.value:
-            host = self.host(item)
-            if host.name in seen:
-                raise self.error(
-                    item,
-                    f"host name {host.name!r} is used twice (first on line {seen[host.name]}); "
-                    "names must be unique",
-                    key="name",
-                )
-            seen[host.name] = item.start_mark.line + 1
-            hosts.append(host)
+            expanded = self.hosts(item)
+            for host in expanded:
+                if host.name in seen:
+                    via = f" (from {self.pattern})" if len(expanded) > 1 else ""
+                    raise self.error(
+                        item,
+                        f"host name {host.name!r}{via} is used twice (first on line "
+                        f"{seen[host.name]}); names must be unique",
+                        key="name",
+                    )
+                seen[host.name] = item.start_mark.line + 1
+                hosts.append(host)
         return tuple(hosts)
 
     def mapping(
@@ -258,31 +307,64 @@ class _Loader:
         items = node.value if isinstance(node, yaml.SequenceNode) else [node]
         return tuple(self.string(i, key, "a string or a list of strings") for i in items)
 
-    def host(self, node: yaml.Node) -> Host:
-        fields = self.mapping(
-            node, "a host", {"name", "ssh", "local", "python", "tags", "root", "env", "simulate"}
-        )
+    def hosts(self, node: yaml.Node) -> list[Host]:
+        """One entry: one host, or one per name of a node set (``name: gpu[001-128]``)."""
+        fields = self.mapping(node, "a host", HOST_KEYS)
         if "name" not in fields:
             raise self.error(node, "host has no `name:`; every host needs a unique name", "name")
         get = {k: v for k, (_, v) in fields.items()}
-        name = self.string(get["name"], "name")
-        if not _NAME.match(name):
-            raise self.error(
-                get["name"],
-                f"host name {name!r} may only hold letters, digits, '.', '_' and '-'",
-                key="name",
-            )
-        local = bool("local" in get and self.scalar(get["local"], "local", _BOOL, "true or false"))
-        ssh: str | None = None
-        if "ssh" in get:
-            if local:
+        self.pattern = self.string(get["name"], "name")
+        names = [self.pattern]
+        if is_pattern(self.pattern):
+            try:
+                names = expand(self.pattern)
+            except HostlistError as exc:
+                raise self.error(get["name"], f"bad node set: {exc}", key="name") from exc
+        for name in names:
+            if not _NAME.match(name):
                 raise self.error(
-                    fields["ssh"][0],
-                    "a host is either `local: true` or has `ssh:`, not both",
-                    key="ssh",
+                    get["name"],
+                    f"host name {name!r} may only hold letters, digits, '.', '_' and '-' "
+                    "(or be a node set such as gpu[001-128])",
+                    key="name",
                 )
-            ssh = self.string(get["ssh"], "ssh")
-            problem = ssh_target_problem(ssh)
+        for key in ("ssh", "exec"):
+            if len(names) > 1 and key in get and "{name}" not in str(get[key].value):
+                raise self.error(
+                    get[key],
+                    f"`{key}` is the same for all {len(names)} hosts of {self.pattern}; put "
+                    f"{{name}} where each host's name goes (e.g. `ssh: root@{{name}}.dc`)",
+                    key=key,
+                )
+        return [self.host(node, fields, name) for name in names]
+
+    def host(
+        self, node: yaml.Node, fields: dict[str, tuple[yaml.Node, yaml.Node]], name: str
+    ) -> Host:
+        get = {k: v for k, (_, v) in fields.items()}
+        local = bool("local" in get and self.scalar(get["local"], "local", _BOOL, "true or false"))
+        for key in ("ssh", "exec"):
+            if local and key in get:
+                raise self.error(
+                    fields[key][0],
+                    f"a host is either `local: true` or has `{key}:`, not both",
+                    key=key,
+                )
+        if "ssh" in get and "exec" in get:
+            raise self.error(
+                fields["exec"][0],
+                "a host is reached either by `ssh:` or by `exec:`, not both",
+                key="exec",
+            )
+        ssh: str | None = None
+        command: tuple[str, ...] = ()
+        if "exec" in get:
+            command = self.exec_words(get["exec"], name)
+        elif "ssh" in get:
+            ssh = self.string(get["ssh"], "ssh").replace("{name}", name)
+            problem = ssh_target_problem(ssh) or (
+                "has a placeholder other than {name}" if "{" in ssh or "}" in ssh else None
+            )
             if problem:
                 raise self.error(
                     get["ssh"],
@@ -317,7 +399,16 @@ class _Loader:
             env=self.env(get["env"]) if "env" in get else {},
             simulate=simulate,
             source=f"{self.file}:{node.start_mark.line + 1}",
+            exec=command,
         )
+
+    def exec_words(self, node: yaml.Node, name: str) -> tuple[str, ...]:
+        """``exec:`` split into words as a shell would, ``{name}`` filled in."""
+        try:
+            words = exec_template(self.string(node, "exec", "a command line"), name)
+        except ValueError as exc:
+            raise self.error(node, f"`exec`: {exc}", key="exec") from exc
+        return words
 
     def env(self, node: yaml.Node) -> dict[str, str]:
         if not isinstance(node, yaml.MappingNode):

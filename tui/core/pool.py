@@ -12,6 +12,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from tui.core.exec_transport import ExecTransport
 from tui.core.hosts import Host
 from tui.core.transport import JumpPool, LocalTransport, SSHTransport, Transport
 
@@ -33,17 +34,19 @@ class ConnectionPool:
         self.ssh_config = ssh_config
         self.connect_timeout = connect_timeout
         self._slots = asyncio.Semaphore(concurrency)
-        self._transports: dict[tuple[str, str | None, bool], Transport] = {}
+        self._transports: dict[tuple[str, str | None, bool, tuple[str, ...]], Transport] = {}
         self.jumps = JumpPool(
             known_hosts=known_hosts, ssh_config=ssh_config, connect_timeout=connect_timeout
         )
 
     def transport(self, host: Host) -> Transport:
-        key = (host.name, host.ssh, host.local)
+        key = (host.name, host.ssh, host.local, host.exec)
         found = self._transports.get(key)
         if found is None:
             found = (
-                LocalTransport(host)
+                ExecTransport(host)
+                if host.exec
+                else LocalTransport(host)
                 if host.local
                 else SSHTransport(
                     host,

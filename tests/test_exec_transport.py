@@ -1,0 +1,189 @@
+"""The ``exec`` transport: through a recording ``kubectl`` stand-in whose "pod" processes run in
+their own session (killing kubectl does not stop them, as with the real one), and through the
+real OpenSSH client against the loopback sshd. Same facts as the local probe, the remote
+deadline, cancel kills the remote group, clear errors when the engine or the size fails."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import SSHEnv
+from sshd import gone, processes_with, unique_sleep
+
+from tui.core.exec_transport import MAX_ARG_BYTES
+from tui.core.facts import Facts
+from tui.core.hosts import SCRIPT_WORD, Host
+from tui.core.runner import Session
+from tui.core.transcript import Transcript, read_events
+from tui.demo.fakehost import FakeHost, build_fake_host, reference_ct200
+
+KUBECTL = f"""#!{sys.executable}
+# kubectl exec [-i] [-n NS] POD -- COMMAND…: records its arguments, then runs COMMAND in a new
+# session and relays its exit status. A pod named "missing" is not found.
+import json, os, subprocess, sys
+with open(os.environ["KUBECTL_SHIM_LOG"], "a") as log:
+    log.write(json.dumps(sys.argv[1:]) + "\\n")
+cut = sys.argv.index("--")
+if sys.argv[cut - 1] == "missing":
+    print('Error from server (NotFound): pods "missing" not found', file=sys.stderr)
+    sys.exit(1)
+status = subprocess.run(sys.argv[cut + 1 :], start_new_session=True).returncode
+sys.exit(status if status >= 0 else 128 - status)
+"""
+
+
+@pytest.fixture
+def kubectl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    shim = tmp_path / "bin" / "kubectl"
+    shim.parent.mkdir()
+    shim.write_text(KUBECTL)
+    shim.chmod(0o755)
+    log = tmp_path / "kubectl.log"
+    monkeypatch.setenv("KUBECTL_SHIM_LOG", str(log))
+    return shim, log
+
+
+def pod(shim: Path, name: str = "ct200", **kw: object) -> Host:
+    words = (str(shim), "exec", "-i", "-n", "ml", name, "--", "sh", "-c", SCRIPT_WORD)
+    return Host(name=name, exec=words, **kw)  # type: ignore[arg-type]
+
+
+def calls(log: Path) -> list[list[str]]:
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def comparable(facts: Facts | None) -> dict:
+    assert facts is not None
+    data = facts.to_json()
+    data["probe"].pop("duration_s")
+    return data
+
+
+def tree_host(tree: FakeHost, base: Host) -> Host:
+    return Host(
+        name=base.name, exec=base.exec, root=str(tree.root), env=tree.env, python=tree.pythons
+    )
+
+
+async def test_probe_through_kubectl_equals_local(kubectl, tmp_path: Path) -> None:
+    shim, log = kubectl
+    tree = build_fake_host(tmp_path / "ct200", reference_ct200(with_cuda13=True))
+    local = Host(name="l", local=True, root=str(tree.root), env=tree.env, python=tree.pythons)
+    transcript = Transcript(tmp_path / "t.jsonl")
+    async with Session(transcript=transcript) as s:
+        over_exec, here = await s.probe_many([tree_host(tree, pod(shim)), local])
+    assert over_exec.ok, over_exec.error
+    assert comparable(over_exec.facts) == comparable(here.facts)
+    (argv,) = calls(log)
+    assert argv[:9] == ["exec", "-i", "-n", "ml", "ct200", "--", "sh", "-c", argv[8]]
+    assert len(argv) == 9  # the whole program is one argument
+    assert "@@detective-tui-pgid" in argv[8] and "DT_PYFACTS_EOF" in argv[8]
+    events = read_events(tmp_path / "t.jsonl")
+    (event,) = [e for e in events if e["kind"] == "command" and e["host"] == "ct200"]
+    assert event["target"].startswith(f"{shim} exec -i -n ml ct200 -- sh -c {{script}}")
+    assert event["exit_status"] == 0 and "@@detective-tui-exec-started" not in event["output"]
+
+
+async def test_script_and_env_arrive_exactly(kubectl) -> None:
+    shim, _log = kubectl
+    odd = "a b $(touch /tmp/detective-pwned) `id` ; 'q' \"d\" \\ \n new line"
+    async with Session() as s:
+        r = await s.run_script(pod(shim), 'printf "%s|" "$V"; echo; exit 3', env={"V": odd})
+    assert (r.exit_status, r.output, r.error) == (3, f"{odd}|\n", None)
+    assert not Path("/tmp/detective-pwned").exists()
+
+
+async def test_remote_deadline(kubectl) -> None:
+    shim, _log = kubectl
+    n = unique_sleep()
+    async with Session() as s:
+        r = await s.run_script(pod(shim), f"echo started; sleep {n}; echo never", deadline_s=1)
+    assert r.timed_out and r.error_kind == "timeout" and r.output == "started\n"
+    assert await gone("sleep", n)
+
+
+async def cancel_after_start(s: Session, host: Host, n: str) -> None:
+    task = asyncio.create_task(s.run_script(host, f"sleep {n} & sleep {n}; wait", deadline_s=600))
+    loop = asyncio.get_running_loop()
+    end = loop.time() + 20
+    while len(processes_with("sleep", n)) < 2 and loop.time() < end:
+        await asyncio.sleep(0.05)
+    assert processes_with("sleep", n), "the remote command never started"
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_cancel_kills_the_pod_side_through_a_second_exec(kubectl) -> None:
+    shim, log = kubectl
+    n = unique_sleep()
+    async with Session() as s:
+        await cancel_after_start(s, pod(shim), n)
+    assert await gone("sleep", n)
+    run, kill = calls(log)
+    assert kill[:8] == run[:8] and kill[8].count("kill -TERM -- -") == 1
+
+
+async def test_engine_failure_is_unreachable_with_its_message(kubectl) -> None:
+    shim, _log = kubectl
+    async with Session() as s:
+        result = await s.probe(pod(shim, "missing"))
+    assert result.error_kind == "unreachable" and not result.reachable
+    assert "exited with status 1 before the script started" in (result.error or "")
+    assert 'pods "missing" not found' in (result.error or "")
+
+
+async def test_missing_engine_binary(tmp_path: Path) -> None:
+    async with Session() as s:
+        r = await s.run_script(pod(tmp_path / "no-kubectl"), "true")
+    assert r.error_kind == "unreachable" and "cannot run" in (r.error or "")
+
+
+async def test_a_script_over_the_argument_limit_is_refused_before_running(kubectl) -> None:
+    shim, log = kubectl
+    async with Session() as s:
+        r = await s.run_script(pod(shim), "#" * (MAX_ARG_BYTES + 1) + "\n")
+    assert r.exit_status is None and "over Linux's limit of 131072 bytes" in (r.error or "")
+    assert not log.exists()
+
+
+# -- through the real OpenSSH client -------------------------------------------------------
+
+
+@pytest.fixture
+def ssh_words(ssh_env: SSHEnv) -> tuple[str, ...]:
+    config = ssh_env.ssh_config
+    config.write_text(
+        config.read_text()
+        + f"Host *\n  UserKnownHostsFile {ssh_env.known_hosts}\n  StrictHostKeyChecking yes\n"
+        "  BatchMode yes\n"
+    )
+    return ("ssh", "-F", str(config), "-T", ssh_env.alias, SCRIPT_WORD)
+
+
+@pytest.mark.sshd
+async def test_probe_through_the_ssh_client_equals_local(ssh_words, tmp_path: Path) -> None:
+    tree = build_fake_host(tmp_path / "ct200", reference_ct200())
+    over = Host(name="ct200", exec=ssh_words)
+    local = Host(name="l", local=True, root=str(tree.root), env=tree.env, python=tree.pythons)
+    async with Session() as s:
+        over_exec, here = await s.probe_many([tree_host(tree, over), local])
+    assert over_exec.ok, over_exec.error
+    assert comparable(over_exec.facts) == comparable(here.facts)
+
+
+@pytest.mark.sshd
+async def test_ssh_client_deadline_and_cancel(ssh_words) -> None:
+    host = Host(name="fake", exec=ssh_words)
+    n = unique_sleep()
+    async with Session() as s:
+        r = await s.run_script(host, f"echo started; sleep {n}", deadline_s=1)
+        assert r.timed_out and r.output == "started\n"
+        assert await gone("sleep", n)
+        m = unique_sleep()
+        await cancel_after_start(s, host, m)
+    assert await gone("sleep", m)
