@@ -2,4 +2,12 @@
 sets ``func`` to a callable taking the parsed ``argparse.Namespace`` and returning an exit code.
 """
 
-COMMAND_MODULES = ("probe", "diagnose", "fix", "validate", "transcript", "trust")
+COMMAND_MODULES = (
+    "probe",
+    "diagnose",
+    "fix",
+    "validate",
+    "transcript",
+    "trust",
+    "probe_script",
+)

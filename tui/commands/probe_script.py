@@ -1,0 +1,91 @@
+"""``detective-tui probe-script [TARGET] [--python P]… [--root R] [--step-timeout S]``.
+
+Prints the standalone probe (``tui.core.standalone``) for other engines: with TARGET, the
+host's inventory ``env``, ``python`` and ``root`` are baked in (``--python`` adds interpreters,
+``--root`` replaces the root). Exit 0, or 3 for bad usage or inventory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tui.commands.targets import add_host_options, one_host
+from tui.core import exitcodes
+from tui.core.inventory import InventoryError
+from tui.core.runner import Session
+from tui.core.standalone import standalone_probe
+
+DEFAULTS = Session.__init__.__kwdefaults__ or {}  # the step timeout and deadline `probe` uses
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "probe-script",
+        help="print the probe as a standalone sh script for Ansible, clush, srun, kubectl",
+        description=(
+            "Print the probe as one #!/bin/sh file with the settings baked in; run it with any "
+            "engine (sh probe.sh, or sh -s < probe.sh) and read the output with `ingest`."
+        ),
+    )
+    p.add_argument("target", nargs="?", metavar="TARGET", help="take env/python/root from it")
+    p.add_argument(
+        "--python",
+        action="append",
+        default=[],
+        metavar="P",
+        help="an interpreter or venv python to inspect (repeatable)",
+    )
+    p.add_argument("--root", metavar="R", help="probe a mounted filesystem at R instead of /")
+    p.add_argument(
+        "--step-timeout",
+        type=int,
+        default=DEFAULTS.get("step_timeout_s", 10),
+        metavar="S",
+        help="seconds each external command may run (default %(default)s)",
+    )
+    p.add_argument(
+        "--deadline",
+        type=float,
+        default=DEFAULTS.get("probe_deadline_s", 120.0),
+        metavar="S",
+        help="seconds the whole run may take when run as a file (default %(default)g)",
+    )
+    add_host_options(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    def fail(message: str) -> int:
+        print(f"detective-tui probe-script: {message}", file=sys.stderr)
+        return exitcodes.USAGE
+
+    if args.step_timeout < 1 or args.deadline <= 0:
+        return fail("--step-timeout and --deadline must be positive")
+    if args.root is not None and not args.root.startswith("/"):
+        return fail(f"--root {args.root!r} must be an absolute path")
+    env: dict[str, str] = {}
+    pythons: list[str] = []
+    root = args.root
+    name = None
+    if args.target is not None:
+        try:
+            host = one_host(args, args.target)
+        except InventoryError as exc:
+            return fail(str(exc))
+        name, env, pythons = host.name, dict(host.env), list(host.python)
+        root = root if root is not None else host.root
+    pythons += [p for p in args.python if p not in pythons]
+    try:
+        script = standalone_probe(
+            host=name,
+            env=env,
+            pythons=pythons,
+            root=root,
+            step_timeout_s=args.step_timeout,
+            deadline_s=args.deadline,
+        )
+    except ValueError as exc:
+        return fail(str(exc))
+    sys.stdout.write(script)
+    return exitcodes.OK
