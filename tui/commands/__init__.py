@@ -10,4 +10,5 @@ COMMAND_MODULES = (
     "transcript",
     "trust",
     "probe_script",
+    "ingest",
 )

@@ -1,0 +1,101 @@
+"""``detective-tui ingest PATH… [--format …] [--hosts FILE] [--json | --markdown]``.
+
+The report and exit codes of ``diagnose``, from probe output other engines captured
+(``tui.core.ingest``). With ``--hosts`` (or ``--demo``) every inventory host is reported, those
+with no output as unreachable; without, the hosts found in the output. Warnings (a hostname
+that does not match, skipped files) go to stderr and, per host, into ``--json`` as
+``warnings``. Exit 3 for a PATH that cannot be read as its format.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from tui.commands.diagnose import exit_code, print_host
+from tui.commands.targets import add_host_options, hosts_for
+from tui.core import exitcodes
+from tui.core.diagnosis import Diagnosis, diagnose
+from tui.core.ingest import FORMATS, Ingested, IngestError, ingest
+from tui.core.inventory import InventoryError
+from tui.core.redact import redact, redact_text
+from tui.core.report import host_json, markdown_report
+from tui.core.runner import ProbeResult
+from tui.core.transcript import Transcript
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "ingest",
+        help="diagnose from probe output captured by Ansible, clush, srun, kubectl, pdsh",
+        description=(
+            "Read the output of `probe-script` run by another engine and report as `diagnose` "
+            "does. PATH: a directory of per-host files, ansible-runner artifacts, Ansible's "
+            "JSON callback output, or `host: line` labelled output."
+        ),
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", type=Path)
+    p.add_argument("--format", choices=FORMATS, default="auto", help="default: detected")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print the JSON array of CONTRACT.md")
+    fmt.add_argument("--markdown", action="store_true", help="a report to paste into an issue")
+    add_host_options(p)
+    p.set_defaults(func=run)
+
+
+def diagnosed(done: Ingested) -> list[tuple[ProbeResult, Diagnosis | None, dict]]:
+    return [
+        (r, diagnose(r.facts, r.host) if r.facts is not None and r.reachable else None, {})
+        for r in done.results
+    ]
+
+
+def run(args: argparse.Namespace) -> int:
+    err = Console(stderr=True, soft_wrap=True)
+    inventory = None
+    try:
+        if getattr(args, "demo", False) or getattr(args, "hosts", None):
+            inventory = hosts_for(args, [], True)
+        done = ingest(args.paths, args.format, inventory)
+    except (InventoryError, IngestError) as exc:
+        print(f"detective-tui ingest: {exc}", file=sys.stderr)
+        return exitcodes.USAGE
+    for note in done.notes:
+        err.print(f"note: {redact_text(note)}", highlight=False, markup=False)
+    results = diagnosed(done)
+    with Transcript.open_session() as transcript:
+        transcript.record("cli", command="ingest", paths=[str(p) for p in args.paths])
+        for r, d, _ in results:
+            transcript.record(
+                "ingest",
+                host=r.host.name,
+                error=r.error,
+                error_kind=r.error_kind,
+                warnings=done.warnings.get(r.host.name, []),
+                facts=r.facts.to_json() if r.facts is not None else None,
+                findings=[f.to_json() for f in d.findings] if d else None,
+            )
+    for r, _d, _x in results:
+        for warning in done.warnings.get(r.host.name, []):
+            err.print(
+                f"{r.host.name}: warning: {redact_text(warning)}", highlight=False, markup=False
+            )
+    if args.json:
+        data = []
+        for r, d, _x in results:
+            entry = host_json(r, d)
+            entry["warnings"] = redact(done.warnings.get(r.host.name, []))
+            data.append(entry)
+        json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+    elif args.markdown:
+        sys.stdout.write(markdown_report([(r, d) for r, d, _x in results]))
+    else:
+        console = Console(soft_wrap=False)
+        for r, d, _x in results:
+            print_host(console, host_json(r, d))
+    return exit_code(results)
