@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 CACHE = Path.home() / ".cache" / "detective-tui-tests"
@@ -28,3 +29,24 @@ def engines_bin() -> Path:
     if broken.returncode != 0:
         raise RuntimeError(f"the engines venv at {VENV} does not import: {broken.stderr[-2000:]}")
     return python.parent
+
+
+ANSIBLE_WHEEL = "ansible==12.3.0"  # the community package whose ansible.posix matches core 2.19
+COLLECTIONS = CACHE / "collections"
+
+
+def posix_collection() -> Path:
+    """A collections path holding ``ansible.posix`` (its ``json`` stdout callback is no longer in
+    ansible-core), taken from the ``ansible`` wheel on the package index: only that collection
+    is unpacked, the wheel stays in the test cache."""
+    callback = COLLECTIONS / "ansible_collections/ansible/posix/plugins/callback/json.py"
+    if callback.is_file():
+        return COLLECTIONS
+    wheels = CACHE / "wheels"
+    pip = [str(engines_bin() / "python"), "-m", "pip", "download", "-q", "--no-deps"]
+    subprocess.run([*pip, ANSIBLE_WHEEL, "-d", str(wheels)], check=True, timeout=900)
+    (wheel,) = wheels.glob("ansible-12.3.0-*.whl")
+    prefix = "ansible_collections/ansible/posix/"
+    with zipfile.ZipFile(wheel) as z:
+        z.extractall(COLLECTIONS, [n for n in z.namelist() if n.startswith(prefix)])
+    return COLLECTIONS
