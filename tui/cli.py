@@ -28,6 +28,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--read-only", action="store_true", help="hide every action that changes a host"
     )
+    parser.add_argument(
+        "--ingest",
+        metavar="PATH",
+        action="append",
+        help="open probe output captured by other engines as the fleet (read-only; repeatable)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMAND_MODULES:
         importlib.import_module(f"tui.commands.{name}").register(sub)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,14 @@ from typing import Any
 from probes import SENTINEL
 from tui.core.factbuild import FactBuilder
 from tui.core.hosts import Host
-from tui.core.runner import PROBE_FAILED, TIMEOUT, UNREACHABLE, ProbeResult
+from tui.core.runner import (
+    PROBE_FAILED,
+    TIMEOUT,
+    UNREACHABLE,
+    ProbeResult,
+    ProgressCallback,
+    Session,
+)
 
 FORMATS = ("auto", "dir", "ansible-runner", "ansible-json", "labelled")
 DROPPED_SUFFIXES = (".txt", ".out", ".log")
@@ -363,12 +371,11 @@ def _kind(line: str) -> str | None:
     return m.group(1) if m else None
 
 
-def ingest(
-    paths: Sequence[Path], fmt: str = "auto", inventory: Sequence[Host] | None = None
-) -> Ingested:
-    """Results for the inventory's hosts (in its order; no output → unreachable), then for the
-    other hosts found, in natural name order."""
-    captures, notes = read_captures(paths, fmt)
+def fleet_of(
+    captures: Sequence[Capture], inventory: Sequence[Host] | None, notes: list[str]
+) -> tuple[list[Host], dict[str, list[Capture]]]:
+    """The hosts to report — the inventory's (in its order), then the others found, in natural
+    name order — and the captures of each."""
     by_host: dict[str, list[Capture]] = {}
     for cap in captures:
         by_host.setdefault(cap.host, []).append(cap)
@@ -378,6 +385,15 @@ def ingest(
     if inventory is not None and extra:
         notes.append(f"not in the inventory: {', '.join(extra)} (reported as found)")
     hosts += [Host(name=n, source=by_host[n][0].source) for n in extra]
+    return hosts, by_host
+
+
+def ingest(
+    paths: Sequence[Path], fmt: str = "auto", inventory: Sequence[Host] | None = None
+) -> Ingested:
+    """A result per host of ``fleet_of``; an inventory host with no output is unreachable."""
+    captures, notes = read_captures(paths, fmt)
+    hosts, by_host = fleet_of(captures, inventory, notes)
     done = Ingested(notes=notes)
     for host in hosts:
         result, warnings = result_of(host, by_host.get(host.name, []))
@@ -385,6 +401,27 @@ def ingest(
         if warnings:
             done.warnings[host.name] = warnings
     return done
+
+
+class CapturedSession(Session):
+    """A ``Session`` whose probes read captured output instead of running anything (the TUI's
+    ``--ingest``): the inputs are read once, each probe of a host parses its capture again."""
+
+    def __init__(self, by_host: Mapping[str, Sequence[Capture]], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.by_host = by_host
+        self.warnings: dict[str, list[str]] = {}
+
+    async def probe(self, host: Host, on_progress: ProgressCallback | None = None) -> ProbeResult:
+        started = time.monotonic()
+        result, warnings = result_of(host, self.by_host.get(host.name, ()))
+        self.warnings[host.name] = warnings
+        if warnings:
+            self.record("ingest-warning", host=host.name, warnings=warnings)
+        if on_progress is not None:
+            for line in result.raw_lines:
+                on_progress(host.name, line)
+        return self._probe_done(result, started)
 
 
 def _natural(name: str) -> list[Any]:

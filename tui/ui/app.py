@@ -115,8 +115,10 @@ class DetectiveApp(App[int]):
         session_factory: SessionFactory = _default_session,
         clock: Callable[[], datetime] = datetime.now,
         notice: str | None = None,
+        probe_on_start: bool = False,
     ) -> None:
         super().__init__()
+        self.probe_on_start = probe_on_start
         self.settings = settings or Settings()
         self.read_only = read_only
         self.clock = clock
@@ -149,6 +151,8 @@ class DetectiveApp(App[int]):
         # What exists now (modules, Textual, the hosts) lives as long as the app: out of the
         # full collections, which otherwise walk it for 20-70 ms mid-probe (a missed key).
         gc.freeze()
+        if self.probe_on_start:
+            self.request_probe(())
         if self.notice:
             self.notify(self.notice, title="Welcome", timeout=8)
 
@@ -508,6 +512,10 @@ def build_app(args: argparse.Namespace) -> DetectiveApp:
     ``--demo``: the demo fleet only. No inventory anywhere: this machine plus the demo fleet.
     """
     settings = load_settings()
+    if getattr(args, "ingest", None):
+        from tui.ui.ingested import ingested_app
+
+        return ingested_app(args, settings)
     notice = None
     if args.demo:
         hosts: list[Host] = list(demo_fleet())
