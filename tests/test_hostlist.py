@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from tui.core.hostlist import HostlistError, expand, is_pattern
+from tui.core.hostlist import HostlistError, expand, fold, is_pattern
 
 # pattern → names (in the order written), or None when it must be refused
 CASES: dict[str, list[str] | None] = {
@@ -86,6 +86,24 @@ def test_is_pattern_leaves_ipv6_addresses_alone(text: str, pattern: bool) -> Non
     assert is_pattern(text) is pattern
 
 
+FOLDS = {
+    "gpu001 gpu002 gpu003 gpu007": ["gpu[001-003,007]"],
+    "gpu8 gpu9 gpu10": ["gpu[8-10]"],
+    "gpu08 gpu09 gpu10 gpu100": ["gpu[08-10]", "gpu100"],
+    "a b1 b2 c01": ["a", "b[1-2]", "c01"],
+    "r1n1 r1n2 r2n1": ["r1n[1-2]", "r2n1"],
+    "x099 x100 x101 x1000": ["x[099-101]", "x1000"],
+    "n3 n1 n2 n1": ["n[1-3]"],
+}
+
+
+@pytest.mark.parametrize("names", list(FOLDS))
+def test_fold_round_trips(names: str) -> None:
+    folded = fold(names.split())
+    assert folded == FOLDS[names]
+    assert sorted(n for p in folded for n in expand(p)) == sorted(set(names.split()))
+
+
 @pytest.mark.slow
 def test_clustershell_agrees() -> None:
     """ClusterShell 1.10 (pip) accepts exactly the patterns we accept, with the same names
@@ -104,7 +122,7 @@ def test_clustershell_agrees() -> None:
         "        out[p] = None\n"
         "print(json.dumps(out))\n"
     )
-    patterns = [*CASES, "gpu[001-128]"]
+    patterns = [*CASES, "gpu[001-128]", *(p for f in FOLDS.values() for p in f)]
     done = subprocess.run(
         [str(python), "-c", code],
         input=json.dumps(patterns),

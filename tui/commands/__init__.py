@@ -11,4 +11,5 @@ COMMAND_MODULES = (
     "trust",
     "probe_script",
     "ingest",
+    "importer",
 )

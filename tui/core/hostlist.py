@@ -149,3 +149,45 @@ def _bad_bound(sub: str, bound: str, pattern: str) -> str:
             "can range: list the letters, e.g. dgx-a[1-2],dgx-b[1-2]"
         )
     return f"{pattern!r}: [{sub}] is not a number or a start-stop range of numbers"
+
+
+_LAST_NUMBER = re.compile(r"^(.*?)(\d+)(\D*)$")
+
+
+def fold(names: list[str]) -> list[str]:
+    """Names → the fewest node sets of this syntax that ``expand`` back to them (as a set):
+    ``gpu001 gpu002 gpu003 gpu007`` → ``gpu[001-003,007]``. Ranges are over the last number of
+    a name; a zero-padded group keeps its width. Order: first appearance of each group."""
+    groups: dict[tuple[str, str, int], list[str]] = {}  # (prefix, suffix, width): digits
+    padded_keys = {
+        (m.group(1), m.group(3))
+        for m in map(_LAST_NUMBER.match, names)
+        if m and len(m.group(2)) > 1 and m.group(2).startswith("0")
+    }
+    for name in dict.fromkeys(names):
+        m = _LAST_NUMBER.match(name)
+        if m is None or "[" in name or "," in name:
+            groups[(name, "", -1)] = []
+            continue
+        prefix, digits, suffix = m.groups()
+        width = len(digits) if (prefix, suffix) in padded_keys else 0
+        if width == 0 and len(digits) > 1 and digits.startswith("0"):
+            width = len(digits)
+        groups.setdefault((prefix, suffix, width), []).append(digits)
+    out: list[str] = []
+    for (prefix, suffix, width), digits in groups.items():
+        if width < 0:  # no number to range over
+            out.append(prefix)
+            continue
+        if len(digits) == 1:
+            out.append(f"{prefix}{digits[0]}{suffix}")
+            continue
+        numbers = sorted({int(d) for d in digits})
+        parts, start = [], numbers[0]
+        for prev, cur in zip(numbers, [*numbers[1:], None], strict=True):
+            if cur is None or cur != prev + 1:
+                a, b = str(start).zfill(width), str(prev).zfill(width)
+                parts.append(a if start == prev else f"{a}-{b}")
+                start = cur if cur is not None else start
+        out.append(f"{prefix}[{','.join(parts)}]{suffix}")
+    return out
