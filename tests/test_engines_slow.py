@@ -20,6 +20,7 @@ from tui.demo.fakehost import build_fake_host, reference_ct200
 
 pytestmark = [pytest.mark.slow, pytest.mark.sshd]
 
+REPO = Path(__file__).resolve().parents[1]
 HOSTS = ("ct200", "other")  # two aliases of the sshd; the tree's hostname is ct200
 
 
@@ -205,3 +206,24 @@ def test_ssh_tt_output(fleet: Fleet, capsys) -> None:
     (got,) = json.loads(report)
     assert got["error"] is None
     assert facts_only(got["facts"]) == fleet.want
+
+
+def test_example_playbook(fleet: Fleet, capsys) -> None:
+    """examples/ansible/probe.yml, run by the real ansible-playbook, then ingest with an
+    inventory: the two hosts as probe gives them, the unreachable one reported so."""
+    out = fleet.tmp / "out"
+    env = {k: v for k, v in fleet.env.items() if k != "ANSIBLE_STDOUT_CALLBACK"}
+    done = subprocess.run(
+        ["ansible-playbook", "-i", str(fleet.ansible_inventory(tty=False)),
+         str(REPO / "examples" / "ansible" / "probe.yml"),
+         "-e", f"probe_script={fleet.script}", "-e", f"out_dir={out}"],
+        env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 4, done.stdout[-3000:]  # 4: a host was unreachable
+    assert sorted(p.name for p in out.iterdir()) == sorted(HOSTS)
+    inv = fleet.tmp / "fleet.yaml"
+    inv.write_text("hosts:\n  - name: ct200\n  - name: other\n  - name: down\n")
+    code, report, _ = cli(capsys, "ingest", str(out), "--hosts", str(inv), "--json")
+    assert code == exitcodes.CRITICAL
+    check_report(json.loads(report), fleet.want)
+    assert json.loads(report)[2]["error_kind"] == "unreachable"
