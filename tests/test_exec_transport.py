@@ -6,14 +6,17 @@ deadline, cancel kills the remote group, clear errors when the engine or the siz
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import SSHEnv
 from sshd import gone, processes_with, unique_sleep
 
+from tui.cli import main
 from tui.core.exec_transport import MAX_ARG_BYTES
 from tui.core.facts import Facts
 from tui.core.hosts import SCRIPT_WORD, Host
@@ -187,3 +190,31 @@ async def test_ssh_client_deadline_and_cancel(ssh_words) -> None:
         m = unique_sleep()
         await cancel_after_start(s, host, m)
     assert await gone("sleep", m)
+
+
+def test_a_fix_and_its_undo_run_through_exec(
+    kubectl, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same plan as over SSH: applied, verified by a re-probe, undone — every command
+    through the kubectl stand-in."""
+    shim, log = kubectl
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    tree = build_fake_host(tmp_path / "ct200", reference_ct200(with_cuda13=True))
+    inv = tmp_path / "hosts.yaml"
+    host = {
+        "name": "ct200",
+        "exec": f"{shim} exec -i -n ml {{name}} -- sh -c {{script}}",
+        "root": str(tree.root),
+        "env": dict(tree.env),
+        "python": list(tree.pythons),
+    }
+    inv.write_text(yaml.safe_dump({"hosts": [host]}))
+    dropin = tree.root / "etc/systemd/system/sglang.service.d/50-detective-tui-cuda.conf"
+    assert main(["fix", "ct200", "use-installed-toolkit", "--yes", "--hosts", str(inv)]) == 0
+    assert "Fixed: flashinfer-arch-rejected" in capsys.readouterr().out
+    assert dropin.is_file()
+    runs = len(calls(log))
+    assert main(["fix", "ct200", "--undo", "last", "--yes", "--hosts", str(inv)]) == 0
+    assert "back to what it was before the fix" in capsys.readouterr().out
+    assert not dropin.exists()
+    assert len(calls(log)) > runs > 2 and {c[4] for c in calls(log)} == {"ct200"}
