@@ -856,7 +856,7 @@ probe_pythons() {
 }
 
 probe_toolkits() {
-  [ -e "$R/usr/local/cuda/bin/nvcc" ] && tk_add /usr/local/cuda /usr/local/cuda
+  [ -e "$R/usr/local/cuda" ] && tk_add /usr/local/cuda /usr/local/cuda
   for _tk in "$R"/usr/local/cuda-* "$R"/opt/cuda* "$R"/opt/nvidia/hpc_sdk/*/*/cuda/*; do
     [ -e "$_tk/bin/nvcc" ] || continue
     case ${_tk#"$R"} in
@@ -904,6 +904,17 @@ probe_toolkit() {
   [ "$_res" != "$2" ] && rec tkkv "$1" realpath "$_res"
   if [ ! -e "$R$_nvcc" ]; then
     rec tkkv "$1" exists 0
+    [ -d "$R$2" ] || rec tkkv "$1" dir 0
+    # no compiler: is it a runtime-only tree (a CUDA runtime image's /usr/local/cuda)?
+    case $- in *f*) _nf=1 ;; *) _nf= ;; esac
+    set +f
+    for _cr in "$R$2"/lib64/libcudart.so* "$R$2"/lib/libcudart.so* "$R$2"/targets/*/lib/libcudart.so*; do
+      if [ -e "$_cr" ]; then
+        rec tkkv "$1" cudart "${_cr#"$R"}"
+        break
+      fi
+    done
+    [ -n "$_nf" ] && set -f
     return 0
   fi
   rec tkkv "$1" exists 1

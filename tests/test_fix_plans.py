@@ -425,6 +425,7 @@ def test_toolkit_plan_says_what_it_verifies_and_that_a_restart_is_needed() -> No
     assert plan.verify_gone == (
         "flashinfer-arch-rejected",
         "nvcc-too-old-for-gpu",
+        "jit-nvcc-missing",
         "nvcc-torch-major-mismatch",
     )
     assert plan.units == ("sglang.service",)
@@ -446,7 +447,11 @@ def test_a_toolkit_of_another_major_is_not_expected_to_fix_the_major_mismatch() 
         ),
     )
     plan = plan_for("use-installed-toolkit", facts, path="/usr/local/cuda-12.9")
-    assert plan.verify_gone == ("flashinfer-arch-rejected", "nvcc-too-old-for-gpu")
+    assert plan.verify_gone == (
+        "flashinfer-arch-rejected",
+        "nvcc-too-old-for-gpu",
+        "jit-nvcc-missing",
+    )
 
 
 KEYRING = """set -e

@@ -424,6 +424,8 @@ class FactBuilder:
             wrapper_of=kv.get("wrapper_of"),
             sources=tuple(self._tksrc.get(tk.home, ())),
             error=error,
+            home_exists=kv.get("dir") != "0",
+            cudart=kv.get("cudart") or None,
         )
 
     def _known_nvcc_dirs(self) -> dict[str, bool]:

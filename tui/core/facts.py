@@ -93,6 +93,8 @@ class Toolkit:
     sources: tuple[str, ...] = ()  # how found: CUDA_HOME, CUDA_PATH, PATH, /usr/local/cuda,
     # /usr/local/cuda-*, /opt/cuda*, conda:<prefix>, pip:<python>
     error: str | None = None  # why nvcc --version could not run
+    home_exists: bool = True  # False: the directory itself is missing (a mistyped CUDA_HOME)
+    cudart: str | None = None  # no nvcc, but this libcudart: a runtime-only tree
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ FINDING_IDS = (
     "toolkit-shadowed",
     "no-nvidia-driver",
     "flashinfer-replay-disagrees",  # --deep only: the host's own FlashInfer disagrees
+    "jit-nvcc-missing",
 )
 
 FIX_IDS = (

@@ -420,6 +420,7 @@ class ReplayTrace:
     drop_error: str | None  # why arch detection stopped (the exception text)
     dropped: tuple[tuple[int, int], ...]  # the GPUs that got no target because of it
     era: Era | None
+    path_error: str | None = None  # what get_cuda_path() raised (no toolkit found at all)
 
 
 def run(inp: ReplayInput) -> FlashInferReplay:
@@ -465,10 +466,12 @@ def trace(inp: ReplayInput) -> ReplayTrace:
             archs = set()
 
     cuda_home: str | None
+    path_error: str | None = None
     try:
         cuda_home = proc.cuda_path()
-    except Exception:
-        cuda_home = None
+    except Exception as e:
+        cuda_home, path_error = None, f"{type(e).__name__}: {e}"
+
     cuda_version: str | None
     source: str | None
     try:
@@ -508,4 +511,4 @@ def trace(inp: ReplayInput) -> ReplayTrace:
         check_message=check_error,
         workspace=None if import_error else _workspace(inp, era, archs),
     )
-    return ReplayTrace(replayed, proc.origin, proc.drop_error, proc.dropped, era)
+    return ReplayTrace(replayed, proc.origin, proc.drop_error, proc.dropped, era, path_error)

@@ -28,6 +28,12 @@ from tui.core.flashinfer_replay import (
     trace,
     visible_devices,
 )
+from tui.core.rulekit import cc_text as _cc
+from tui.core.rulekit import finding as _finding
+from tui.core.rulekit import gpu_evidence as _gpu_evidence
+from tui.core.rulekit import gpu_names as _gpu_names
+from tui.core.rulekit import toolkit_evidence as _toolkit_evidence
+from tui.core.rules_jit import rule_jit_nvcc_missing
 
 CONTEXT_PRIORITY = ("process", "unit", "login", "ssh")  # whose environment judges a python
 BROKEN_DRIVER = {  # driver state → what it means
@@ -135,67 +141,7 @@ def _subject(facts: Facts, py: PythonEnv | None, ctx: EnvContext | None) -> Subj
     return Subject(py, ctx, devices, inp, tr, nvcc, origin, toolkit_by_nvcc(facts, nvcc))
 
 
-# -- small text helpers ----------------------------------------------------------------------
-
-
-def _cc(cc: tuple[int, int]) -> str:
-    return f"{cc[0]}.{cc[1]}"
-
-
-def _gpu_names(facts: Facts, ccs: Iterable[tuple[int, int]]) -> str:
-    wanted = {_cc(c) for c in ccs}
-    names = sorted(
-        {f"{g.name} (SM {g.compute_cap})" for g in facts.gpus if g.compute_cap in wanted}
-    )
-    return ", ".join(names) or ", ".join(f"SM {c}" for c in sorted(wanted))
-
-
-def _gpu_evidence(facts: Facts, ccs: Iterable[tuple[int, int]]) -> list[str]:
-    """``GPU0-7 NVIDIA … SM 12.0``: one line per kind of GPU, with its indices."""
-    wanted = {_cc(c) for c in ccs}
-    groups: dict[tuple[str, str | None], list[int]] = {}
-    for g in facts.gpus:
-        if g.compute_cap in wanted:
-            groups.setdefault((g.name, g.compute_cap), []).append(g.index)
-    return [f"GPU{_indices(ix)} {name} SM {cc}" for (name, cc), ix in groups.items()]
-
-
-def _indices(ix: Sequence[int]) -> str:
-    if len(ix) > 2 and list(ix) == list(range(ix[0], ix[-1] + 1)):
-        return f"{ix[0]}-{ix[-1]}"
-    return ",".join(map(str, ix))
-
-
-def _toolkit_evidence(tk: Toolkit | None, nvcc: str | None) -> str:
-    if tk is None:
-        return f"no nvcc found at {nvcc}" if nvcc else "no CUDA toolkit found"
-    if not tk.exists:
-        return f"{tk.nvcc} does not exist"
-    if not tk.executable:
-        return f"{tk.nvcc} is not executable"
-    version = tk.full_version or tk.version or "unknown version"
-    return f"nvcc {version} at {tk.nvcc}"
-
-
-def _finding(
-    id: str,
-    severity: Severity,
-    title: str,
-    explanation: str,
-    evidence: Sequence[str],
-    subject: Subject | None = None,
-) -> Finding:
-    judged = ""
-    if subject is not None and subject.python is not None and subject.context is not None:
-        judged = f" (Judged in the {subject.context.label} environment.)"
-    return Finding(
-        id=id,
-        severity=severity,
-        title=title,
-        explanation=explanation + judged,
-        evidence=tuple(dict.fromkeys(evidence)),
-        python=subject.python.path if subject and subject.python else None,
-    )
+# -- small text helpers (tui.core.rulekit) --------------------------------------------------
 
 
 def _sampler_off(subject: Subject) -> bool:
@@ -681,6 +627,7 @@ RULES: tuple[tuple[str, Rule], ...] = (
     ("driver-too-old-for-nvcc", rule_driver_nvcc),
     ("torch-lacks-gpu-arch", rule_torch_arch),
     ("toolkit-shadowed", rule_toolkit_shadowed),
+    ("jit-nvcc-missing", rule_jit_nvcc_missing),
 )
 
 

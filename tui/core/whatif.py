@@ -55,6 +55,11 @@ CANDIDATES: Mapping[str, tuple[str, ...]] = {
     ),
     "driver-too-old-for-nvcc": ("use-installed-toolkit",),
     "toolkit-shadowed": ("use-installed-toolkit",),
+    "jit-nvcc-missing": (
+        "use-installed-toolkit",
+        "install-cuda-toolkit-pip",
+        "install-cuda-toolkit-apt",
+    ),
 }
 # after a toolkit change FlashInfer would reuse modules built by the old nvcc (§7)
 CACHE_FOLLOW_UP = ("flashinfer-arch-rejected", "nvcc-torch-major-mismatch")

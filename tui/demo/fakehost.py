@@ -108,6 +108,7 @@ class ToolkitSpec:
     cuda_version: str  # toolkit release for version.json, "12.8.1"
     list_gpu_arch_fixture: str | None = None
     executable: bool = True  # False: bin/nvcc has mode 0644
+    runtime_only: bool = False  # a CUDA runtime image's tree: lib64/libcudart, no bin/nvcc
 
 
 @dataclass(frozen=True)
@@ -394,6 +395,11 @@ def _write_nvcc(bin_dir: Path, nvcc_fixture: str, arch_fixture: str | None, mode
 
 def _build_toolkit(root: Path, tk: ToolkitSpec) -> None:
     home = _under(root, tk.home)
+    if tk.runtime_only:  # an empty stand-in for the library; no compiler at all
+        _write(home / "lib64" / f"libcudart.so.{tk.cuda_version}", "")
+        cudart = {"cuda_cudart": {"name": "CUDA Runtime (cudart)", "version": tk.cuda_version}}
+        _write(home / "version.json", json.dumps(cudart, indent=3) + "\n")
+        return
     _write_nvcc(
         home / "bin", tk.nvcc_fixture, tk.list_gpu_arch_fixture, 0o755 if tk.executable else 0o644
     )

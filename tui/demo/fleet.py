@@ -19,7 +19,7 @@ from pathlib import Path
 
 from tui.core import locations
 from tui.core.hosts import Host
-from tui.demo import fakehost
+from tui.demo import fakehost, neighbours
 
 DEMO_SOURCE = "demo fleet"  # Host.source of every demo host
 META = ".demo-host.json"  # in each built tree: the fake host's env and interpreters
@@ -44,6 +44,7 @@ DEMO_HOSTS: tuple[DemoHost, ...] = (
     DemoHost("b200-old-driver", fakehost.b200_old_driver, ("demo", "blackwell")),
     DemoHost("rtx5090-cu124", fakehost.rtx5090_cu124_torch, ("demo", "blackwell", "workstation")),
     DemoHost("no-driver", fakehost.no_driver, ("demo",)),
+    DemoHost("pro6000-no-nvcc", neighbours.jit_without_nvcc, ("demo", "blackwell", "sglang")),
     DemoHost("gone-dark", None, ("demo",)),
 )
 

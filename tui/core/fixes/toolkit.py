@@ -15,7 +15,7 @@ from tui.core.fixes.shell import host_path, q, require_file, say_changed, say_un
 from tui.core.fixes.targets import SYSTEM_PREFIXES, env_targets, pick_python
 from tui.core.hosts import Host
 
-TOOLKIT_FINDINGS = ("flashinfer-arch-rejected", "nvcc-too-old-for-gpu")
+TOOLKIT_FINDINGS = ("flashinfer-arch-rejected", "nvcc-too-old-for-gpu", "jit-nvcc-missing")
 MAJOR_FINDING = "nvcc-torch-major-mismatch"
 
 PIP_DEFAULT_VERSION = "13.0.2"  # the cuda-toolkit release torch's cu130 wheels pin

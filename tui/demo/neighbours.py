@@ -1,0 +1,111 @@
+"""Fake hosts for the failure classes next to the reference case, each with a near miss.
+
+Every preset here is a ``FakeHostSpec`` built from real captures (``tui/demo/fixtures``): one
+host shape where a finding must fire and, by a keyword, the closest shape where it must not.
+The demo fleet (``tui.demo.fleet``) shows the firing shapes; the tests probe both, locally and
+over a real sshd.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from tui.demo.fakehost import (
+    UBUNTU_2204,
+    DriverSpec,
+    FakeHostSpec,
+    GpuSpec,
+    ProcessSpec,
+    ToolkitSpec,
+    VenvSpec,
+    pypi_torch_arch_flags,
+)
+
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+RTX_PRO_6000_WS = GpuSpec("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "12.0", 97887)
+WORKSTATION_580 = DriverSpec(
+    table_fixture="nvidia-smi/nvidia-smi-rtxpro6000-workstation-580.95.05.txt",
+    proc_fixture="proc/proc-driver-nvidia-version-580.95.05-open-x86_64.txt",
+)
+TORCH_211_CU130 = "torch/torch-version.py-2.11.0+cu130-x86_64-pypi.py"
+
+
+def served(
+    python: str, module: str, args: tuple[str, ...], env: Mapping[str, str], unit: str
+) -> tuple[tuple[ProcessSpec, ...], dict[str, str]]:
+    """A server started by a systemd unit: its process (pid 5151) and its unit file, whose
+    ``Environment=`` lines give the process its environment."""
+    argv = (python, "-m", module, *args)
+    lines = "".join(f'Environment="{k}={v}"\n' for k, v in env.items() if k != "HOME")
+    unit_file = (
+        f"[Unit]\nDescription={module}\n\n[Service]\n{lines}"
+        f"ExecStart={' '.join(argv)}\nRestart=always\n\n[Install]\nWantedBy=multi-user.target\n"
+    )
+    process = ProcessSpec(pid=5151, argv=argv, environ=dict(env), exe=python, unit=unit)
+    return (process,), {f"/etc/systemd/system/{unit}": unit_file}
+
+
+def jit_without_nvcc(
+    *,
+    jit_cache: str | None = None,
+    cuda_home: str | None = None,
+    runtime_cuda: bool = False,
+    flashinfer: str = "0.6.8",
+) -> FakeHostSpec:
+    """``jit-nvcc-missing``: an RTX PRO 6000 workstation (SM 12.0, driver 580.95.05 / CUDA
+    13.0) serving SGLang from a venv with torch 2.11.0+cu130 and FlashInfer 0.6.8, and no CUDA
+    toolkit anywhere — CUDA comes only from torch's pip wheels. FlashInfer falls back to torch's
+    CUDA 13.0, builds ``12.0f``, and the first sampling call finds no nvcc.
+
+    ``jit_cache="0.6.8+cu130"`` is the near miss (prebuilt modules for that version);
+    ``cuda_home`` sets a (malformed) ``CUDA_HOME`` for the server; ``runtime_cuda`` adds a
+    runtime-only ``/usr/local/cuda-13.0`` with ``/usr/local/cuda`` → it (a runtime image)."""
+    venv = "/opt/sglang"
+    py = f"{venv}/bin/python3"
+    env = {"PATH": f"{venv}/bin:{SYSTEM_PATH}", "HOME": "/root"}
+    if cuda_home is not None:
+        env["CUDA_HOME"] = cuda_home
+    dists = [
+        ("torch", "2.11.0"),
+        ("sglang", "0.5.9"),
+        ("triton", "3.6.0"),
+        ("nvidia-cuda-runtime", "13.0.96"),
+        ("nvidia-cuda-nvrtc", "13.0.88"),
+    ]
+    if jit_cache is not None:
+        dists.append(("flashinfer-jit-cache", jit_cache))
+    processes, files = served(
+        py,
+        "sglang.launch_server",
+        ("--model-path", "/models/Qwen3-8B", "--port", "30000"),
+        env,
+        "sglang.service",
+    )
+    return FakeHostSpec(
+        hostname="pro6000-no-nvcc",
+        os_release=UBUNTU_2204,
+        gpus=(RTX_PRO_6000_WS,),
+        driver=WORKSTATION_580,
+        toolkits=(
+            (
+                ToolkitSpec(
+                    "/usr/local/cuda-13.0", "nvcc/nvcc-13.0.88.txt", "13.0.96", runtime_only=True
+                ),
+            )
+            if runtime_cuda
+            else ()
+        ),
+        usr_local_cuda="/usr/local/cuda-13.0" if runtime_cuda else None,
+        venvs=(
+            VenvSpec(
+                path=venv,
+                dists=tuple(dists),
+                torch_version_py=TORCH_211_CU130,
+                torch_arch_flags=pypi_torch_arch_flags("2.11.0+cu130"),
+                flashinfer=flashinfer,
+            ),
+        ),
+        processes=processes,
+        env={"HOME": "/root", "USER": "root", "PATH": f"{venv}/bin:{SYSTEM_PATH}"},
+        files=files,
+    )
