@@ -9,6 +9,7 @@ Paths are reported as host paths: the probe root prefix DT_ROOT is stripped.
 import mmap
 import os
 import site
+import struct
 import sys
 
 SENTINEL = "@@DT1"
@@ -46,6 +47,40 @@ MAX_FILE_LINES = 60
 # torch.cuda.get_arch_list() is a NUL-terminated string in libtorch_python.so ("sm_75 sm_80 …")
 ARCH_PREFIXES = (b"sm_", b"compute_")
 MAX_LIB_BYTES = 512 * 1024 * 1024
+# compiled extensions checked against the installed torch: what they declare (Requires-Dist,
+# local version, xformers/cpp_lib.json) and the torch symbols their .so files need
+EXTENSIONS = (
+    "flash-attn",
+    "xformers",
+    "vllm",
+    "sgl-kernel",
+    "flashinfer-python",
+    "torchvision",
+    "torchaudio",
+    "deepspeed",
+    "causal-conv1d",
+    "mamba-ssm",
+    "torch-scatter",
+    "torch-sparse",
+    "transformer-engine-torch",
+    "apex",
+)
+MAX_SO_PER_EXTENSION = 6  # bounds: .so files read per extension and in all
+MAX_SO_TOTAL = 24
+MAX_TORCH_SYMBOLS = 4000  # undefined torch symbols looked up per .so
+TORCH_LIBS = (
+    "libc10.so",
+    "libc10_cuda.so",
+    "libtorch.so",
+    "libtorch_cpu.so",
+    "libtorch_cuda.so",
+    "libtorch_python.so",
+)
+TORCH_SYMBOLS = tuple(
+    (kind + ns).encode()
+    for ns in ("N3c10", "NK3c10", "N2at", "NK2at", "N5torch", "NK5torch", "N6caffe2")
+    for kind in ("_Z", "_ZTV", "_ZTI")
+)
 
 
 def clean(value):
@@ -231,12 +266,14 @@ def site_dirs():
 
 
 def wanted(dist_name):
-    return dist_name in WANTED or dist_name.startswith(WANTED_PREFIXES)
+    return dist_name in WANTED or dist_name in EXTENSIONS or dist_name.startswith(WANTED_PREFIXES)
 
 
 def report_dists(sites):
+    """Report the wanted distributions; return {extension: (site dir, dist-info dir)}."""
     count = 0
     seen = set()
+    found = {}
     for sdir in sites:
         try:
             names = sorted(os.listdir(sdir))
@@ -253,6 +290,8 @@ def report_dists(sites):
             if not wanted(dist) or dist in seen:
                 continue
             seen.add(dist)
+            if dist in EXTENSIONS and entry.endswith(".dist-info"):
+                found[dist] = (sdir, entry)
             count += 1
             rec("pydist", INDEX, count, entry)
             path = os.path.join(sdir, entry)
@@ -266,6 +305,7 @@ def report_dists(sites):
                         rec("pymeta", INDEX, count, line)
             except OSError as exc:
                 rec("py", INDEX, "warning", f"{host(path)}: {exc.strerror or exc}")
+    return found
 
 
 def editable_packages(sites):
@@ -380,6 +420,189 @@ def report_torch_archs(sites, editable):
             rec("pyfile", INDEX, "torch_arch_flags", flags)
 
 
+class Elf:
+    """The dynamic symbol table of a 64-bit little-endian ELF file, read with mmap (only the
+    pages looked at are read): DT_NEEDED, undefined symbols, and lookups through .gnu.hash."""
+
+    def __init__(self, path):
+        with open(path, "rb") as fh:  # the map keeps its own handle
+            self.mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        try:
+            self._read_sections()
+        except (struct.error, IndexError, ValueError) as exc:
+            self.close()
+            raise ValueError(f"not a readable 64-bit little-endian ELF file ({exc})") from None
+
+    def _read_sections(self):
+        mm = self.mm
+        if mm[:4] != b"\x7fELF" or mm[4] != 2 or mm[5] != 1:
+            raise ValueError("another format")
+        (shoff,) = struct.unpack_from("<Q", mm, 0x28)
+        entsize, count = struct.unpack_from("<HH", mm, 0x3A)
+        self.sections = []
+        for i in range(count):
+            (typ,) = struct.unpack_from("<I", mm, shoff + i * entsize + 4)
+            off, size, link = struct.unpack_from("<QQI", mm, shoff + i * entsize + 0x18)
+            self.sections.append((typ, off, size, link))
+        self.dynsym = next((x for x in self.sections if x[0] == 11), None)
+        if self.dynsym is None:
+            raise ValueError("no dynamic symbol table")
+        self.dynstr = self.sections[self.dynsym[3]][1]
+        self.hash = next((x for x in self.sections if x[0] == 0x6FFFFFF6), None)
+
+    def close(self):
+        self.mm.close()
+
+    def string(self, offset):
+        start = self.dynstr + offset
+        return self.mm[start : self.mm.find(b"\0", start)]
+
+    def needed(self):
+        dynamic = next((x for x in self.sections if x[0] == 6), None)
+        out = []
+        if dynamic is not None:
+            for pos in range(dynamic[1], dynamic[1] + dynamic[2], 16):
+                tag, val = struct.unpack_from("<qQ", self.mm, pos)
+                if tag == 0:
+                    break
+                if tag == 1:
+                    out.append(self.string(val).decode("ascii", "replace"))
+        return out
+
+    def undefined(self, prefixes):
+        """Undefined, non-weak symbols whose names start with one of ``prefixes``."""
+        _typ, off, size, _link = self.dynsym
+        for pos in range(off + 24, off + size, 24):
+            name, info, _other, shndx = struct.unpack_from("<IBBH", self.mm, pos)
+            if shndx == 0 and info >> 4 != 2 and name:
+                text = self.string(name)
+                if text.startswith(prefixes):
+                    yield text
+
+    def defines(self, name):
+        """Whether this file exports ``name``, found as the dynamic linker does (.gnu.hash)."""
+        if self.hash is None:
+            return None
+        mm, base = self.mm, self.hash[1]
+        nbuckets, symoffset, bloom_size, _shift = struct.unpack_from("<IIII", mm, base)
+        h = 5381
+        for ch in name:
+            h = (h * 33 + ch) & 0xFFFFFFFF
+        buckets = base + 16 + bloom_size * 8
+        chains = buckets + nbuckets * 4
+        (idx,) = struct.unpack_from("<I", mm, buckets + (h % nbuckets) * 4)
+        if idx < symoffset:
+            return False
+        sym = self.dynsym[1]
+        while True:
+            (h2,) = struct.unpack_from("<I", mm, chains + (idx - symoffset) * 4)
+            if h | 1 == h2 | 1:
+                (offset,) = struct.unpack_from("<I", mm, sym + idx * 24)
+                if self.string(offset) == name:
+                    return True
+            if h2 & 1:
+                return False
+            idx += 1
+
+
+def extension_sos(sdir, dist_info):
+    """The .so files a distribution installed (its RECORD), at most MAX_SO_PER_EXTENSION."""
+    out = []
+    try:
+        for line in file_lines(os.path.join(sdir, dist_info, "RECORD"), 5000):
+            rel = line.split(",", 1)[0]
+            if (rel.endswith(".so") or ".so." in rel) and ".libs/" not in rel:
+                out.append(rel)
+                if len(out) >= MAX_SO_PER_EXTENSION:
+                    break
+    except OSError:
+        pass
+    return out
+
+
+def torch_libs(sites):
+    libs = {}
+    for name in TORCH_LIBS:
+        path = find_file(sites, {}, os.path.join("torch", "lib", name))
+        if path:
+            try:
+                libs[name] = Elf(path)
+            except (OSError, ValueError) as exc:
+                rec("py", INDEX, "warning", f"{host(path)}: {exc}")
+    return libs
+
+
+def check_so(dist, path, libs):
+    """One record per .so: torch symbols needed, how many no torch library exports, a few of
+    them; torch libraries it needs that this torch lacks."""
+    try:
+        elf = Elf(path)
+    except (OSError, ValueError) as exc:
+        rec("pyext", INDEX, dist, "so-error", f"{host(path)}: {exc}")
+        return
+    try:
+        needed = elf.needed()
+        lacking = [n for n in needed if n in TORCH_LIBS and n not in libs]
+        if lacking:
+            rec("pyext", INDEX, dist, "lacks", host(path) + " " + " ".join(lacking))
+        wanted_libs = [libs[n] for n in needed if n in libs] or list(libs.values())
+        count, missing = 0, []
+        for name in elf.undefined(TORCH_SYMBOLS):
+            count += 1
+            if count > MAX_TORCH_SYMBOLS:
+                break
+            if not any(lib.defines(name) for lib in wanted_libs):
+                missing.append(name.decode("ascii", "replace"))
+        text = f"{host(path)} {count} {len(missing)} " + " ".join(missing[:3])
+        rec("pyext", INDEX, dist, "so", text)
+    except (struct.error, IndexError, ValueError) as exc:
+        rec("pyext", INDEX, dist, "so-error", f"{host(path)}: {exc}")
+    finally:
+        elf.close()
+
+
+def report_extensions(sites, found):
+    """What each compiled extension declares about the torch it was built for, and whether the
+    torch installed here exports every torch symbol its .so files need."""
+    if not found:
+        return
+    libs = torch_libs(sites)
+    budget = MAX_SO_TOTAL
+    try:
+        for dist, (sdir, dist_info) in sorted(found.items()):
+            try:
+                for line in file_lines(os.path.join(sdir, dist_info, "METADATA"), 400):
+                    if not line.strip():
+                        break
+                    if line.startswith("Requires-Dist:") and "extra ==" not in line:
+                        spec = line.split(":", 1)[1].strip()
+                        if (
+                            norm(spec.split(" ")[0].split("(")[0].split(";")[0].rstrip("<>=!~"))
+                            == "torch"
+                        ):
+                            rec("pyext", INDEX, dist, "requires", spec)
+            except OSError:
+                pass
+            if dist == "xformers":
+                info = os.path.join(sdir, "xformers", "cpp_lib.json")
+                if os.path.isfile(info):
+                    for line in file_lines(info, 200):
+                        rec("pyext", INDEX, dist, "cpp_lib", line)
+            if not libs:
+                continue
+            for rel in extension_sos(sdir, dist_info):
+                if budget <= 0:
+                    rec("pyext", INDEX, dist, "so-skipped", rel)
+                    continue
+                path = os.path.normpath(os.path.join(sdir, rel))
+                if under_root(path) and os.path.isfile(path):
+                    budget -= 1
+                    check_so(dist, path, libs)
+    finally:
+        for lib in libs.values():
+            lib.close()
+
+
 def main():
     rec("py", INDEX, "version", ".".join(str(n) for n in sys.version_info[:3]))
     rec("py", INDEX, "executable", host(sys.executable))
@@ -387,13 +610,14 @@ def main():
     rec("py", INDEX, "prefix", host(prefix))
     for sdir in sites:
         rec("py", INDEX, "site", host(sdir))
-    report_dists(sites)
+    extensions = report_dists(sites)
     editable = editable_packages(sites)
     report_file(sites, editable, os.path.join("torch", "version.py"), "torch_version")
     meta = os.path.join("flashinfer", "_build_meta.py")
     report_file(sites, editable, meta, "flashinfer_build_meta")
     report_torch_archs(sites, editable)
     report_pip_nvcc(sites)
+    report_extensions(sites, extensions)
 
 
 try:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 
 from probes import SENTINEL
 from tui.core import parsers
+from tui.core.extensions import extension_builds
 from tui.core.facts import (
     DriverInfo,
     EnvContext,
@@ -64,6 +65,7 @@ ARITY: Mapping[str, int] = {
     "pymeta": 3,
     "pyfile": 3,
     "pyrc": 2,
+    "pyext": 4,
     "tk": 2,
     "tkcand": 2,
     "tkkv": 3,
@@ -123,6 +125,7 @@ class _Py:
     meta: dict[str, list[str]] = field(default_factory=dict)
     files: dict[str, list[str]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    ext: list[tuple[str, str, str]] = field(default_factory=list)  # (dist, key, value)
 
 
 @dataclass
@@ -263,6 +266,9 @@ class FactBuilder:
 
     def _on_pyfile(self, idx: str, label: str, line: str) -> None:
         self._py_of(idx).files.setdefault(label, []).append(line)
+
+    def _on_pyext(self, idx: str, dist: str, key: str, value: str) -> None:
+        self._py_of(idx).ext.append((dist, key, value))
 
     def _on_pyrc(self, idx: str, rc: str) -> None:
         self._py_of(idx).kv["rc"] = rc
@@ -517,6 +523,7 @@ class FactBuilder:
             packages=packages,
             jit_cache_dirs=jit.get(cid, ()),
             error=self._python_error(py),
+            extensions=extension_builds(py.ext, packages),
         )
 
     @staticmethod

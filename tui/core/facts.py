@@ -143,6 +143,23 @@ class EnvContext:
 
 
 @dataclass(frozen=True)
+class ExtensionBuild:
+    """A compiled extension (flash-attn, xformers, vLLM, torchvision…) and the torch it was
+    built for: what it declares, and what its ``.so`` files need from the installed torch."""
+
+    name: str  # distribution name, normalised ("flash-attn")
+    version: str | None = None
+    requires_torch: tuple[str, ...] = ()  # its Requires-Dist lines naming torch
+    built_torch: str | None = None  # xformers/cpp_lib.json "version.torch"
+    so_read: int = 0  # .so files whose symbol tables were read
+    torch_symbols: int = 0  # torch symbols they need (undefined, non-weak)
+    missing_symbols: int = 0  # of those, how many the installed torch's libraries lack
+    missing_sample: tuple[str, ...] = ()  # the first few, mangled
+    lacking_libs: tuple[str, ...] = ()  # torch libraries they need that this torch lacks
+    errors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class PythonEnv:
     """One Python interpreter and what is installed for it (read from files, never imported)."""
 
@@ -162,6 +179,7 @@ class PythonEnv:
     packages: Mapping[str, str] = field(default_factory=dict)  # sglang, vllm, triton, nvidia-*…
     jit_cache_dirs: tuple[str, ...] = ()  # existing ~/.cache/flashinfer/<ver>/<archs> dirs
     error: str | None = None
+    extensions: tuple[ExtensionBuild, ...] = ()  # compiled extensions checked against torch
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "packages", _frozen_map(self.packages))

@@ -26,6 +26,7 @@ FINDING_IDS = (
     "no-nvidia-driver",
     "flashinfer-replay-disagrees",  # --deep only: the host's own FlashInfer disagrees
     "jit-nvcc-missing",
+    "extension-torch-abi-mismatch",
 )
 
 FIX_IDS = (
@@ -35,6 +36,7 @@ FIX_IDS = (
     "set-flashinfer-arch-list",
     "sampling-backend-fallback",
     "clear-flashinfer-jit-cache",
+    "match-extension-to-torch",
 )
 
 

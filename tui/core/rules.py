@@ -33,6 +33,7 @@ from tui.core.rulekit import finding as _finding
 from tui.core.rulekit import gpu_evidence as _gpu_evidence
 from tui.core.rulekit import gpu_names as _gpu_names
 from tui.core.rulekit import toolkit_evidence as _toolkit_evidence
+from tui.core.rules_extensions import rule_extension_abi
 from tui.core.rules_jit import rule_jit_nvcc_missing
 
 CONTEXT_PRIORITY = ("process", "unit", "login", "ssh")  # whose environment judges a python
@@ -628,6 +629,7 @@ RULES: tuple[tuple[str, Rule], ...] = (
     ("torch-lacks-gpu-arch", rule_torch_arch),
     ("toolkit-shadowed", rule_toolkit_shadowed),
     ("jit-nvcc-missing", rule_jit_nvcc_missing),
+    ("extension-torch-abi-mismatch", rule_extension_abi),
 )
 
 

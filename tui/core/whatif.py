@@ -15,10 +15,11 @@ from collections.abc import Callable, Mapping, Sequence
 
 from packaging.version import InvalidVersion, Version
 
-from tui.core import ptxas_targets
+from tui.core import extensions, ptxas_targets
 from tui.core.facts import EnvContext, Facts, PythonEnv, Toolkit
 from tui.core.findings import Finding, FixSuggestion
 from tui.core.rules import evaluate, subjects, toolkit_identity
+from tui.core.rules_extensions import extension_params
 
 SERVING_KINDS = ("process", "unit")
 SHELL_KINDS = ("login", "ssh")
@@ -37,6 +38,7 @@ FIX_ORDER = (
     "sampling-backend-fallback",
     "install-cuda-toolkit-pip",
     "install-cuda-toolkit-apt",
+    "match-extension-to-torch",
     "clear-flashinfer-jit-cache",
 )
 # which fixes can help with which finding (the what-if decides whether they really do)
@@ -60,6 +62,7 @@ CANDIDATES: Mapping[str, tuple[str, ...]] = {
         "install-cuda-toolkit-pip",
         "install-cuda-toolkit-apt",
     ),
+    "extension-torch-abi-mismatch": ("match-extension-to-torch",),
 }
 # after a toolkit change FlashInfer would reuse modules built by the old nvcc (§7)
 CACHE_FOLLOW_UP = ("flashinfer-arch-rejected", "nvcc-torch-major-mismatch")
@@ -172,6 +175,15 @@ def apply_fix(
             return dataclasses.replace(ctx, vars={**ctx.vars, **SAMPLER_OFF_ENV}, cmdline=cmdline)
 
         return _with_env(facts, labels, fallback)
+    if fix_id == "match-extension-to-torch":
+        packages = params["package"].split(",")
+        pythons = tuple(
+            extensions.matched(p, packages, params.get("torch"))
+            if py is not None and p.path == py.path
+            else p
+            for p in facts.pythons
+        )
+        return dataclasses.replace(facts, pythons=pythons)
     if fix_id == "clear-flashinfer-jit-cache":
         pythons = tuple(
             dataclasses.replace(p, jit_cache_dirs=()) if py is None or p.path == py.path else p
@@ -289,6 +301,8 @@ class _Planner:
             return [{}]
         if fix_id == "clear-flashinfer-jit-cache":
             return [{}] if py is not None and py.jit_cache_dirs else []
+        if fix_id == "match-extension-to-torch":
+            return extension_params(py)
         return []
 
     # the proposal ------------------------------------------------------------------------
@@ -369,6 +383,10 @@ def _title(facts: Facts, fix_id: str, params: Mapping[str, str], python: str | N
         return f"Install NVIDIA's CUDA {version} toolkit wheels into the venv, use them"
     if fix_id == "install-cuda-toolkit-apt":
         return f"Install cuda-toolkit-13-0 from NVIDIA's apt repository into {APT_TOOLKIT_HOME}"
+    if fix_id == "match-extension-to-torch":
+        if params.get("torch"):
+            return f"Install torch {params['torch']}, the torch {params['package']} was built for"
+        return f"Install the {params['package']} build(s) made for the installed torch"
     return "Move FlashInfer's JIT cache aside so modules are rebuilt with the new toolkit"
 
 

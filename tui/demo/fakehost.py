@@ -129,6 +129,10 @@ class VenvSpec:
     torch_arch_flags: str | None = None  # the get_arch_list() string in libtorch_python.so
     flashinfer: str | None = None  # writes flashinfer/_build_meta.py and its dist-info
     pip_nvcc_fixture: str | None = None  # nvidia/cu13/bin/nvcc printing this fixture
+    requires: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # dist → Requires-Dist
+    records: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # dist → RECORD paths
+    # more files under site-packages: text, or a Path on this machine to link to (real .so files)
+    site_files: Mapping[str, str | Path] = field(default_factory=dict)
 
     @property
     def python(self) -> str:
@@ -428,10 +432,17 @@ def _build_venv(root: Path, venv: VenvSpec) -> None:
     site = base / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
     site.mkdir(parents=True, exist_ok=True)
     for dist, version in venv.dists:
-        _write(
-            site / f"{dist.replace('-', '_')}-{version}.dist-info" / "METADATA",
-            _metadata(dist, version),
-        )
+        info = site / f"{dist.replace('-', '_')}-{version}.dist-info"
+        requires = "".join(f"Requires-Dist: {r}\n" for r in venv.requires.get(dist, ()))
+        _write(info / "METADATA", _metadata(dist, version).replace("\n\n", f"\n{requires}\n"))
+        if dist in venv.records:
+            _write(info / "RECORD", "".join(f"{r},," + "\n" for r in venv.records[dist]))
+    for rel, content in venv.site_files.items():
+        if isinstance(content, Path):
+            (site / rel).parent.mkdir(parents=True, exist_ok=True)
+            (site / rel).symlink_to(content)
+        else:
+            _write(site / rel, content)
     if venv.torch_version_py:
         text = fixture_text(venv.torch_version_py)
         if venv.torch_version:

@@ -45,6 +45,7 @@ DEMO_HOSTS: tuple[DemoHost, ...] = (
     DemoHost("rtx5090-cu124", fakehost.rtx5090_cu124_torch, ("demo", "blackwell", "workstation")),
     DemoHost("no-driver", fakehost.no_driver, ("demo",)),
     DemoHost("pro6000-no-nvcc", neighbours.jit_without_nvcc, ("demo", "blackwell", "sglang")),
+    DemoHost("h100-torchvision", neighbours.extension_for_other_torch, ("demo", "hopper")),
     DemoHost("gone-dark", None, ("demo",)),
 )
 

@@ -9,6 +9,7 @@ over a real sshd.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from tui.demo.fakehost import (
     UBUNTU_2204,
@@ -18,6 +19,7 @@ from tui.demo.fakehost import (
     ProcessSpec,
     ToolkitSpec,
     VenvSpec,
+    healthy_h100,
     pypi_torch_arch_flags,
 )
 
@@ -109,3 +111,20 @@ def jit_without_nvcc(
         env={"HOME": "/root", "USER": "root", "PATH": f"{venv}/bin:{SYSTEM_PATH}"},
         files=files,
     )
+
+
+def extension_for_other_torch(*, matching: bool = False) -> FakeHostSpec:
+    """``extension-torch-abi-mismatch``: the healthy H100 node (torch 2.8.0+cu128, vLLM) after
+    someone installed torchvision 0.24.1, which requires torch 2.9.1 (its real METADATA line
+    ``Requires-Dist: torch (==2.9.1)``). ``matching=True`` is the near miss: torchvision 0.23.0,
+    whose METADATA requires ``torch (==2.8.0)``."""
+    spec = healthy_h100()
+    (venv,) = spec.venvs
+    version, torch = ("0.23.0", "2.8.0") if matching else ("0.24.1", "2.9.1")
+    venv = replace(
+        venv,
+        dists=(*venv.dists, ("torchvision", version)),
+        requires={"torchvision": ("numpy", f"torch (=={torch})", "pillow (!=8.3.*,>=5.3.0)")},
+    )
+    name = "h100-torchvision" if not matching else "h100-torchvision-ok"
+    return replace(spec, hostname=name, venvs=(venv,))

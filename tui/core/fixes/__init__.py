@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping
 
 from tui.core.facts import Facts
 from tui.core.findings import FIX_IDS
+from tui.core.fixes.extension import match_extension_to_torch
 from tui.core.fixes.jitcache import clear_flashinfer_jit_cache
 from tui.core.fixes.plan import FixError, FixPlan, Step
 from tui.core.fixes.toolkit import (
@@ -51,6 +52,7 @@ BUILDERS: Mapping[str, Builder] = {
     "set-flashinfer-arch-list": set_flashinfer_arch_list,
     "sampling-backend-fallback": sampling_backend_fallback,
     "clear-flashinfer-jit-cache": clear_flashinfer_jit_cache,
+    "match-extension-to-torch": match_extension_to_torch,
 }
 assert tuple(BUILDERS) == FIX_IDS
 
@@ -61,6 +63,7 @@ PARAMS: Mapping[str, tuple[str, ...]] = {  # the NAME=VALUE parameters each fix 
     "set-flashinfer-arch-list": ("value",),
     "sampling-backend-fallback": ("engine",),
     "clear-flashinfer-jit-cache": (),
+    "match-extension-to-torch": ("package", "torch"),
 }
 
 
