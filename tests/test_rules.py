@@ -133,7 +133,7 @@ ROWS = {
     ),
     "CPU torch with FlashInfer on a GPU host": (
         {"gpus": ("9.0",), "torch_cuda": None, "torch_version": "2.9.1+cpu"},
-        {"flashinfer-arch-rejected": "critical"},
+        {"flashinfer-arch-rejected": "critical", "torch-cpu-build": "critical"},
     ),
     "torch version unreadable: FlashInfer not judged": (
         {"gpus": ("9.0",), "torch_cuda": None, "torch_version": None, "python": True},

@@ -27,6 +27,7 @@ FINDING_IDS = (
     "flashinfer-replay-disagrees",  # --deep only: the host's own FlashInfer disagrees
     "jit-nvcc-missing",
     "extension-torch-abi-mismatch",
+    "torch-cpu-build",
 )
 
 FIX_IDS = (
@@ -37,6 +38,7 @@ FIX_IDS = (
     "sampling-backend-fallback",
     "clear-flashinfer-jit-cache",
     "match-extension-to-torch",
+    "install-cuda-torch",
 )
 
 

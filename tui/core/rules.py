@@ -35,6 +35,7 @@ from tui.core.rulekit import gpu_names as _gpu_names
 from tui.core.rulekit import toolkit_evidence as _toolkit_evidence
 from tui.core.rules_extensions import rule_extension_abi
 from tui.core.rules_jit import rule_jit_nvcc_missing
+from tui.core.rules_torch_cpu import rule_torch_cpu_build
 
 CONTEXT_PRIORITY = ("process", "unit", "login", "ssh")  # whose environment judges a python
 BROKEN_DRIVER = {  # driver state → what it means
@@ -630,6 +631,7 @@ RULES: tuple[tuple[str, Rule], ...] = (
     ("toolkit-shadowed", rule_toolkit_shadowed),
     ("jit-nvcc-missing", rule_jit_nvcc_missing),
     ("extension-torch-abi-mismatch", rule_extension_abi),
+    ("torch-cpu-build", rule_torch_cpu_build),
 )
 
 

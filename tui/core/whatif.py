@@ -20,6 +20,7 @@ from tui.core.facts import EnvContext, Facts, PythonEnv, Toolkit
 from tui.core.findings import Finding, FixSuggestion
 from tui.core.rules import evaluate, subjects, toolkit_identity
 from tui.core.rules_extensions import extension_params
+from tui.core.rules_torch_cpu import variant_for
 
 SERVING_KINDS = ("process", "unit")
 SHELL_KINDS = ("login", "ssh")
@@ -39,6 +40,7 @@ FIX_ORDER = (
     "install-cuda-toolkit-pip",
     "install-cuda-toolkit-apt",
     "match-extension-to-torch",
+    "install-cuda-torch",
     "clear-flashinfer-jit-cache",
 )
 # which fixes can help with which finding (the what-if decides whether they really do)
@@ -63,6 +65,7 @@ CANDIDATES: Mapping[str, tuple[str, ...]] = {
         "install-cuda-toolkit-apt",
     ),
     "extension-torch-abi-mismatch": ("match-extension-to-torch",),
+    "torch-cpu-build": ("install-cuda-torch",),
 }
 # after a toolkit change FlashInfer would reuse modules built by the old nvcc (§7)
 CACHE_FOLLOW_UP = ("flashinfer-arch-rejected", "nvcc-torch-major-mismatch")
@@ -179,6 +182,20 @@ def apply_fix(
         packages = params["package"].split(",")
         pythons = tuple(
             extensions.matched(p, packages, params.get("torch"))
+            if py is not None and p.path == py.path
+            else p
+            for p in facts.pythons
+        )
+        return dataclasses.replace(facts, pythons=pythons)
+    if fix_id == "install-cuda-torch":
+        cuda = params["cuda"]
+        pythons = tuple(
+            dataclasses.replace(
+                p,
+                torch_version=f"{(p.torch_version or '').split('+')[0]}+cu{cuda.replace('.', '')}",
+                torch_cuda=cuda,
+                torch_arch_list=None,
+            )
             if py is not None and p.path == py.path
             else p
             for p in facts.pythons
@@ -303,6 +320,10 @@ class _Planner:
             return [{}] if py is not None and py.jit_cache_dirs else []
         if fix_id == "match-extension-to-torch":
             return extension_params(py)
+        if fix_id == "install-cuda-torch":
+            subject = next((s for s in subjects(self.facts) if s.python is py), None)
+            cuda = variant_for(self.facts, py, subject.devices) if py and subject else None
+            return [{"cuda": cuda}] if cuda else []
         return []
 
     # the proposal ------------------------------------------------------------------------
@@ -383,6 +404,8 @@ def _title(facts: Facts, fix_id: str, params: Mapping[str, str], python: str | N
         return f"Install NVIDIA's CUDA {version} toolkit wheels into the venv, use them"
     if fix_id == "install-cuda-toolkit-apt":
         return f"Install cuda-toolkit-13-0 from NVIDIA's apt repository into {APT_TOOLKIT_HOME}"
+    if fix_id == "install-cuda-torch":
+        return f"Install the CUDA {params['cuda']} build of the same torch release"
     if fix_id == "match-extension-to-torch":
         if params.get("torch"):
             return f"Install torch {params['torch']}, the torch {params['package']} was built for"

@@ -128,3 +128,21 @@ def extension_for_other_torch(*, matching: bool = False) -> FakeHostSpec:
     )
     name = "h100-torchvision" if not matching else "h100-torchvision-ok"
     return replace(spec, hostname=name, venvs=(venv,))
+
+
+def cpu_torch_on_gpus(*, cuda_torch: bool = False) -> FakeHostSpec:
+    """``torch-cpu-build``: the H100 node's vLLM venv with torch 2.13.0+cpu (the real
+    ``torch/version.py`` of the CPU wheel: ``cuda = None``) — a requirements file resolved
+    against the cpu index. ``cuda_torch=True`` is the near miss: the PyPI 2.8.0+cu128 build."""
+    spec = healthy_h100()
+    if cuda_torch:
+        return replace(spec, hostname="h100-cuda-torch")
+    (venv,) = spec.venvs
+    venv = replace(
+        venv,
+        dists=(("torch", "2.13.0+cpu"), ("vllm", "0.10.1"), ("triton", "3.4.0")),
+        torch_version_py="torch/torch-version.py-2.13.0+cpu-x86_64.py",
+        torch_arch_flags=None,
+        flashinfer=None,
+    )
+    return replace(spec, hostname="h100-cpu-torch", venvs=(venv,))

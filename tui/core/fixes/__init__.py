@@ -40,6 +40,7 @@ from tui.core.fixes.toolkit import (
     install_cuda_toolkit_pip,
     use_installed_toolkit,
 )
+from tui.core.fixes.torchcuda import install_cuda_torch
 from tui.core.fixes.workarounds import sampling_backend_fallback, set_flashinfer_arch_list
 from tui.core.hosts import Host
 
@@ -53,6 +54,7 @@ BUILDERS: Mapping[str, Builder] = {
     "sampling-backend-fallback": sampling_backend_fallback,
     "clear-flashinfer-jit-cache": clear_flashinfer_jit_cache,
     "match-extension-to-torch": match_extension_to_torch,
+    "install-cuda-torch": install_cuda_torch,
 }
 assert tuple(BUILDERS) == FIX_IDS
 
@@ -64,6 +66,7 @@ PARAMS: Mapping[str, tuple[str, ...]] = {  # the NAME=VALUE parameters each fix 
     "sampling-backend-fallback": ("engine",),
     "clear-flashinfer-jit-cache": (),
     "match-extension-to-torch": ("package", "torch"),
+    "install-cuda-torch": ("cuda",),
 }
 
 
