@@ -687,6 +687,30 @@ probe_host() {
   fi
 }
 
+# container markers, NVIDIA device nodes and driver libraries a GPU runtime injects
+probe_container() {
+  [ -e "$R/.dockerenv" ] && rec ctr marker /.dockerenv
+  [ -e "$R/run/.containerenv" ] && rec ctr marker /run/.containerenv
+  [ -d "$R/var/run/secrets/kubernetes.io/serviceaccount" ] && rec ctr marker kubernetes
+  [ -z "$R" ] && [ -n "${KUBERNETES_SERVICE_HOST:-}" ] && rec ctr marker KUBERNETES_SERVICE_HOST
+  if [ -r "$R/proc/1/cgroup" ]; then
+    while IFS= read -r _cg || [ -n "$_cg" ]; do
+      case $_cg in *docker* | *kubepods* | *containerd* | *libpod* | *lxc*)
+        rec ctr marker "cgroup $_cg"
+        break
+        ;;
+      esac
+    done <"$R/proc/1/cgroup"
+  fi
+  for _dv in "$R"/dev/nvidia*; do [ -e "$_dv" ] && rec ctr dev "${_dv#"$R"}"; done
+  for _ld in /usr/lib/x86_64-linux-gnu /usr/lib/aarch64-linux-gnu /usr/lib64 /usr/lib /lib64 \
+    /usr/local/nvidia/lib64 /usr/local/nvidia/lib /usr/lib/wsl/lib; do
+    for _lc in "$R$_ld"/libcuda.so.1 "$R$_ld"/libnvidia-ml.so.1; do
+      [ -e "$_lc" ] && rec ctr lib "${_lc#"$R"}"
+    done
+  done
+}
+
 # the nvidia-smi part runs in the background (it is the slowest, and can hang)
 SMI_PID=
 LOGIN_PID=
@@ -974,6 +998,7 @@ rec begin "$DT_VERSION" "$R"
 step host
 probe_host
 step driver
+probe_container
 start_smi
 step "ssh session"
 ctx_ssh

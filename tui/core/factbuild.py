@@ -18,6 +18,7 @@ from probes import SENTINEL
 from tui.core import parsers
 from tui.core.extensions import extension_builds
 from tui.core.facts import (
+    ContainerInfo,
     DriverInfo,
     EnvContext,
     Facts,
@@ -66,6 +67,7 @@ ARITY: Mapping[str, int] = {
     "pyfile": 3,
     "pyrc": 2,
     "pyext": 4,
+    "ctr": 2,
     "tk": 2,
     "tkcand": 2,
     "tkkv": 3,
@@ -157,6 +159,7 @@ class FactBuilder:
         self._tksrc: dict[str, list[str]] = {}
         self._timeouts: list[str] = []
         self._errors: list[str] = []
+        self._ctr: dict[str, list[str]] = {"marker": [], "dev": [], "lib": []}
 
     # -- input ------------------------------------------------------------------------
     def feed(self, line: str) -> ProbeProgress | None:
@@ -304,6 +307,9 @@ class FactBuilder:
         if tk is not None:
             tk.json.append(line)
 
+    def _on_ctr(self, key: str, value: str) -> None:
+        self._ctr.setdefault(key, []).append(value)
+
     def _on_timeout(self, step: str) -> None:
         self._timeouts.append(step)
 
@@ -327,6 +333,11 @@ class FactBuilder:
             contexts=contexts,
             pythons=tuple(self._python(py, labels, jit) for py in self._py.values()),
             probe=self._meta(),
+            container=ContainerInfo(
+                markers=tuple(self._ctr["marker"]),
+                devices=tuple(self._ctr["dev"]),
+                driver_libs=tuple(self._ctr["lib"]),
+            ),
         )
 
     def _host_info(self) -> HostInfo:

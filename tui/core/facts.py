@@ -196,6 +196,15 @@ class ProbeMeta:
 
 
 @dataclass(frozen=True)
+class ContainerInfo:
+    """Whether the probe ran in a container, and what a GPU runtime would have put there."""
+
+    markers: tuple[str, ...] = ()  # /.dockerenv, /run/.containerenv, kubernetes, cgroup …
+    devices: tuple[str, ...] = ()  # /dev/nvidia* nodes
+    driver_libs: tuple[str, ...] = ()  # libcuda.so.1 / libnvidia-ml.so.1 found
+
+
+@dataclass(frozen=True)
 class Facts:
     host: HostInfo = field(default_factory=HostInfo)
     driver: DriverInfo = field(default_factory=DriverInfo)
@@ -206,6 +215,7 @@ class Facts:
     pythons: tuple[PythonEnv, ...] = ()
     probe: ProbeMeta = field(default_factory=ProbeMeta)
     schema: int = SCHEMA_VERSION
+    container: ContainerInfo = field(default_factory=ContainerInfo)
 
     # -- lookups used by rules and the UI ---------------------------------------------
     def toolkit_at(self, home: str) -> Toolkit | None:

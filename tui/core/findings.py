@@ -28,6 +28,7 @@ FINDING_IDS = (
     "jit-nvcc-missing",
     "extension-torch-abi-mismatch",
     "torch-cpu-build",
+    "container-without-gpu-runtime",
 )
 
 FIX_IDS = (

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from packaging.version import Version
 
-from tui.core import compat, ptxas_targets
+from tui.core import compat, ptxas_targets, rules_container
 from tui.core.facts import EnvContext, Facts, PythonEnv, Toolkit
 from tui.core.findings import SEVERITY_ORDER, Finding, FlashInferReplay, Severity
 from tui.core.flashinfer_eras import SM120_CUDA128_FIXED_IN
@@ -162,7 +162,7 @@ def _sampler_off(subject: Subject) -> bool:
 def rule_no_driver(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding]:
     d = facts.driver
     meaning = BROKEN_DRIVER.get(d.state)
-    if meaning is None:
+    if meaning is None or rules_container.applies(facts):  # the container runtime, not a driver
         return
     runtime = [
         *(f"torch {p.torch_version} (CUDA {p.torch_cuda})" for p in facts.pythons if p.torch_cuda),
@@ -632,6 +632,7 @@ RULES: tuple[tuple[str, Rule], ...] = (
     ("jit-nvcc-missing", rule_jit_nvcc_missing),
     ("extension-torch-abi-mismatch", rule_extension_abi),
     ("torch-cpu-build", rule_torch_cpu_build),
+    ("container-without-gpu-runtime", rules_container.rule_container_runtime),
 )
 
 

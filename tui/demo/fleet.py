@@ -47,6 +47,7 @@ DEMO_HOSTS: tuple[DemoHost, ...] = (
     DemoHost("pro6000-no-nvcc", neighbours.jit_without_nvcc, ("demo", "blackwell", "sglang")),
     DemoHost("h100-torchvision", neighbours.extension_for_other_torch, ("demo", "hopper")),
     DemoHost("h100-cpu-torch", neighbours.cpu_torch_on_gpus, ("demo", "hopper")),
+    DemoHost("vllm-ctr-no-gpus", neighbours.container_without_gpus, ("demo", "container")),
     DemoHost("gone-dark", None, ("demo",)),
 )
 

@@ -146,3 +146,44 @@ def cpu_torch_on_gpus(*, cuda_torch: bool = False) -> FakeHostSpec:
         flashinfer=None,
     )
     return replace(spec, hostname="h100-cpu-torch", venvs=(venv,))
+
+
+RUNTIME_FILES = {  # what the NVIDIA Container Toolkit mounts into a container given GPUs
+    "/dev/nvidiactl": "",
+    "/dev/nvidia-uvm": "",
+    "/dev/nvidia0": "",
+    "/usr/lib/x86_64-linux-gnu/libcuda.so.1": "",
+    "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1": "",
+}
+
+
+def container_without_gpus(
+    *, runtime: bool = False, kubernetes: bool = False, host_module_visible: bool = True
+) -> FakeHostSpec:
+    """``container-without-gpu-runtime``: the H100 node's vLLM image started as a container
+    (``/.dockerenv``) without ``--gpus``: no ``/dev/nvidia*``, no ``libcuda.so.1``, no
+    ``nvidia-smi``, while the host's kernel module shows through ``/proc/driver/nvidia/version``.
+    ``runtime=True`` is the near miss (device nodes, driver libraries and nvidia-smi
+    injected); ``kubernetes=True`` makes it a pod (a service-account token instead);
+    ``host_module_visible=False`` hides ``/proc/driver/nvidia`` (then the driver state is
+    ``no-driver``, which ``no-nvidia-driver`` alone would blame on the host)."""
+    spec = healthy_h100()
+    marker = (
+        {"/var/run/secrets/kubernetes.io/serviceaccount/token": "stand-in\n"}
+        if kubernetes
+        else {"/.dockerenv": ""}
+    )
+    if runtime:
+        return replace(
+            spec, hostname="vllm-ctr-gpus", files={**spec.files, **marker, **RUNTIME_FILES}
+        )
+    return replace(
+        spec,
+        hostname="vllm-pod-no-gpus" if kubernetes else "vllm-ctr-no-gpus",
+        driver=replace(
+            spec.driver,
+            installed=False,
+            proc_version=spec.driver.proc_version if host_module_visible else None,
+        ),
+        files={**spec.files, **marker},
+    )
