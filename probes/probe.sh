@@ -740,6 +740,7 @@ smi_job() {
   fi
   rec smipath "$_smi"
   run "$R$_smi"
+  _tbl=$_out
   emit_lines smi table "$_out"
   rec smirc table "$_rc"
   case $_rc in
@@ -754,7 +755,9 @@ smi_job() {
   emit_lines smi query "$_out"
   rec smirc query "$_rc"
   case $_rc in
-    0) return 0 ;;
+    0) # a GPU in MIG mode: its MIG devices and their UUIDs come from -L
+      case $_tbl in *"Enabled |"*) ;; *) return 0 ;; esac
+      ;;
     124 | 137)
       rec timeout "nvidia-smi --query-gpu"
       return 0

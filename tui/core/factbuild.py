@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from probes import SENTINEL
-from tui.core import parsers
+from tui.core import mig, parsers
 from tui.core.extensions import extension_builds
 from tui.core.facts import (
     ContainerInfo,
@@ -24,6 +24,7 @@ from tui.core.facts import (
     Facts,
     Gpu,
     HostInfo,
+    MigDevice,
     ProbeMeta,
     PythonEnv,
     Toolkit,
@@ -327,12 +328,13 @@ class FactBuilder:
         return Facts(
             host=self._host_info(),
             driver=self._driver(),
-            gpus=self._gpus(),
+            gpus=self._gpus_with_mig(),
             toolkits=tuple(self._toolkit(tk) for tk in self._tk.values()),
             usr_local_cuda=usr_local_cuda,
             contexts=contexts,
             pythons=tuple(self._python(py, labels, jit) for py in self._py.values()),
             probe=self._meta(),
+            mig_devices=self._mig_devices(),
             container=ContainerInfo(
                 markers=tuple(self._ctr["marker"]),
                 devices=tuple(self._ctr["dev"]),
@@ -408,6 +410,15 @@ class FactBuilder:
             if listed:
                 return tuple(replace(g, memory_mib=memory.get(g.index)) for g in listed)
         return table
+
+    def _gpus_with_mig(self) -> tuple[Gpu, ...]:
+        modes = mig.parse_mig_modes("\n".join(self._smi.get("table", [])))
+        return tuple(replace(g, mig_mode=modes.get(g.index)) for g in self._gpus())
+
+    def _mig_devices(self) -> tuple[MigDevice, ...]:
+        if self._smirc.get("list") != 0:
+            return ()
+        return mig.parse_mig_devices("\n".join(self._smi.get("list", [])))
 
     def _toolkit(self, tk: _Tk) -> Toolkit:
         kv = tk.kv

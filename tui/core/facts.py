@@ -75,6 +75,17 @@ class Gpu:
     cc_source: Literal["nvidia-smi", "name-table"] | None = None
     memory_mib: int | None = None
     uuid: str | None = None
+    mig_mode: str | None = None  # the table's "MIG M.": Enabled, Disabled, N/A
+
+
+@dataclass(frozen=True)
+class MigDevice:
+    """A MIG device (GPU instance + compute instance) as ``nvidia-smi -L`` lists it."""
+
+    gpu: int  # the parent GPU's index
+    device: int  # its index under that GPU
+    profile: str  # "1g.10gb"
+    uuid: str  # "MIG-feb88891-…": what CUDA_VISIBLE_DEVICES takes
 
 
 @dataclass(frozen=True)
@@ -216,6 +227,7 @@ class Facts:
     probe: ProbeMeta = field(default_factory=ProbeMeta)
     schema: int = SCHEMA_VERSION
     container: ContainerInfo = field(default_factory=ContainerInfo)
+    mig_devices: tuple[MigDevice, ...] = ()  # from nvidia-smi -L, when a GPU is in MIG mode
 
     # -- lookups used by rules and the UI ---------------------------------------------
     def toolkit_at(self, home: str) -> Toolkit | None:

@@ -29,6 +29,7 @@ FINDING_IDS = (
     "extension-torch-abi-mismatch",
     "torch-cpu-build",
     "container-without-gpu-runtime",
+    "mig-device-not-selected",
 )
 
 FIX_IDS = (

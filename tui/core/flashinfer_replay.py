@@ -109,6 +109,9 @@ def visible_devices(facts: Facts, env: Mapping[str, str]) -> tuple[tuple[int, in
                 match = next((g for g in gpus if g.index == int(item)), None)
             elif item.startswith(("GPU-", "MIG-")):
                 match = next((g for g in gpus if g.uuid and g.uuid.startswith(item)), None)
+                parent = next((m.gpu for m in facts.mig_devices if m.uuid.startswith(item)), None)
+                if match is None and parent is not None:  # a MIG device runs its GPU's code
+                    match = next((g for g in gpus if g.index == parent), None)
             if match is None or match in chosen:
                 break
             chosen.append(match)

@@ -35,6 +35,7 @@ from tui.core.rulekit import gpu_names as _gpu_names
 from tui.core.rulekit import toolkit_evidence as _toolkit_evidence
 from tui.core.rules_extensions import rule_extension_abi
 from tui.core.rules_jit import rule_jit_nvcc_missing
+from tui.core.rules_mig import rule_mig_not_selected
 from tui.core.rules_torch_cpu import rule_torch_cpu_build
 
 CONTEXT_PRIORITY = ("process", "unit", "login", "ssh")  # whose environment judges a python
@@ -633,6 +634,7 @@ RULES: tuple[tuple[str, Rule], ...] = (
     ("extension-torch-abi-mismatch", rule_extension_abi),
     ("torch-cpu-build", rule_torch_cpu_build),
     ("container-without-gpu-runtime", rules_container.rule_container_runtime),
+    ("mig-device-not-selected", rule_mig_not_selected),
 )
 
 

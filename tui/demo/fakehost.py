@@ -86,6 +86,7 @@ class GpuSpec:
     name: str
     compute_cap: str | None  # None prints [N/A] (the probe then uses the name table)
     memory_mib: int | None
+    mig: tuple[str, ...] = ()  # MIG device profiles ("1g.24gb") listed by nvidia-smi -L
 
 
 @dataclass(frozen=True)
@@ -342,6 +343,11 @@ def _uuid(hostname: str, index: int) -> str:
     return f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
 
 
+def mig_uuid(hostname: str, gpu: int, device: int) -> str:
+    h = hashlib.sha256(f"{hostname}/{gpu}/mig{device}".encode()).hexdigest()
+    return f"MIG-{h[:8]}-{h[8:12]}-5{h[13:16]}-{h[16:20]}-{h[20:32]}"
+
+
 def _smi_outputs(spec: FakeHostSpec) -> dict[str, tuple[str, int]]:
     drv = spec.driver
     if drv.failure is not None:
@@ -358,7 +364,12 @@ def _smi_outputs(spec: FakeHostSpec) -> dict[str, tuple[str, int]]:
         for i, g in enumerate(spec.gpus)
     )
     listing = "".join(
-        f"GPU {i}: {g.name} (UUID: {_uuid(spec.hostname, i)})\n" for i, g in enumerate(spec.gpus)
+        f"GPU {i}: {g.name} (UUID: {_uuid(spec.hostname, i)})\n"
+        + "".join(  # the layout of the MIG user guide's and public nvidia-smi -L captures
+            f"  MIG {p:<12}Device {j:>2}: (UUID: {mig_uuid(spec.hostname, i, j)})\n"
+            for j, p in enumerate(g.mig)
+        )
+        for i, g in enumerate(spec.gpus)
     )
     table = fixture_text(drv.table_fixture) if drv.table_fixture else ""
     if drv.query_unsupported:  # nvidia-smi's wording for an unknown field (no capture of it)

@@ -20,6 +20,7 @@ from tui.demo.fakehost import (
     ToolkitSpec,
     VenvSpec,
     healthy_h100,
+    mig_uuid,
     pypi_torch_arch_flags,
 )
 
@@ -186,4 +187,51 @@ def container_without_gpus(
             proc_version=spec.driver.proc_version if host_module_visible else None,
         ),
         files={**spec.files, **marker},
+    )
+
+
+RTX_PRO_6000_MIG = GpuSpec(  # four 1g.24gb instances (aws/sagemaker-hyperpod-cli#403's profiles)
+    "NVIDIA RTX PRO 6000 Blackwell Server Edition", "12.0", 97887, mig=("1g.24gb",) * 4
+)
+
+
+def mig_without_selection(*, visible: str | None = "0") -> FakeHostSpec:
+    """``mig-device-not-selected``: an RTX PRO 6000 Server in MIG mode (the real R610 table,
+    "MIG M. Enabled", driver 610.43.02) split into four 1g.24gb MIG devices, serving vLLM from a
+    unit whose ``CUDA_VISIBLE_DEVICES`` is ``visible``: ``"0"`` (the GPU, not a MIG device),
+    ``None`` (unset), or ``"mig"`` — the near miss: the first MIG device's UUID."""
+    venv = "/opt/vllm"
+    py = f"{venv}/bin/python3"
+    env = {"PATH": f"{venv}/bin:{SYSTEM_PATH}", "HOME": "/root"}
+    hostname = "pro6000-mig"
+    if visible == "mig":
+        env["CUDA_VISIBLE_DEVICES"] = mig_uuid(hostname, 0, 0)
+    elif visible is not None:
+        env["CUDA_VISIBLE_DEVICES"] = visible
+    processes, files = served(
+        py,
+        "vllm.entrypoints.openai.api_server",
+        ("--model", "/models/Qwen3-8B"),
+        env,
+        "vllm.service",
+    )
+    return FakeHostSpec(
+        hostname=hostname,
+        os_release=UBUNTU_2204,
+        gpus=(RTX_PRO_6000_MIG,),
+        driver=DriverSpec(
+            table_fixture="nvidia-smi/nvidia-smi-rtxpro6000-server-610.43.02-mig-kmd-umd-header.txt",
+            proc_version="610.43.02",
+        ),
+        venvs=(
+            VenvSpec(
+                path=venv,
+                dists=(("torch", "2.11.0"), ("vllm", "0.12.0"), ("triton", "3.6.0")),
+                torch_version_py=TORCH_211_CU130,
+                torch_arch_flags=pypi_torch_arch_flags("2.11.0+cu130"),
+            ),
+        ),
+        processes=processes,
+        env={"HOME": "/root", "USER": "root", "PATH": f"{venv}/bin:{SYSTEM_PATH}"},
+        files=files,
     )
