@@ -711,6 +711,42 @@ probe_container() {
   done
 }
 
+# the dynamic loader's configuration and the libcuda.so.<version> files in CUDA compat dirs,
+# the dirs it names and the session's LD_LIBRARY_PATH (forward-compatibility libraries)
+probe_libcuda() {
+  _dirs=
+  for _lf in "$R/etc/ld.so.conf" "$R"/etc/ld.so.conf.d/*.conf; do
+    [ -f "$_lf" ] || continue
+    while IFS= read -r _ll || [ -n "$_ll" ]; do
+      case $_ll in '' | '#'* | include*) continue ;; esac
+      rec ldconf "${_lf#"$R"}" "$_ll"
+      case $_ll in /*) _dirs="$_dirs$_ll$NL" ;; esac
+    done <"$_lf"
+  done
+  _lifs=$IFS
+  IFS=:
+  for _ld in ${LD_LIBRARY_PATH:-}; do
+    case $_ld in /*) _dirs="$_dirs$_ld$NL" ;; esac
+  done
+  IFS=$_lifs
+  for _cd in "$R"/usr/local/cuda*/compat "$R"/usr/local/cuda*/compat/lib*; do
+    [ -d "$_cd" ] && _dirs="$_dirs${_cd#"$R"}$NL"
+  done
+  _seen=
+  IFS=$NL
+  for _ld in $_dirs; do
+    case "$NL$_seen" in *"$NL$_ld$NL"*) continue ;; esac
+    _seen="$_seen$_ld$NL"
+    IFS=$_lifs
+    for _lc in "$R$_ld"/libcuda.so.*; do
+      case ${_lc##*/} in libcuda.so.1) continue ;; esac
+      [ -f "$_lc" ] && rec libcuda "${_lc#"$R"}"
+    done
+    IFS=$NL
+  done
+  IFS=$_lifs
+}
+
 # the nvidia-smi part runs in the background (it is the slowest, and can hang)
 SMI_PID=
 LOGIN_PID=
@@ -1002,6 +1038,7 @@ step host
 probe_host
 step driver
 probe_container
+probe_libcuda
 start_smi
 step "ssh session"
 ctx_ssh

@@ -24,6 +24,7 @@ from tui.core.facts import (
     Facts,
     Gpu,
     HostInfo,
+    LoaderInfo,
     MigDevice,
     ProbeMeta,
     PythonEnv,
@@ -69,6 +70,8 @@ ARITY: Mapping[str, int] = {
     "pyrc": 2,
     "pyext": 4,
     "ctr": 2,
+    "ldconf": 2,
+    "libcuda": 1,
     "tk": 2,
     "tkcand": 2,
     "tkkv": 3,
@@ -161,6 +164,8 @@ class FactBuilder:
         self._timeouts: list[str] = []
         self._errors: list[str] = []
         self._ctr: dict[str, list[str]] = {"marker": [], "dev": [], "lib": []}
+        self._ldconf: list[tuple[str, str]] = []
+        self._libcuda: list[str] = []
 
     # -- input ------------------------------------------------------------------------
     def feed(self, line: str) -> ProbeProgress | None:
@@ -308,6 +313,12 @@ class FactBuilder:
         if tk is not None:
             tk.json.append(line)
 
+    def _on_ldconf(self, path: str, line: str) -> None:
+        self._ldconf.append((path, line.strip()))
+
+    def _on_libcuda(self, path: str) -> None:
+        self._libcuda.append(path)
+
     def _on_ctr(self, key: str, value: str) -> None:
         self._ctr.setdefault(key, []).append(value)
 
@@ -335,6 +346,7 @@ class FactBuilder:
             pythons=tuple(self._python(py, labels, jit) for py in self._py.values()),
             probe=self._meta(),
             mig_devices=self._mig_devices(),
+            loader=LoaderInfo(ld_conf=tuple(self._ldconf), libcuda=tuple(self._libcuda)),
             container=ContainerInfo(
                 markers=tuple(self._ctr["marker"]),
                 devices=tuple(self._ctr["dev"]),

@@ -216,6 +216,14 @@ class ContainerInfo:
 
 
 @dataclass(frozen=True)
+class LoaderInfo:
+    """What the dynamic loader is configured to search, and the libcuda builds it can find."""
+
+    ld_conf: tuple[tuple[str, str], ...] = ()  # (file, directory) in /etc/ld.so.conf{,.d}
+    libcuda: tuple[str, ...] = ()  # libcuda.so.<version> files in those dirs and compat dirs
+
+
+@dataclass(frozen=True)
 class Facts:
     host: HostInfo = field(default_factory=HostInfo)
     driver: DriverInfo = field(default_factory=DriverInfo)
@@ -227,7 +235,10 @@ class Facts:
     probe: ProbeMeta = field(default_factory=ProbeMeta)
     schema: int = SCHEMA_VERSION
     container: ContainerInfo = field(default_factory=ContainerInfo)
-    mig_devices: tuple[MigDevice, ...] = ()  # from nvidia-smi -L, when a GPU is in MIG mode
+    mig_devices: tuple[MigDevice, ...] = ()
+    loader: LoaderInfo = field(
+        default_factory=LoaderInfo
+    )  # from nvidia-smi -L, when a GPU is in MIG mode
 
     # -- lookups used by rules and the UI ---------------------------------------------
     def toolkit_at(self, home: str) -> Toolkit | None:

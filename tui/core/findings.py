@@ -30,6 +30,7 @@ FINDING_IDS = (
     "torch-cpu-build",
     "container-without-gpu-runtime",
     "mig-device-not-selected",
+    "cuda-compat-shadows-driver",
 )
 
 FIX_IDS = (
@@ -41,6 +42,7 @@ FIX_IDS = (
     "clear-flashinfer-jit-cache",
     "match-extension-to-torch",
     "install-cuda-torch",
+    "drop-cuda-compat-path",
 )
 
 

@@ -33,6 +33,7 @@ from tui.core.rulekit import finding as _finding
 from tui.core.rulekit import gpu_evidence as _gpu_evidence
 from tui.core.rulekit import gpu_names as _gpu_names
 from tui.core.rulekit import toolkit_evidence as _toolkit_evidence
+from tui.core.rules_compat import rule_compat_shadows
 from tui.core.rules_extensions import rule_extension_abi
 from tui.core.rules_jit import rule_jit_nvcc_missing
 from tui.core.rules_mig import rule_mig_not_selected
@@ -635,6 +636,7 @@ RULES: tuple[tuple[str, Rule], ...] = (
     ("torch-cpu-build", rule_torch_cpu_build),
     ("container-without-gpu-runtime", rules_container.rule_container_runtime),
     ("mig-device-not-selected", rule_mig_not_selected),
+    ("cuda-compat-shadows-driver", rule_compat_shadows),
 )
 
 

@@ -19,6 +19,7 @@ from tui.core import extensions, ptxas_targets
 from tui.core.facts import EnvContext, Facts, PythonEnv, Toolkit
 from tui.core.findings import Finding, FixSuggestion
 from tui.core.rules import evaluate, subjects, toolkit_identity
+from tui.core.rules_compat import is_compat_dir, without_compat
 from tui.core.rules_extensions import extension_params
 from tui.core.rules_torch_cpu import variant_for
 
@@ -41,6 +42,7 @@ FIX_ORDER = (
     "install-cuda-toolkit-apt",
     "match-extension-to-torch",
     "install-cuda-torch",
+    "drop-cuda-compat-path",
     "clear-flashinfer-jit-cache",
 )
 # which fixes can help with which finding (the what-if decides whether they really do)
@@ -66,6 +68,7 @@ CANDIDATES: Mapping[str, tuple[str, ...]] = {
     ),
     "extension-torch-abi-mismatch": ("match-extension-to-torch",),
     "torch-cpu-build": ("install-cuda-torch",),
+    "cuda-compat-shadows-driver": ("drop-cuda-compat-path",),
 }
 # after a toolkit change FlashInfer would reuse modules built by the old nvcc (§7)
 CACHE_FOLLOW_UP = ("flashinfer-arch-rejected", "nvcc-torch-major-mismatch")
@@ -187,6 +190,19 @@ def apply_fix(
             for p in facts.pythons
         )
         return dataclasses.replace(facts, pythons=pythons)
+    if fix_id == "drop-cuda-compat-path":
+        dropped = _with_env(
+            facts,
+            labels,
+            lambda c: dataclasses.replace(
+                c,
+                vars=dict(c.vars, LD_LIBRARY_PATH=without_compat(c.vars["LD_LIBRARY_PATH"]))
+                if "LD_LIBRARY_PATH" in c.vars
+                else c.vars,
+            ),
+        )
+        conf = tuple(fd for fd in facts.loader.ld_conf if not is_compat_dir(fd[1]))
+        return dataclasses.replace(dropped, loader=dataclasses.replace(facts.loader, ld_conf=conf))
     if fix_id == "install-cuda-torch":
         cuda = params["cuda"]
         pythons = tuple(
@@ -320,6 +336,8 @@ class _Planner:
             return [{}] if py is not None and py.jit_cache_dirs else []
         if fix_id == "match-extension-to-torch":
             return extension_params(py)
+        if fix_id == "drop-cuda-compat-path":
+            return [{}]
         if fix_id == "install-cuda-torch":
             subject = next((s for s in subjects(self.facts) if s.python is py), None)
             cuda = variant_for(self.facts, py, subject.devices) if py and subject else None
@@ -404,6 +422,8 @@ def _title(facts: Facts, fix_id: str, params: Mapping[str, str], python: str | N
         return f"Install NVIDIA's CUDA {version} toolkit wheels into the venv, use them"
     if fix_id == "install-cuda-toolkit-apt":
         return f"Install cuda-toolkit-13-0 from NVIDIA's apt repository into {APT_TOOLKIT_HOME}"
+    if fix_id == "drop-cuda-compat-path":
+        return "Stop loading the CUDA forward-compatibility libcuda (LD_LIBRARY_PATH, ld.so.conf.d)"
     if fix_id == "install-cuda-torch":
         return f"Install the CUDA {params['cuda']} build of the same torch release"
     if fix_id == "match-extension-to-torch":

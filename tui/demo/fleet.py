@@ -49,6 +49,7 @@ DEMO_HOSTS: tuple[DemoHost, ...] = (
     DemoHost("h100-cpu-torch", neighbours.cpu_torch_on_gpus, ("demo", "hopper")),
     DemoHost("vllm-ctr-no-gpus", neighbours.container_without_gpus, ("demo", "container")),
     DemoHost("pro6000-mig", neighbours.mig_without_selection, ("demo", "blackwell", "mig")),
+    DemoHost("pro6000-compat", neighbours.compat_over_driver, ("demo", "blackwell", "container")),
     DemoHost("gone-dark", None, ("demo",)),
 )
 

@@ -235,3 +235,67 @@ def mig_without_selection(*, visible: str | None = "0") -> FakeHostSpec:
         env={"HOME": "/root", "USER": "root", "PATH": f"{venv}/bin:{SYSTEM_PATH}"},
         files=files,
     )
+
+
+def compat_over_driver(*, case: str = "older") -> FakeHostSpec:
+    """``cuda-compat-shadows-driver``: a vLLM image's CUDA forward-compatibility libcuda in the
+    loader's path ahead of the driver's (the shape of gpustack/gpustack#4678: vLLM ≥ 0.15
+    images add an ld.so.conf entry; on driver 580 hosts CUDA then fails with error 803).
+
+    ``case``: ``"older"`` — 12.9's compat libcuda 575.57.08 named by
+    ``/etc/ld.so.conf.d/00-cuda-compat.conf`` on an RTX PRO 6000 workstation with driver
+    580.95.05 (error 803); ``"unsupported"`` — 13.1's 590.44.01 through the unit's
+    ``LD_LIBRARY_PATH`` on the same workstation GPU (error 804); ``"forward"`` — the near miss:
+    575.57.08 through ``LD_LIBRARY_PATH`` on the H100 node's driver 570.148.08 (forward
+    compatibility as designed); ``"unused"`` — the compat directory exists, nothing names it."""
+    lib = "/usr/lib/x86_64-linux-gnu"
+    compat, version = (
+        ("/usr/local/cuda-13.1/compat", "590.44.01")
+        if case == "unsupported"
+        else (
+            "/usr/local/cuda-12.9/compat",
+            "575.57.08",
+        )
+    )
+    files = {f"{compat}/libcuda.so.{version}": "", f"{compat}/libcuda.so.1": ""}
+    files["/etc/ld.so.conf.d/x86_64-linux-gnu.conf"] = (
+        f"# Multiarch support\n/usr/local/lib/x86_64-linux-gnu\n/lib/x86_64-linux-gnu\n{lib}\n"
+    )
+    if case == "older":
+        files["/etc/ld.so.conf.d/00-cuda-compat.conf"] = f"{compat}\n"
+    if case == "forward":
+        spec = healthy_h100()
+        files[f"{lib}/libcuda.so.570.148.08"] = ""
+        (venv,) = spec.venvs
+        env = {"PATH": f"{venv.path}/bin:{SYSTEM_PATH}", "HOME": "/root", "LD_LIBRARY_PATH": compat}
+        processes, units = served(
+            venv.python,
+            "vllm.entrypoints.openai.api_server",
+            ("--model", "/m"),
+            env,
+            "vllm.service",
+        )
+        return replace(
+            spec,
+            hostname="h100-compat-fwd",
+            processes=processes,
+            files={**spec.files, **files, **units},
+        )
+    files[f"{lib}/libcuda.so.580.95.05"] = ""
+    spec = jit_without_nvcc()
+    if case == "unsupported":
+        (proc,) = spec.processes
+        env = {**proc.environ, "LD_LIBRARY_PATH": compat}
+        processes, units = served(
+            proc.exe, "sglang.launch_server", proc.argv[3:], env, "sglang.service"
+        )
+        spec = replace(spec, processes=processes, files={**spec.files, **units})
+    return replace(
+        spec,
+        hostname=f"pro6000-compat-{case}",
+        venvs=tuple(
+            replace(v, dists=(*v.dists, ("flashinfer-jit-cache", "0.6.8+cu130")))
+            for v in spec.venvs
+        ),
+        files={**spec.files, **files},
+    )

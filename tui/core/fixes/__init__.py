@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping
 
 from tui.core.facts import Facts
 from tui.core.findings import FIX_IDS
+from tui.core.fixes.compatpath import drop_cuda_compat_path
 from tui.core.fixes.extension import match_extension_to_torch
 from tui.core.fixes.jitcache import clear_flashinfer_jit_cache
 from tui.core.fixes.plan import FixError, FixPlan, Step
@@ -55,6 +56,7 @@ BUILDERS: Mapping[str, Builder] = {
     "clear-flashinfer-jit-cache": clear_flashinfer_jit_cache,
     "match-extension-to-torch": match_extension_to_torch,
     "install-cuda-torch": install_cuda_torch,
+    "drop-cuda-compat-path": drop_cuda_compat_path,
 }
 assert tuple(BUILDERS) == FIX_IDS
 
@@ -67,6 +69,7 @@ PARAMS: Mapping[str, tuple[str, ...]] = {  # the NAME=VALUE parameters each fix 
     "clear-flashinfer-jit-cache": (),
     "match-extension-to-torch": ("package", "torch"),
     "install-cuda-torch": ("cuda",),
+    "drop-cuda-compat-path": (),
 }
 
 

@@ -1,0 +1,108 @@
+"""``drop-cuda-compat-path``: stop loading the CUDA forward-compatibility libraries.
+
+Where the compat directory comes from ``LD_LIBRARY_PATH``, that variable is set without it
+for the serving unit (a drop-in) and the venv or login profile, as the toolkit fixes set
+``CUDA_HOME``. Where an ``ld.so.conf.d`` file names it, the file is renamed aside (never
+deleted) and the loader cache rebuilt with ``ldconfig``; undo renames it back. On a
+root-prefixed host (a mounted image, a fake host) ``ldconfig`` is not run: the cache belongs
+to the machine that boots that filesystem.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from tui.core.facts import Facts
+from tui.core.fixes.envset import EnvChange, env_change, make_plan
+from tui.core.fixes.plan import FixError, FixPlan, Step
+from tui.core.fixes.shell import host_path, say_changed, say_unchanged
+from tui.core.fixes.targets import env_targets, pick_python
+from tui.core.hosts import Host
+from tui.core.rules import judging_context
+from tui.core.rules_compat import first_compat, is_compat_dir, without_compat
+
+FIX = "drop-cuda-compat-path"
+
+
+def _ldconfig(host: Host) -> str:
+    if host.root:
+        return say_unchanged(
+            f"skipped ldconfig: {host.name} is a filesystem under {host.root}; run ldconfig on "
+            "the machine that runs it"
+        )
+    return "ldconfig"
+
+
+def _conf_step(host: Host, conf: str, stamp: str) -> Step:
+    path = host_path(host, conf)
+    aside = host_path(host, f"{conf}.detective-tui-{stamp}.disabled")
+    return Step(
+        title=f"Move {conf} aside so the loader stops using its compat directory",
+        command="\n".join(
+            [
+                f"if [ -f {path} ]; then",
+                f"  mv {path} {aside}",
+                f"  {_ldconfig(host)}",
+                f"  {say_changed(f'moved {conf} aside')}",
+                "else",
+                f"  {say_unchanged(f'{conf} is already gone')}",
+                "fi",
+            ]
+        ),
+        undo="\n".join(
+            [
+                f"if [ -f {aside} ]; then",
+                f"  mv {aside} {path}",
+                f"  {_ldconfig(host)}",
+                f"  {say_changed(f'restored {conf}')}",
+                "fi",
+            ]
+        ),
+        changes=f"renames {conf} to {conf}.detective-tui-{stamp}.disabled and rebuilds the "
+        "loader cache",
+        needs_root=True,
+    )
+
+
+def drop_cuda_compat_path(
+    facts: Facts, host: Host, params: Mapping[str, str], python: str | None, stamp: str
+) -> FixPlan:
+    py = pick_python(facts, python)
+    ctx = judging_context(facts, py) if py is not None else facts.context(None)
+    load = first_compat(facts, ctx)
+    if load is None:
+        raise FixError(f"no CUDA compat libcuda loads ahead of the driver's on {host.name}")
+    steps: list[Step] = []
+    notes: list[str] = []
+    change = EnvChange()
+    if load.via == "LD_LIBRARY_PATH":
+        value = without_compat((ctx.vars.get("LD_LIBRARY_PATH") if ctx else "") or "")
+        change = env_change(
+            host,
+            env_targets(facts, py),
+            name="compat",
+            fix_id=FIX,
+            env={"LD_LIBRARY_PATH": value},
+            stamp=stamp,
+        )
+        steps += change.steps
+        notes += change.notes
+    confs = sorted({f for f, d in facts.loader.ld_conf if is_compat_dir(d)})
+    steps += [_conf_step(host, conf, stamp) for conf in confs]
+    if not steps:
+        raise FixError(
+            f"nothing to change on {host.name}: the compat path is not set by a unit, "
+            "profile or ld.so.conf.d file the probe read"
+        )
+    return make_plan(
+        facts,
+        host,
+        FIX,
+        {},
+        py,
+        steps=tuple(steps),
+        verify=("cuda-compat-shadows-driver",),
+        notes=tuple(notes),
+        change=change,
+        stamp=stamp,
+    )
