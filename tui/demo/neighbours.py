@@ -292,7 +292,7 @@ def compat_over_driver(*, case: str = "older") -> FakeHostSpec:
         spec = replace(spec, processes=processes, files={**spec.files, **units})
     return replace(
         spec,
-        hostname=f"pro6000-compat-{case}",
+        hostname="pro6000-compat" if case == "older" else f"pro6000-compat-{case}",
         venvs=tuple(
             replace(v, dists=(*v.dists, ("flashinfer-jit-cache", "0.6.8+cu130")))
             for v in spec.venvs
