@@ -176,6 +176,58 @@ scan_paths() {
   IFS=$_sifs
 }
 
+# ---- ptxas binaries: Triton's bundled ones and TRITON_PTXAS* overrides, run once each ------
+PTXC=
+ptxas_add() {
+  case $1 in /*) ;; *) return 0 ;; esac
+  case "$NL$PTXC" in *"$NL$1$NL"*) ;; *) PTXC="$PTXC$1$NL" ;; esac
+}
+
+# scan_ptxas TEXT — the value of each TRITON_PTXAS* assignment in a line (unit/profile files).
+scan_ptxas() {
+  case $1 in *TRITON_PTXAS*) ;; *) return 0 ;; esac
+  _xifs=$IFS
+  IFS="=\"' $TAB"
+  set -f
+  _xnext=
+  for _tok in $1; do
+    [ -n "$_xnext" ] && ptxas_add "$_tok"
+    _xnext=
+    case $_tok in TRITON_PTXAS*) _xnext=1 ;; esac
+  done
+  set +f
+  IFS=$_xifs
+}
+
+probe_ptxas() {
+  _xifs=$IFS
+  IFS=$NL
+  set -f
+  for _px in $PTXC; do
+    IFS=$_xifs
+    if [ ! -f "$R$_px" ]; then
+      rec ptxkv "$_px" exists 0
+      IFS=$NL
+      continue
+    fi
+    rec ptxkv "$_px" exists 1
+    run "$R$_px" --version
+    emit_lines ptxout "$_px" "$_out"
+    rec ptxrc "$_px" "$_rc"
+    case $_rc in 124 | 137) rec timeout "ptxas $_px" ;; esac
+    case $_out in
+      *"release "[0-9]*) ;;
+      *) # it cannot run here (another machine's binary, noexec): its version string
+        _out=$(deadline grep -a -o -m 1 'Cuda compilation tools, release [0-9][0-9.]*, V[0-9][0-9.]*' "$R$_px" 2>/dev/null)
+        emit_lines ptxfile "$_px" "$_out"
+        ;;
+    esac
+    IFS=$NL
+  done
+  set +f
+  IFS=$_xifs
+}
+
 # ---- contexts --------------------------------------------------------------------------
 CID=0
 PYS=
@@ -206,11 +258,12 @@ ctx_env() {
     case $_k in
       CUDA_HOME | CUDA_PATH | PATH | LD_LIBRARY_PATH | FLASHINFER_* | TORCH_CUDA_ARCH_LIST | \
         CUDA_VISIBLE_DEVICES | CUDA_DEVICE_ORDER | NVIDIA_VISIBLE_DEVICES | VLLM_* | SGLANG_* | \
-        HOME | USER | VIRTUAL_ENV | CONDA_PREFIX | TRITON_PTXAS_PATH | PYTORCH_NVML_BASED_CUDA_CHECK | MAX_JOBS)
+        HOME | USER | VIRTUAL_ENV | CONDA_PREFIX | TRITON_PTXAS* | PYTORCH_NVML_BASED_CUDA_CHECK | MAX_JOBS)
         is_secret "$_k" && _v='***'
         rec env "$1" "$_k" "$_v"
         ;;
     esac
+    case $_k in TRITON_PTXAS*) ptxas_add "$_v" ;; esac
   done
   set +f
   IFS=$_cifs
@@ -264,6 +317,7 @@ ctx_login() {
             redact_line "$_ln"
             rec profile "$CID" "$_rl"
             case $_ln in *PATH* | *CUDA_HOME* | *CUDA_PATH*) scan_paths profile "$_ln" ;; esac
+            scan_ptxas "$_ln"
             ;;
         esac
       done <"$_pf"
@@ -324,6 +378,7 @@ unit_env_file() {
         redact_line "${_ul#Environment=}"
         rec unitenv "$2" "$_rl"
         scan_paths "unit $3" "${_ul#Environment=}"
+        scan_ptxas "${_ul#Environment=}"
         ;;
       EnvironmentFile=*)
         _ef=${_ul#EnvironmentFile=}
@@ -334,6 +389,7 @@ unit_env_file() {
             redact_line "$_el"
             rec unitenvfile "$2" "$_rl"
             scan_paths "unit $3" "$_el"
+            scan_ptxas "$_el"
           done <"$R$_ef"
         fi
         ;;
@@ -907,6 +963,7 @@ probe_pythons() {
             tk_add "pip:$_pp" "$_h"
             ;;
           esac
+          case $_ln in *"${TAB}triton_ptxas$TAB"*) ptxas_add "${_ln##*"$TAB"}" ;; esac
           ;;
         *) rec py "$_i" stderr "$_ln" ;;
       esac
@@ -957,6 +1014,7 @@ probe_toolkits() {
   done
   set +f
   IFS=$_tifs
+  probe_ptxas
 }
 
 probe_toolkit() {
@@ -981,6 +1039,7 @@ probe_toolkit() {
     return 0
   fi
   rec tkkv "$1" exists 1
+  is_exe "${_nvcc%/nvcc}/ptxas" && rec tkkv "$1" ptxas "${_nvcc%/nvcc}/ptxas"
   _run=$R$_nvcc
   _first=
   { IFS= read -r _first <"$R$_nvcc"; } 2>/dev/null

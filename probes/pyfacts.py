@@ -36,6 +36,7 @@ WANTED = {
     "sgl-kernel",
     "vllm",
     "triton",
+    "pytorch-triton",
     "cuda-toolkit",
     "cuda-python",
     "cuda-bindings",
@@ -374,6 +375,22 @@ def report_pip_nvcc(sites):
                 rec("py", INDEX, "pip_nvcc", host(nvcc))
 
 
+def report_triton_ptxas(sites, editable):
+    """The ptxas binaries bundled in the Triton this interpreter imports (probe.sh runs each)."""
+    init = find_file(sites, editable, os.path.join("triton", "__init__.py"))
+    if not init:
+        return
+    bindir = os.path.join(os.path.dirname(init), "backends", "nvidia", "bin")
+    try:
+        names = sorted(n for n in os.listdir(bindir) if n.startswith("ptxas"))
+    except OSError:
+        return
+    rec("py", INDEX, "triton_bin", host(bindir))
+    for name in names:
+        if os.path.isfile(os.path.join(bindir, name)):
+            rec("py", INDEX, "triton_ptxas", host(os.path.join(bindir, name)))
+
+
 def is_arch_flags(data):
     """b"sm_75 sm_80 … compute_120f" — checked without importing re (it costs ~5 ms)."""
     words = data.split(b" ")
@@ -618,6 +635,7 @@ def main():
     report_torch_archs(sites, editable)
     report_pip_nvcc(sites)
     report_extensions(sites, extensions)
+    report_triton_ptxas(sites, editable)
 
 
 try:

@@ -130,7 +130,11 @@ def test_healthy_h100_has_nothing_to_say(
             b200_old_driver(),
             {"driver-too-old-for-torch": "critical", "driver-too-old-for-nvcc": "critical"},
         ),
-        (rtx5090_cu124_torch(), {"torch-lacks-gpu-arch": "critical"}),
+        (
+            rtx5090_cu124_torch(),
+            # triton 3.2.0 (torch 2.6's) bundles ptxas 12.4, which knows no sm_120
+            {"torch-lacks-gpu-arch": "critical", "triton-ptxas-too-old": "critical"},
+        ),
     ],
     ids=["no-driver", "b200-old-driver", "rtx5090-cu124"],
 )

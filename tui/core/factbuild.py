@@ -27,6 +27,7 @@ from tui.core.facts import (
     LoaderInfo,
     MigDevice,
     ProbeMeta,
+    PtxasBinary,
     PythonEnv,
     Toolkit,
 )
@@ -78,6 +79,10 @@ ARITY: Mapping[str, int] = {
     "tkout": 2,
     "tkrc": 2,
     "tkjson": 2,
+    "ptxkv": 3,
+    "ptxout": 2,
+    "ptxrc": 2,
+    "ptxfile": 2,
     "timeout": 1,
     "error": 2,
     "end": 1,
@@ -87,7 +92,7 @@ ARITY: Mapping[str, int] = {
 WANTED_VARS = re.compile(
     r"^(CUDA_HOME|CUDA_PATH|PATH|LD_LIBRARY_PATH|FLASHINFER_\w+|TORCH_CUDA_ARCH_LIST"
     r"|CUDA_VISIBLE_DEVICES|CUDA_DEVICE_ORDER|NVIDIA_VISIBLE_DEVICES|VLLM_\w+|SGLANG_\w+|HOME|USER"
-    r"|VIRTUAL_ENV|CONDA_PREFIX|TRITON_PTXAS_PATH|PYTORCH_NVML_BASED_CUDA_CHECK|MAX_JOBS)$"
+    r"|VIRTUAL_ENV|CONDA_PREFIX|TRITON_PTXAS[\w-]*|PYTORCH_NVML_BASED_CUDA_CHECK|MAX_JOBS)$"
 )
 SYSTEMD_DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 DIST_FLASHINFER = ("flashinfer-python", "flashinfer")
@@ -135,6 +140,14 @@ class _Py:
 
 
 @dataclass
+class _Ptxas:
+    kv: dict[str, str] = field(default_factory=dict)
+    out: list[str] = field(default_factory=list)
+    file: list[str] = field(default_factory=list)
+    rc: int | None = None
+
+
+@dataclass
 class _Tk:
     home: str
     kv: dict[str, str] = field(default_factory=dict)
@@ -161,6 +174,7 @@ class FactBuilder:
         self._py: dict[str, _Py] = {}
         self._tk: dict[str, _Tk] = {}
         self._tksrc: dict[str, list[str]] = {}
+        self._ptxas: dict[str, _Ptxas] = {}
         self._timeouts: list[str] = []
         self._errors: list[str] = []
         self._ctr: dict[str, list[str]] = {"marker": [], "dev": [], "lib": []}
@@ -322,6 +336,18 @@ class FactBuilder:
     def _on_ctr(self, key: str, value: str) -> None:
         self._ctr.setdefault(key, []).append(value)
 
+    def _on_ptxkv(self, path: str, key: str, value: str) -> None:
+        self._ptxas.setdefault(path, _Ptxas()).kv[key] = value
+
+    def _on_ptxout(self, path: str, line: str) -> None:
+        self._ptxas.setdefault(path, _Ptxas()).out.append(line)
+
+    def _on_ptxrc(self, path: str, rc: str) -> None:
+        self._ptxas.setdefault(path, _Ptxas()).rc = _int(rc)
+
+    def _on_ptxfile(self, path: str, line: str) -> None:
+        self._ptxas.setdefault(path, _Ptxas()).file.append(line)
+
     def _on_timeout(self, step: str) -> None:
         self._timeouts.append(step)
 
@@ -352,6 +378,7 @@ class FactBuilder:
                 devices=tuple(self._ctr["dev"]),
                 driver_libs=tuple(self._ctr["lib"]),
             ),
+            ptxas=tuple(_ptxas(path, p) for path, p in self._ptxas.items()),
         )
 
     def _host_info(self) -> HostInfo:
@@ -466,6 +493,7 @@ class FactBuilder:
             error=error,
             home_exists=kv.get("dir") != "0",
             cudart=kv.get("cudart") or None,
+            ptxas=kv.get("ptxas"),
         )
 
     def _known_nvcc_dirs(self) -> dict[str, bool]:
@@ -558,6 +586,7 @@ class FactBuilder:
             jit_cache_dirs=jit.get(cid, ()),
             error=self._python_error(py),
             extensions=extension_builds(py.ext, packages),
+            triton_bin_dir=kv.get("triton_bin"),
         )
 
     @staticmethod
@@ -628,6 +657,28 @@ def _argv(c: _Ctx) -> tuple[tuple[str, ...] | None, str | None]:
         except ValueError as e:
             return None, f"argv[{i}] ({text}) cannot be carried exactly: {e}"
     return tuple(args), None
+
+
+def _ptxas(path: str, p: _Ptxas) -> PtxasBinary:
+    """A ptxas record set: the version it printed, else the one read from its file."""
+    if p.kv.get("exists") == "0":
+        return PtxasBinary(path=path, exists=False, error="no such file")
+    ran = parsers.parse_nvcc_version("\n".join(p.out)) if p.rc == 0 else None
+    read = None if ran else parsers.parse_nvcc_version("\n".join(p.file))
+    parsed = ran or read
+    error = None
+    if ran is None:
+        if p.rc in parsers.TIMEOUT_EXIT_CODES:
+            error = "ptxas --version did not answer before the step deadline"
+        elif p.rc is not None:
+            error = f"ptxas --version exited {p.rc} (it cannot run here)"
+    return PtxasBinary(
+        path=path,
+        version=parsed.release if parsed else None,
+        full_version=parsed.full if parsed else None,
+        version_source=("run" if ran else "file") if parsed else None,
+        error=error,
+    )
 
 
 def facts_from_output(text: str) -> Facts:

@@ -106,6 +106,20 @@ class Toolkit:
     error: str | None = None  # why nvcc --version could not run
     home_exists: bool = True  # False: the directory itself is missing (a mistyped CUDA_HOME)
     cudart: str | None = None  # no nvcc, but this libcudart: a runtime-only tree
+    ptxas: str | None = None  # home/bin/ptxas when it is executable (the probe looked)
+
+
+@dataclass(frozen=True)
+class PtxasBinary:
+    """A ptxas the probe looked at: bundled by Triton, or named by a ``TRITON_PTXAS*`` override."""
+
+    path: str
+    exists: bool = True
+    version: str | None = None  # "12.8" (release X.Y)
+    full_version: str | None = None  # "12.8.93"
+    # "run": `ptxas --version` answered; "file": read from the binary (it could not run here)
+    version_source: Literal["run", "file"] | None = None
+    error: str | None = None  # why --version could not run
 
 
 @dataclass(frozen=True)
@@ -191,6 +205,7 @@ class PythonEnv:
     jit_cache_dirs: tuple[str, ...] = ()  # existing ~/.cache/flashinfer/<ver>/<archs> dirs
     error: str | None = None
     extensions: tuple[ExtensionBuild, ...] = ()  # compiled extensions checked against torch
+    triton_bin_dir: str | None = None  # triton/backends/nvidia/bin (its bundled ptxas)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "packages", _frozen_map(self.packages))
@@ -233,6 +248,7 @@ class Facts:
     contexts: tuple[EnvContext, ...] = ()  # contexts[0] is the SSH session
     pythons: tuple[PythonEnv, ...] = ()
     probe: ProbeMeta = field(default_factory=ProbeMeta)
+    ptxas: tuple[PtxasBinary, ...] = ()  # Triton's bundled ptxas and TRITON_PTXAS* overrides
     schema: int = SCHEMA_VERSION
     container: ContainerInfo = field(default_factory=ContainerInfo)
     mig_devices: tuple[MigDevice, ...] = ()

@@ -31,6 +31,7 @@ FINDING_IDS = (
     "container-without-gpu-runtime",
     "mig-device-not-selected",
     "cuda-compat-shadows-driver",
+    "triton-ptxas-too-old",
 )
 
 FIX_IDS = (
@@ -43,6 +44,7 @@ FIX_IDS = (
     "match-extension-to-torch",
     "install-cuda-torch",
     "drop-cuda-compat-path",
+    "use-toolkit-ptxas-for-triton",
 )
 
 

@@ -38,6 +38,7 @@ from tui.core.rules_extensions import rule_extension_abi
 from tui.core.rules_jit import rule_jit_nvcc_missing
 from tui.core.rules_mig import rule_mig_not_selected
 from tui.core.rules_torch_cpu import rule_torch_cpu_build
+from tui.core.rules_triton import rule_triton_ptxas
 
 CONTEXT_PRIORITY = ("process", "unit", "login", "ssh")  # whose environment judges a python
 BROKEN_DRIVER = {  # driver state → what it means
@@ -637,6 +638,7 @@ RULES: tuple[tuple[str, Rule], ...] = (
     ("container-without-gpu-runtime", rules_container.rule_container_runtime),
     ("mig-device-not-selected", rule_mig_not_selected),
     ("cuda-compat-shadows-driver", rule_compat_shadows),
+    ("triton-ptxas-too-old", rule_triton_ptxas),
 )
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from packaging.version import InvalidVersion, Version
 
-from tui.core import extensions, ptxas_targets
+from tui.core import extensions, ptxas_targets, triton_whatif
 from tui.core.facts import EnvContext, Facts, PythonEnv, Toolkit
 from tui.core.findings import Finding, FixSuggestion
 from tui.core.rules import evaluate, subjects, toolkit_identity
@@ -36,6 +36,7 @@ SGLANG_SAMPLER_FLAG = "--sampling-backend pytorch"
 # a no-root download into the venv, a root install; clearing the cache is a follow-up
 FIX_ORDER = (
     "use-installed-toolkit",
+    "use-toolkit-ptxas-for-triton",
     "set-flashinfer-arch-list",
     "sampling-backend-fallback",
     "install-cuda-toolkit-pip",
@@ -47,7 +48,13 @@ FIX_ORDER = (
 )
 # which fixes can help with which finding (the what-if decides whether they really do)
 CANDIDATES: Mapping[str, tuple[str, ...]] = {
-    "flashinfer-arch-rejected": FIX_ORDER[:5],
+    "flashinfer-arch-rejected": (
+        "use-installed-toolkit",
+        "set-flashinfer-arch-list",
+        "sampling-backend-fallback",
+        "install-cuda-toolkit-pip",
+        "install-cuda-toolkit-apt",
+    ),
     "nvcc-too-old-for-gpu": (
         "use-installed-toolkit",
         "set-flashinfer-arch-list",
@@ -69,6 +76,7 @@ CANDIDATES: Mapping[str, tuple[str, ...]] = {
     "extension-torch-abi-mismatch": ("match-extension-to-torch",),
     "torch-cpu-build": ("install-cuda-torch",),
     "cuda-compat-shadows-driver": ("drop-cuda-compat-path",),
+    "triton-ptxas-too-old": (triton_whatif.FIX_ID,),
 }
 # after a toolkit change FlashInfer would reuse modules built by the old nvcc (§7)
 CACHE_FOLLOW_UP = ("flashinfer-arch-rejected", "nvcc-torch-major-mismatch")
@@ -217,6 +225,8 @@ def apply_fix(
             for p in facts.pythons
         )
         return dataclasses.replace(facts, pythons=pythons)
+    if fix_id == triton_whatif.FIX_ID:
+        return _with_env(facts, labels, triton_whatif.env_change(facts, py, params["path"]))
     if fix_id == "clear-flashinfer-jit-cache":
         pythons = tuple(
             dataclasses.replace(p, jit_cache_dirs=()) if py is None or p.path == py.path else p
@@ -342,6 +352,8 @@ class _Planner:
             subject = next((s for s in subjects(self.facts) if s.python is py), None)
             cuda = variant_for(self.facts, py, subject.devices) if py and subject else None
             return [{"cuda": cuda}] if cuda else []
+        if fix_id == triton_whatif.FIX_ID:
+            return triton_whatif.choices(self.facts)
         return []
 
     # the proposal ------------------------------------------------------------------------
@@ -430,6 +442,8 @@ def _title(facts: Facts, fix_id: str, params: Mapping[str, str], python: str | N
         if params.get("torch"):
             return f"Install torch {params['torch']}, the torch {params['package']} was built for"
         return f"Install the {params['package']} build(s) made for the installed torch"
+    if fix_id == triton_whatif.FIX_ID:
+        return triton_whatif.title(facts, params, python)
     return "Move FlashInfer's JIT cache aside so modules are rebuilt with the new toolkit"
 
 

@@ -25,7 +25,7 @@ import shlex
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
@@ -35,6 +35,7 @@ from tui.core.fixes.unitenv import FILE_MARK, UNIT_DIRS, unit_files_script, unit
 from tui.core.hosts import Host
 
 FIXTURES = "fixtures"
+CAPTURES = "captures"  # outputs captured by this project's slow tests (captures/README.md)
 SMI_QUERY_ARGS = "--query-gpu=index,name,compute_cap,memory.total,uuid --format=csv,noheader"
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # DriverSpec.failure → (what nvidia-smi prints for the table, -L and --query-gpu; exit status).
@@ -72,7 +73,10 @@ PROC_VERSION_TEMPLATE = (
 
 
 def fixture_text(name: str) -> str:
-    """A fixture shipped with the package, e.g. ``"nvcc/nvcc-12.8.93.txt"``."""
+    """A fixture shipped with the package, e.g. ``"nvcc/nvcc-12.8.93.txt"``; a name starting
+    with ``captures/`` is one of this project's own captures."""
+    if name.startswith(CAPTURES + "/"):
+        return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
     return resources.files(__package__).joinpath(FIXTURES, name).read_text(encoding="utf-8")
 
 
@@ -110,6 +114,7 @@ class ToolkitSpec:
     list_gpu_arch_fixture: str | None = None
     executable: bool = True  # False: bin/nvcc has mode 0644
     runtime_only: bool = False  # a CUDA runtime image's tree: lib64/libcudart, no bin/nvcc
+    ptxas_fixture: str | None = None  # bin/ptxas printing this `--version` output
 
 
 @dataclass(frozen=True)
@@ -134,6 +139,9 @@ class VenvSpec:
     records: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # dist → RECORD paths
     # more files under site-packages: text, or a Path on this machine to link to (real .so files)
     site_files: Mapping[str, str | Path] = field(default_factory=dict)
+    # triton/backends/nvidia/bin/<name> printing <fixture> for --version: ((name, fixture), …)
+    triton_ptxas: tuple[tuple[str, str], ...] = ()
+    triton_ptxas_runs: bool = True  # False: the binaries cannot run here (mode 0644, ELF junk)
 
     @property
     def python(self) -> str:
@@ -408,6 +416,28 @@ def _write_nvcc(bin_dir: Path, nvcc_fixture: str, arch_fixture: str | None, mode
         _write(bin_dir / ".nvcc-list-gpu-arch.out", fixture_text(arch_fixture))
 
 
+PTXAS_SHIM = """#!/bin/sh
+# detective-tui fake ptxas: prints the captured --version output stored next to this script.
+case "$1" in
+  --version) cat "${0%/*}/.${0##*/}-version.out" ;;
+  *) echo "ptxas fatal   : this is a detective-tui fake ptxas: it cannot assemble" >&2; exit 255 ;;
+esac
+"""
+
+
+def _write_ptxas(bin_dir: Path, name: str, fixture: str, runs: bool = True) -> None:
+    """A ptxas shim, or (``runs=False``) a file that cannot run here — another machine's binary
+    on a noexec mount — holding the version string among bytes, as the real binary does."""
+    text = fixture_text(fixture)
+    if runs:
+        _write(bin_dir / name, PTXAS_SHIM, 0o755)
+        _write(bin_dir / f".{name}-version.out", text)
+        return
+    release = next(ln for ln in text.splitlines() if "release " in ln)
+    junk = b"\x7fELF\x02\x01\x01" + bytes(range(256)) * 64
+    _write(bin_dir / name, junk + b"\0" + release.encode() + b"\0" + junk, 0o644)
+
+
 def _build_toolkit(root: Path, tk: ToolkitSpec) -> None:
     home = _under(root, tk.home)
     if tk.runtime_only:  # an empty stand-in for the library; no compiler at all
@@ -418,6 +448,8 @@ def _build_toolkit(root: Path, tk: ToolkitSpec) -> None:
     _write_nvcc(
         home / "bin", tk.nvcc_fixture, tk.list_gpu_arch_fixture, 0o755 if tk.executable else 0o644
     )
+    if tk.ptxas_fixture:
+        _write_ptxas(home / "bin", "ptxas", tk.ptxas_fixture)
     nvcc_full = fixture_text(tk.nvcc_fixture).split(", V")[-1].split()[0]
     version_json = {
         "cuda": {"name": "CUDA SDK", "version": tk.cuda_version},
@@ -476,6 +508,11 @@ def _build_venv(root: Path, venv: VenvSpec) -> None:
             site / f"flashinfer_python-{venv.flashinfer}.dist-info" / "METADATA",
             _metadata("flashinfer-python", venv.flashinfer),
         )
+    if venv.triton_ptxas:
+        _write(site / "triton" / "__init__.py", "")
+        for name, fixture in venv.triton_ptxas:
+            bin_dir = site / "triton" / "backends" / "nvidia" / "bin"
+            _write_ptxas(bin_dir, name, fixture, venv.triton_ptxas_runs)
     if venv.pip_nvcc_fixture:
         _write_nvcc(site / "nvidia" / "cu13" / "bin", venv.pip_nvcc_fixture, None, 0o755)
         full = fixture_text(venv.pip_nvcc_fixture).split(", V")[-1].split()[0]
@@ -771,4 +808,72 @@ def no_driver() -> FakeHostSpec:
         toolkits=(CUDA_128,),
         usr_local_cuda="/usr/local/cuda-12.8",
         env=_ssh_env("/usr/local/cuda/bin"),
+    )
+
+
+CUDA_130_PTXAS = replace(CUDA_130, ptxas_fixture="ptxas/ptxas-13.0.88-version.txt")
+TRITON_351_PTXAS = (("ptxas", "captures/triton/triton-3.5.1-ptxas-version.txt"),)
+
+
+def gb10_triton_old_ptxas(*, triton: str = "3.5.1", override: bool = False) -> FakeHostSpec:
+    """A DGX Spark (GB10, SM 12.1) on driver 580.95.05 (the real capture), CUDA 13.0 installed
+    and in CUDA_HOME, torch 2.9.1+cu130 with vLLM as a systemd service — and triton 3.5.1, whose
+    bundled ptxas (12.8.93, from the real wheel) predates sm_121a. ``triton="3.6.0"`` bundles
+    ptxas-blackwell 12.9.86 (it builds sm_121a); ``override`` sets TRITON_PTXAS_PATH to the
+    toolkit's ptxas in the service."""
+    venv = "/home/ml/venv"
+    py = f"{venv}/bin/python3"
+    cuda = "/usr/local/cuda-13.0"
+    unit = "vllm.service"
+    env_path = f"{venv}/bin:{cuda}/bin:/usr/local/bin:/usr/bin:/bin"
+    bundled = (
+        TRITON_351_PTXAS
+        if triton == "3.5.1"
+        else tuple(
+            (name, f"captures/triton/triton-{triton}-{name}-version.txt")
+            for name in ("ptxas", "ptxas-blackwell")
+        )
+    )
+    server_env = {"PATH": env_path, "CUDA_HOME": cuda, "HOME": "/home/ml", "LANG": "C.UTF-8"}
+    extra = {"TRITON_PTXAS_PATH": f"{cuda}/bin/ptxas"} if override else {}
+    argv = (py, "-m", "vllm.entrypoints.openai.api_server", "--model", "/models/Qwen3-8B")
+    unit_env = "".join(f'Environment="{k}={v}"\n' for k, v in {**server_env, **extra}.items())
+    return FakeHostSpec(
+        hostname="spark-01",
+        os_release=UBUNTU_2204,
+        gpus=(GpuSpec("NVIDIA GB10", "12.1", None),),
+        driver=DriverSpec(
+            table_fixture="nvidia-smi/nvidia-smi-gb10-dgx-spark-580.95.05.txt",
+            proc_version="580.95.05",
+        ),
+        toolkits=(CUDA_130_PTXAS,),
+        usr_local_cuda=cuda,
+        venvs=(
+            VenvSpec(
+                path=venv,
+                dists=(("torch", "2.9.1"), ("vllm", "0.11.0"), ("triton", triton)),
+                # as reference_ct200: the real 2.11.0+cu130 version.py and arch list, with
+                # __version__ rewritten (sm_120 cubins run on SM 12.1)
+                torch_version_py="torch/torch-version.py-2.11.0+cu130-x86_64-pypi.py",
+                torch_version="2.9.1+cu130",
+                torch_arch_flags=pypi_torch_arch_flags("2.11.0+cu130"),
+                triton_ptxas=bundled,
+            ),
+        ),
+        processes=(
+            ProcessSpec(
+                pid=5151,
+                argv=argv,
+                environ={**server_env, **extra},
+                exe="/usr/bin/python3.12",
+                unit=unit,
+            ),
+        ),
+        env=_ssh_env(f"{venv}/bin:{cuda}/bin", CUDA_HOME=cuda, HOME="/home/ml", USER="ml"),
+        files={
+            f"/etc/systemd/system/{unit}": "[Unit]\nDescription=vLLM server\n\n[Service]\n"
+            + unit_env
+            + f"ExecStart={' '.join(argv)}\nRestart=always\n\n"
+            "[Install]\nWantedBy=multi-user.target\n",
+        },
     )

@@ -50,6 +50,7 @@ DEMO_HOSTS: tuple[DemoHost, ...] = (
     DemoHost("vllm-ctr-no-gpus", neighbours.container_without_gpus, ("demo", "container")),
     DemoHost("pro6000-mig", neighbours.mig_without_selection, ("demo", "blackwell", "mig")),
     DemoHost("pro6000-compat", neighbours.compat_over_driver, ("demo", "blackwell", "container")),
+    DemoHost("spark-01", fakehost.gb10_triton_old_ptxas, ("demo", "blackwell", "vllm", "triton")),
     DemoHost("gone-dark", None, ("demo",)),
 )
 

@@ -42,6 +42,7 @@ from tui.core.fixes.toolkit import (
     use_installed_toolkit,
 )
 from tui.core.fixes.torchcuda import install_cuda_torch
+from tui.core.fixes.triton import use_toolkit_ptxas_for_triton
 from tui.core.fixes.workarounds import sampling_backend_fallback, set_flashinfer_arch_list
 from tui.core.hosts import Host
 
@@ -57,6 +58,7 @@ BUILDERS: Mapping[str, Builder] = {
     "match-extension-to-torch": match_extension_to_torch,
     "install-cuda-torch": install_cuda_torch,
     "drop-cuda-compat-path": drop_cuda_compat_path,
+    "use-toolkit-ptxas-for-triton": use_toolkit_ptxas_for_triton,
 }
 assert tuple(BUILDERS) == FIX_IDS
 
@@ -70,6 +72,7 @@ PARAMS: Mapping[str, tuple[str, ...]] = {  # the NAME=VALUE parameters each fix 
     "match-extension-to-torch": ("package", "torch"),
     "install-cuda-torch": ("cuda",),
     "drop-cuda-compat-path": (),
+    "use-toolkit-ptxas-for-triton": ("path",),
 }
 
 
