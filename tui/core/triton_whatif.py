@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from packaging.version import InvalidVersion, Version
 
 from tui.core.facts import EnvContext, Facts, PythonEnv
-from tui.core.rules_triton import plan_vars, triton_version
+from tui.core.rules_triton import is_shell_name, plan_vars, triton_version
 
 FIX_ID = "use-toolkit-ptxas-for-triton"
 
@@ -36,8 +36,11 @@ def _key(version: str | None, driver_major: int | None) -> tuple[int, tuple[int,
     return (0 if v.major == driver_major else 1), tuple(-n for n in v.release)
 
 
-def choices(facts: Facts) -> list[dict[str, str]]:
-    """``{"path": <toolkit>/bin/ptxas}`` for each toolkit with an executable ptxas."""
+def choices(facts: Facts, python: str | None) -> list[dict[str, str]]:
+    """``{"path": <toolkit>/bin/ptxas}`` for each toolkit with an executable ptxas; none when
+    no shell or unit can set the variable (triton 3.3's ``TRITON_PTXAS-BLACKWELL_PATH``)."""
+    if not all(is_shell_name(name) for name in plan_vars(facts, python)):
+        return []
     try:
         driver_major = Version(facts.driver.cuda_version or "").major
     except InvalidVersion:

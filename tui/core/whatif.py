@@ -353,7 +353,7 @@ class _Planner:
             cuda = variant_for(self.facts, py, subject.devices) if py and subject else None
             return [{"cuda": cuda}] if cuda else []
         if fix_id == triton_whatif.FIX_ID:
-            return triton_whatif.choices(self.facts)
+            return triton_whatif.choices(self.facts, python)
         return []
 
     # the proposal ------------------------------------------------------------------------

@@ -1,0 +1,120 @@
+"""The Triton table against the real wheels: bundled ptxas versions, selection code, targets.
+
+Downloads each release of ``tui.core.triton_ptxas.VERIFIED`` from the package index into the
+test cache (x86_64, cp312 — a wheel is only unpacked, never installed), runs its bundled
+ptxas binaries, and runs its own selection code (``tests/triton_oracle.py``) for GPUs from
+SM 8.0 to 12.1 with each override variable set to a stand-in ptxas. Every row of the table
+and every file of ``tui/demo/captures/triton`` must agree.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tui.core import triton_ptxas
+from tui.core.triton_ptxas import PTXAS_BLACKWELL, release_for
+
+pytestmark = pytest.mark.slow
+
+CACHE = Path.home() / ".cache" / "detective-tui-tests" / "triton-wheels"
+CAPTURES = Path(__file__).resolve().parents[1] / "tui" / "demo" / "captures" / "triton"
+ORACLE = Path(__file__).with_name("triton_oracle.py")
+PLATFORMS = (
+    "manylinux_2_17_x86_64",
+    "manylinux2014_x86_64",
+    "manylinux_2_27_x86_64",
+    "manylinux_2_28_x86_64",
+)
+MEMBERS = ("triton/knobs.py", "triton/backends/nvidia/compiler.py")
+BIN = "triton/backends/nvidia/bin/"
+
+
+def wheel(version: str) -> Path:
+    found = sorted(CACHE.glob(f"triton-{version}-*.whl"))
+    if not found:
+        CACHE.mkdir(parents=True, exist_ok=True)
+        cmd = [sys.executable, "-m", "pip", "download", f"triton=={version}", "--no-deps"]
+        cmd += ["--only-binary=:all:", "--python-version", "3.12", "-d", str(CACHE)]
+        for platform in PLATFORMS:
+            cmd += ["--platform", platform]
+        subprocess.run(cmd, check=True, capture_output=True, timeout=900)
+        found = sorted(CACHE.glob(f"triton-{version}-*.whl"))
+    assert found, f"pip saved no triton {version} wheel in {CACHE}"
+    return found[0]
+
+
+def unpacked(version: str) -> Path:
+    dest = CACHE / "unpacked" / version
+    done = dest / ".complete"
+    if not done.exists():
+        with zipfile.ZipFile(wheel(version)) as zf:
+            for name in zf.namelist():
+                if name in MEMBERS or (name.startswith(BIN) and "/ptxas" in name):
+                    zf.extract(name, dest)
+        for binary in (dest / BIN).glob("ptxas*"):
+            binary.chmod(binary.stat().st_mode | stat.S_IXUSR)
+        done.write_text("")
+    return dest
+
+
+@pytest.fixture(scope="module")
+def fake_ptxas(tmp_path_factory: pytest.TempPathFactory) -> str:
+    path = tmp_path_factory.mktemp("fake") / "ptxas"
+    path.write_text('#!/bin/sh\necho "Cuda compilation tools, release 13.0, V13.0.88"\n')
+    path.chmod(0o755)
+    return str(path)
+
+
+@pytest.mark.parametrize("version", triton_ptxas.VERIFIED)
+def test_bundled_ptxas_versions_and_captures(version: str) -> None:
+    root = unpacked(version)
+    match = release_for(version)
+    assert match is not None and not match.newer_than_known
+    rel = match.release
+    binaries = sorted(p.name for p in (root / BIN).glob("ptxas*"))
+    assert binaries == sorted(rel.bundled), version
+    for name in binaries:
+        out = subprocess.run(
+            [str(root / BIN / name), "--version"], capture_output=True, text=True, timeout=60
+        ).stdout
+        assert f", V{rel.bundled[name]}\n" in out, (version, name, out)
+        capture = CAPTURES / f"triton-{version}-{name}-version.txt"
+        assert capture.read_text() == out, capture
+    assert version in rel.wheels
+
+
+@pytest.mark.parametrize("version", triton_ptxas.VERIFIED)
+def test_the_wheels_own_selection_code_agrees_with_the_table(version: str, fake_ptxas) -> None:
+    root = unpacked(version)
+    rel = release_for(version).release  # type: ignore[union-attr]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRITON_")}
+    out = subprocess.run(
+        [sys.executable, str(ORACLE), str(root), fake_ptxas],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        check=True,
+    ).stdout
+    real = json.loads(out)
+    for arch_text, binary in real["picks"]["-"].items():
+        sm = int(arch_text)
+        assert binary == rel.binary_for(sm), (version, sm)
+        assert real["targets"][arch_text] == f"sm_{rel.target(sm)}", (version, sm)
+        for var, picks in real["picks"].items():
+            if var == "-":
+                continue
+            overridden = picks[arch_text] == "override"
+            assert overridden == (var == rel.override_var(rel.binary_for(sm))), (version, sm, var)
+    for cuda, accepted in real["accepts"].items():
+        assert rel.accepts_ptxas(cuda) is accepted, (version, cuda)
+    if PTXAS_BLACKWELL in rel.bundled:
+        assert rel.blackwell_var in triton_ptxas.OVERRIDE_VARS
