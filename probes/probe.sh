@@ -228,6 +228,83 @@ probe_ptxas() {
   IFS=$_xifs
 }
 
+# ---- CUDA libraries: what LD_LIBRARY_PATH, ld.so.cache and a process's maps give -------
+CUDA_LIB_RE='lib(cudart|nvrtc|nvrtc-builtins|cublas|cublasLt|cudnn|nccl|nvJitLink)\.so[.0-9]*'
+
+# ld_dirs CID DIRS — the CUDA libraries in each directory of a LD_LIBRARY_PATH value.
+ld_dirs() {
+  _lifs=$IFS
+  IFS=:
+  set -f
+  for _ld in $2; do
+    case $_ld in /*) ;; *) continue ;; esac
+    set +f
+    for _lf in "$R$_ld"/libcudart.so.[0-9]* "$R$_ld"/libnvrtc.so.[0-9]* \
+      "$R$_ld"/libcublas.so.[0-9]* "$R$_ld"/libcublasLt.so.[0-9]* "$R$_ld"/libcudnn.so.[0-9]* \
+      "$R$_ld"/libnccl.so.[0-9]* "$R$_ld"/libnvJitLink.so.[0-9]*; do
+      [ -e "$_lf" ] || continue
+      resolve "${_lf#"$R"}"
+      rec ldlib "$1" "${_lf#"$R"}" "$_res"
+    done
+    set -f
+  done
+  set +f
+  IFS=$_lifs
+}
+
+# scan_ld CID FILE TEXT — an assignment line of a unit, environment or profile file that sets
+# LD_LIBRARY_PATH: the file is recorded, and (units and replayed profiles, whose value the
+# builder computes) the libraries in the directories it names.
+scan_ld() {
+  case $3 in *LD_LIBRARY_PATH=*) ;; *) return 0 ;; esac
+  rec ldsrc "$1" "$2"
+  [ -n "${4:-}" ] || return 0
+  _sv=${3#*LD_LIBRARY_PATH=}
+  _sv=${_sv%%[\" $TAB]*}
+  _sv=${_sv#[\"\']}
+  ld_dirs "$1" "$_sv"
+}
+
+# ld_sources CID — profile files that set LD_LIBRARY_PATH (what a login shell reads).
+ld_sources() {
+  for _pf in "$R/etc/environment" "$R/etc/profile" "$R"/etc/profile.d/*.sh "$R$HOME/.profile" \
+    "$R$HOME/.bash_profile" "$R$HOME/.bash_login" "$R$HOME/.bashrc" "$R$HOME/.zshenv" "$R$HOME/.zprofile" "$R$HOME/.zshrc"; do
+    [ -f "$_pf" ] || continue
+    while IFS= read -r _ln || [ -n "$_ln" ]; do
+      case $_ln in
+        *LD_LIBRARY_PATH=*)
+          rec ldsrc "$1" "${_pf#"$R"}"
+          break
+          ;;
+      esac
+    done <"$_pf"
+  done
+}
+
+# probe_ldcache — the CUDA libraries of ld.so.cache (`ldconfig -p`; under a root prefix, the
+# tree's own ldconfig when it has one).
+probe_ldcache() {
+  for _lc in /sbin/ldconfig /usr/sbin/ldconfig /bin/ldconfig /usr/bin/ldconfig; do
+    is_exe "$_lc" || continue
+    run "$R$_lc" -p
+    case $_rc in 124 | 137) rec timeout ldconfig ;; esac
+    _cifs=$IFS
+    IFS=$NL
+    set -f
+    for _ln in $_out; do
+      case $_ln in *libcudart.so* | *libnvrtc.so* | *libcublas* | *libcudnn.so* | *libnccl.so* | *libnvJitLink.so*)
+        case $_ln in *" => /"*) ;; *) continue ;; esac
+        resolve "${_ln##* => }"
+        rec ldcache "${_ln##* => }" "$_res"
+        ;;
+      esac
+    done
+    set +f
+    IFS=$_cifs
+    return 0
+  done
+}
+
 # ---- contexts --------------------------------------------------------------------------
 CID=0
 PYS=
@@ -263,7 +340,7 @@ ctx_env() {
         rec env "$1" "$_k" "$_v"
         ;;
     esac
-    case $_k in TRITON_PTXAS*) ptxas_add "$_v" ;; esac
+    case $_k in TRITON_PTXAS*) ptxas_add "$_v" ;; LD_LIBRARY_PATH) ld_dirs "$1" "$_v" ;; esac
   done
   set +f
   IFS=$_cifs
@@ -298,6 +375,7 @@ ctx_ssh() {
   ctx_env 0 "$_out"
   ctx_finish 0 ""
   rec ctxkv 0 usr_local_cuda_exists "$ULC_EXISTS"
+  ld_sources 0
 }
 
 ctx_login() {
@@ -318,6 +396,7 @@ ctx_login() {
             rec profile "$CID" "$_rl"
             case $_ln in *PATH* | *CUDA_HOME* | *CUDA_PATH*) scan_paths profile "$_ln" ;; esac
             scan_ptxas "$_ln"
+            scan_ld "$CID" "${_pf#"$R"}" "$_ln" 1
             ;;
         esac
       done <"$_pf"
@@ -329,6 +408,7 @@ ctx_login() {
   LOGIN_CID=$CID
   rec ctx "$CID" login "login shell (${_sh##*/} $_fl)"
   rec ctxkv "$CID" usr_local_cuda_exists "$ULC_EXISTS"
+  ld_sources "$CID"
   # rc files can be slow (conda, pyenv): the shell runs in the background, read by finish_login.
   # An interactive shell rewrites its history file on exit: not ours to touch.
   HISTFILE=/dev/null
@@ -379,6 +459,7 @@ unit_env_file() {
         rec unitenv "$2" "$_rl"
         scan_paths "unit $3" "${_ul#Environment=}"
         scan_ptxas "${_ul#Environment=}"
+        scan_ld "$2" "$_uf" "$_ul" 1
         ;;
       EnvironmentFile=*)
         _ef=${_ul#EnvironmentFile=}
@@ -390,6 +471,7 @@ unit_env_file() {
             rec unitenvfile "$2" "$_rl"
             scan_paths "unit $3" "$_el"
             scan_ptxas "$_el"
+            scan_ld "$2" "$_ef" "$_el" 1
           done <"$R$_ef"
         fi
         ;;
@@ -603,6 +685,20 @@ DT_ARGV_EOF
     rec ctxkv "$_pcid" environ_readable 0
   fi
   ctx_env "$_pcid" "$_penv"
+  if [ -r "$_pd/maps" ]; then
+    _maps=$(deadline grep -o -E "/[^ ]*/$CUDA_LIB_RE" "$_pd/maps" 2>/dev/null)
+    _mseen=$NL
+    _mifs=$IFS
+    IFS=$NL
+    set -f
+    for _ml in $_maps; do
+      case $_mseen in *"$NL$_ml$NL"*) continue ;; esac
+      _mseen="$_mseen$_ml$NL"
+      rec maplib "$_pcid" "$_ml"
+    done
+    set +f
+    IFS=$_mifs
+  fi
   _ppath=$_c_PATH
   ctx_finish "$_pcid" "@pid $1"
   _pcwd=
@@ -1015,6 +1111,7 @@ probe_toolkits() {
   set +f
   IFS=$_tifs
   probe_ptxas
+  probe_ldcache
 }
 
 probe_toolkit() {

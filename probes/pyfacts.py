@@ -391,6 +391,36 @@ def report_triton_ptxas(sites, editable):
             rec("py", INDEX, "triton_ptxas", host(os.path.join(bindir, name)))
 
 
+CUDA_LIB_PREFIXES = (
+    "libcudart.so.",
+    "libnvrtc.so.",
+    "libcublas.so.",
+    "libcublasLt.so.",
+    "libcudnn.so.",
+    "libnccl.so.",
+    "libnvJitLink.so.",
+)
+
+
+def report_wheel_libs(sites):
+    """The CUDA libraries the nvidia-* wheels put in site-packages/nvidia/*/lib."""
+    for sdir in sites:
+        nvidia = os.path.join(sdir, "nvidia")
+        try:
+            subdirs = sorted(os.listdir(nvidia))
+        except OSError:
+            continue
+        for sub in subdirs:
+            lib = os.path.join(nvidia, sub, "lib")
+            try:
+                names = sorted(os.listdir(lib))
+            except OSError:
+                continue
+            for name in names:
+                if name.startswith(CUDA_LIB_PREFIXES):
+                    rec("py", INDEX, "nvlib", host(os.path.join(lib, name)))
+
+
 def is_arch_flags(data):
     """b"sm_75 sm_80 … compute_120f" — checked without importing re (it costs ~5 ms)."""
     words = data.split(b" ")
@@ -636,6 +666,7 @@ def main():
     report_pip_nvcc(sites)
     report_extensions(sites, extensions)
     report_triton_ptxas(sites, editable)
+    report_wheel_libs(sites)
 
 
 try:

@@ -24,6 +24,7 @@ from tui.core.facts import (
     Facts,
     Gpu,
     HostInfo,
+    LibFile,
     LoaderInfo,
     MigDevice,
     ProbeMeta,
@@ -83,6 +84,10 @@ ARITY: Mapping[str, int] = {
     "ptxout": 2,
     "ptxrc": 2,
     "ptxfile": 2,
+    "ldlib": 3,
+    "ldsrc": 2,
+    "maplib": 2,
+    "ldcache": 2,
     "timeout": 1,
     "error": 2,
     "end": 1,
@@ -126,6 +131,9 @@ class _Ctx:
     unitenvpath: list[str] = field(default_factory=list)
     jit: list[str] = field(default_factory=list)
     args: list[str] = field(default_factory=list)
+    ld_libs: dict[str, str] = field(default_factory=dict)
+    ld_src: list[str] = field(default_factory=list)
+    maps: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -137,6 +145,7 @@ class _Py:
     files: dict[str, list[str]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     ext: list[tuple[str, str, str]] = field(default_factory=list)  # (dist, key, value)
+    nvlibs: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -175,6 +184,7 @@ class FactBuilder:
         self._tk: dict[str, _Tk] = {}
         self._tksrc: dict[str, list[str]] = {}
         self._ptxas: dict[str, _Ptxas] = {}
+        self._ldcache: dict[str, str] = {}
         self._timeouts: list[str] = []
         self._errors: list[str] = []
         self._ctr: dict[str, list[str]] = {"marker": [], "dev": [], "lib": []}
@@ -276,6 +286,8 @@ class FactBuilder:
         py = self._py_of(idx)
         if key == "site":
             py.sites.append(value)
+        elif key == "nvlib":
+            py.nvlibs.append(value)
         elif key in ("warning", "stderr"):
             py.notes.append(value)
         else:
@@ -348,6 +360,20 @@ class FactBuilder:
     def _on_ptxfile(self, path: str, line: str) -> None:
         self._ptxas.setdefault(path, _Ptxas()).file.append(line)
 
+    def _on_ldlib(self, cid: str, path: str, target: str) -> None:
+        self._ctx_of(cid).ld_libs.setdefault(path, target)
+
+    def _on_ldsrc(self, cid: str, path: str) -> None:
+        src = self._ctx_of(cid).ld_src
+        if path not in src:
+            src.append(path)
+
+    def _on_maplib(self, cid: str, path: str) -> None:
+        self._ctx_of(cid).maps.append(path)
+
+    def _on_ldcache(self, path: str, target: str) -> None:
+        self._ldcache.setdefault(path, target)
+
     def _on_timeout(self, step: str) -> None:
         self._timeouts.append(step)
 
@@ -379,6 +405,7 @@ class FactBuilder:
                 driver_libs=tuple(self._ctr["lib"]),
             ),
             ptxas=tuple(_ptxas(path, p) for path, p in self._ptxas.items()),
+            ld_cache=tuple(LibFile(p, t if t != p else None) for p, t in self._ldcache.items()),
         )
 
     def _host_info(self) -> HostInfo:
@@ -543,6 +570,9 @@ class FactBuilder:
                     env_files=parsers.environment_file_paths(c.unitenvpath),
                     argv=argv,
                     argv_note=argv_note,
+                    ld_libs=tuple(LibFile(p, t if t != p else None) for p, t in c.ld_libs.items()),
+                    mapped_libs=tuple(dict.fromkeys(c.maps)),
+                    ld_path_files=tuple(c.ld_src),
                 )
             )
         return tuple(out)
@@ -587,6 +617,7 @@ class FactBuilder:
             error=self._python_error(py),
             extensions=extension_builds(py.ext, packages),
             triton_bin_dir=kv.get("triton_bin"),
+            cuda_libs=tuple(py.nvlibs),
         )
 
     @staticmethod

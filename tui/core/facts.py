@@ -123,6 +123,14 @@ class PtxasBinary:
 
 
 @dataclass(frozen=True)
+class LibFile:
+    """A CUDA library file the probe found: in a ``LD_LIBRARY_PATH`` directory or ld.so.cache."""
+
+    path: str  # as the loader would name it: <dir>/libnvrtc.so.12
+    target: str | None = None  # where its symlinks lead: …/libnvrtc.so.12.4.127
+
+
+@dataclass(frozen=True)
 class EnvContext:
     """An environment a program on the host runs under.
 
@@ -148,6 +156,11 @@ class EnvContext:
     # or ``argv_note`` says why)
     argv: tuple[str, ...] | None = None
     argv_note: str | None = None
+    # CUDA libraries in this context's LD_LIBRARY_PATH directories, in search order
+    ld_libs: tuple[LibFile, ...] = ()
+    # CUDA libraries a running process has mapped (/proc/PID/maps): what it really loaded
+    mapped_libs: tuple[str, ...] = ()
+    ld_path_files: tuple[str, ...] = ()  # unit/profile files that set LD_LIBRARY_PATH
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "vars", _frozen_map(self.vars))
@@ -206,6 +219,7 @@ class PythonEnv:
     error: str | None = None
     extensions: tuple[ExtensionBuild, ...] = ()  # compiled extensions checked against torch
     triton_bin_dir: str | None = None  # triton/backends/nvidia/bin (its bundled ptxas)
+    cuda_libs: tuple[str, ...] = ()  # CUDA libraries of the nvidia-* wheels (nvidia/*/lib)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "packages", _frozen_map(self.packages))
@@ -249,6 +263,7 @@ class Facts:
     pythons: tuple[PythonEnv, ...] = ()
     probe: ProbeMeta = field(default_factory=ProbeMeta)
     ptxas: tuple[PtxasBinary, ...] = ()  # Triton's bundled ptxas and TRITON_PTXAS* overrides
+    ld_cache: tuple[LibFile, ...] = ()  # the CUDA libraries of ld.so.cache (`ldconfig -p`)
     schema: int = SCHEMA_VERSION
     container: ContainerInfo = field(default_factory=ContainerInfo)
     mig_devices: tuple[MigDevice, ...] = ()

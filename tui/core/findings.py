@@ -32,6 +32,7 @@ FINDING_IDS = (
     "mig-device-not-selected",
     "cuda-compat-shadows-driver",
     "triton-ptxas-too-old",
+    "cuda-library-shadowed",
 )
 
 FIX_IDS = (
@@ -45,6 +46,7 @@ FIX_IDS = (
     "install-cuda-torch",
     "drop-cuda-compat-path",
     "use-toolkit-ptxas-for-triton",
+    "drop-shadowing-library-path",
 )
 
 

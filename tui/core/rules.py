@@ -36,6 +36,7 @@ from tui.core.rulekit import toolkit_evidence as _toolkit_evidence
 from tui.core.rules_compat import rule_compat_shadows
 from tui.core.rules_extensions import rule_extension_abi
 from tui.core.rules_jit import rule_jit_nvcc_missing
+from tui.core.rules_libs import rule_library_shadowed
 from tui.core.rules_mig import rule_mig_not_selected
 from tui.core.rules_torch_cpu import rule_torch_cpu_build
 from tui.core.rules_triton import rule_triton_ptxas
@@ -639,6 +640,7 @@ RULES: tuple[tuple[str, Rule], ...] = (
     ("mig-device-not-selected", rule_mig_not_selected),
     ("cuda-compat-shadows-driver", rule_compat_shadows),
     ("triton-ptxas-too-old", rule_triton_ptxas),
+    ("cuda-library-shadowed", rule_library_shadowed),
 )
 
 

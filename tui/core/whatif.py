@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from packaging.version import InvalidVersion, Version
 
-from tui.core import extensions, ptxas_targets, triton_whatif
+from tui.core import extensions, libs_whatif, ptxas_targets, triton_whatif
 from tui.core.facts import EnvContext, Facts, PythonEnv, Toolkit
 from tui.core.findings import Finding, FixSuggestion
 from tui.core.rules import evaluate, subjects, toolkit_identity
@@ -37,6 +37,7 @@ SGLANG_SAMPLER_FLAG = "--sampling-backend pytorch"
 FIX_ORDER = (
     "use-installed-toolkit",
     "use-toolkit-ptxas-for-triton",
+    "drop-shadowing-library-path",
     "set-flashinfer-arch-list",
     "sampling-backend-fallback",
     "install-cuda-toolkit-pip",
@@ -77,6 +78,7 @@ CANDIDATES: Mapping[str, tuple[str, ...]] = {
     "torch-cpu-build": ("install-cuda-torch",),
     "cuda-compat-shadows-driver": ("drop-cuda-compat-path",),
     "triton-ptxas-too-old": (triton_whatif.FIX_ID,),
+    "cuda-library-shadowed": (libs_whatif.FIX_ID,),
 }
 # after a toolkit change FlashInfer would reuse modules built by the old nvcc (§7)
 CACHE_FOLLOW_UP = ("flashinfer-arch-rejected", "nvcc-torch-major-mismatch")
@@ -227,6 +229,8 @@ def apply_fix(
         return dataclasses.replace(facts, pythons=pythons)
     if fix_id == triton_whatif.FIX_ID:
         return _with_env(facts, labels, triton_whatif.env_change(facts, py, params["path"]))
+    if fix_id == libs_whatif.FIX_ID:
+        return _with_env(facts, labels, libs_whatif.env_change(params["entry"]))
     if fix_id == "clear-flashinfer-jit-cache":
         pythons = tuple(
             dataclasses.replace(p, jit_cache_dirs=()) if py is None or p.path == py.path else p
@@ -354,6 +358,8 @@ class _Planner:
             return [{"cuda": cuda}] if cuda else []
         if fix_id == triton_whatif.FIX_ID:
             return triton_whatif.choices(self.facts, python)
+        if fix_id == libs_whatif.FIX_ID:
+            return libs_whatif.choices(self.facts, python)
         return []
 
     # the proposal ------------------------------------------------------------------------
@@ -444,6 +450,8 @@ def _title(facts: Facts, fix_id: str, params: Mapping[str, str], python: str | N
         return f"Install the {params['package']} build(s) made for the installed torch"
     if fix_id == triton_whatif.FIX_ID:
         return triton_whatif.title(facts, params, python)
+    if fix_id == libs_whatif.FIX_ID:
+        return libs_whatif.title(params)
     return "Move FlashInfer's JIT cache aside so modules are rebuilt with the new toolkit"
 
 

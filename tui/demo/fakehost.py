@@ -142,6 +142,7 @@ class VenvSpec:
     # triton/backends/nvidia/bin/<name> printing <fixture> for --version: ((name, fixture), …)
     triton_ptxas: tuple[tuple[str, str], ...] = ()
     triton_ptxas_runs: bool = True  # False: the binaries cannot run here (mode 0644, ELF junk)
+    nvidia_libs: tuple[str, ...] = ()  # CUDA libraries of nvidia-* wheels, under site-packages
 
     @property
     def python(self) -> str:
@@ -157,6 +158,7 @@ class ProcessSpec:
     unit: str | None = None  # systemd service named in /proc/PID/cgroup
     environ_readable: bool = True
     ppid: int = 1
+    mapped: tuple[str, ...] = ()  # files in /proc/PID/maps (host paths), in /proc's own layout
 
 
 @dataclass(frozen=True)
@@ -177,6 +179,9 @@ class FakeHostSpec:
     # for no such file}; the lines go first in the unit file's [Service] section
     unit_env_files: Mapping[str, Mapping[str, str | None]] = field(default_factory=dict)
     jit_cache_dirs: tuple[str, ...] = ()  # FlashInfer workspaces to create (host paths)
+    # versioned library files (…/libnvrtc.so.12.4.127), each with its soname link beside it
+    lib_files: tuple[str, ...] = ()
+    links: tuple[tuple[str, str], ...] = ()  # (link, target): more symlinks (…/lib64 → …)
 
 
 @dataclass(frozen=True)
@@ -241,7 +246,8 @@ def fake_systemctl(root: str | Path, argv: Sequence[str]) -> int:
     file's and drop-ins' ``Environment=`` lines and then by the ``EnvironmentFile=`` files they
     name (``tui.core.fixes.unitenv``, as the probe's unit context) — and the unit's main
     process (its parent is not in the unit) the effective ``ExecStart=`` as its command line
-    (its words as systemd splits them). Other verbs exit 1; a unit without a unit file
+    (its words as systemd splits them). A restarted process has loaded no library yet, so its
+    ``maps`` file goes (the fake does not simulate loading). Other verbs exit 1; a unit without a unit file
     exits 5, as systemctl does; a unit whose required environment file is missing fails to
     start (exit 1) and its processes keep what they had.
     """
@@ -274,6 +280,7 @@ def fake_systemctl(root: str | Path, argv: Sequence[str]) -> int:
         for pid in pids:
             pdir = base / "proc" / str(pid)
             (pdir / "environ").write_bytes(_nul_joined(f"{k}={v}" for k, v in env.items()))
+            (pdir / "maps").unlink(missing_ok=True)
             if start.exec_argv and _ppid(pdir) not in pids:
                 (pdir / "cmdline").write_bytes(_nul_joined(start.exec_argv))
     return 0
@@ -513,6 +520,8 @@ def _build_venv(root: Path, venv: VenvSpec) -> None:
         for name, fixture in venv.triton_ptxas:
             bin_dir = site / "triton" / "backends" / "nvidia" / "bin"
             _write_ptxas(bin_dir, name, fixture, venv.triton_ptxas_runs)
+    for rel in venv.nvidia_libs:
+        _write(site / rel, _ELF_JUNK)
     if venv.pip_nvcc_fixture:
         _write_nvcc(site / "nvidia" / "cu13" / "bin", venv.pip_nvcc_fixture, None, 0o755)
         full = fixture_text(venv.pip_nvcc_fixture).split(", V")[-1].split()[0]
@@ -522,8 +531,28 @@ def _build_venv(root: Path, venv: VenvSpec) -> None:
         )
 
 
+_ELF_JUNK = b"\x7fELF\x02\x01\x01" + bytes(range(256)) * 4
+
+
+def _maps_text(paths: Sequence[str]) -> str:
+    """``/proc/PID/maps`` lines (address range, perms, offset, device, inode, path) for each
+    file, as the kernel writes them: a read-only and an executable mapping per library."""
+    lines = []
+    base = 0x7F3C2A000000
+    for n, path in enumerate(paths):
+        for k, perms in enumerate(("r--p", "r-xp")):
+            start = base + (2 * n + k) * 0x200000
+            lines.append(
+                f"{start:012x}-{start + 0x1FF000:012x} {perms} {k * 0x1000:08x} 103:02 "
+                f"{1835000 + n:<26d}{path}"
+            )
+    return "\n".join(lines) + "\n"
+
+
 def _build_process(root: Path, proc: ProcessSpec) -> None:
     pdir = _under(root, f"/proc/{proc.pid}")
+    if proc.mapped:
+        _write(pdir / "maps", _maps_text(proc.mapped))
     _write(pdir / "cmdline", _nul_joined(proc.argv))
     environ = _nul_joined(f"{k}={v}" for k, v in proc.environ.items())
     _write(pdir / "environ", environ, 0o644 if proc.environ_readable else 0o000)
@@ -584,6 +613,13 @@ def build_fake_host(dest: Path, spec: FakeHostSpec) -> FakeHost:
         _add_env_files(root, unit, env_files)
     for d in spec.jit_cache_dirs:
         (_under(root, d) / "cached_ops").mkdir(parents=True, exist_ok=True)
+    for versioned in spec.lib_files:
+        _write(_under(root, versioned), _ELF_JUNK)
+        stem, _, rest = posixpath.basename(versioned).partition(".so.")
+        soname = f"{stem}.so.{rest.split('.')[0]}"
+        _symlink(root, posixpath.join(posixpath.dirname(versioned), soname), versioned)
+    for link, target in spec.links:
+        _symlink(root, link, target)
     pythons = spec.inventory_pythons or tuple(v.python for v in spec.venvs)
     return FakeHost(root=root, env=dict(spec.env), pythons=pythons)
 
@@ -876,4 +912,132 @@ def gb10_triton_old_ptxas(*, triton: str = "3.5.1", override: bool = False) -> F
             + f"ExecStart={' '.join(argv)}\nRestart=always\n\n"
             "[Install]\nWantedBy=multi-user.target\n",
         },
+    )
+
+
+CUDA_124 = ToolkitSpec("/usr/local/cuda-12.4", "nvcc/nvcc-12.4.131.txt", "12.4.1")
+CU12_WHEEL_LIBS = (
+    "nvidia/cuda_runtime/lib/libcudart.so.12",
+    "nvidia/cuda_nvrtc/lib/libnvrtc.so.12",
+    "nvidia/nvjitlink/lib/libnvJitLink.so.12",
+    "nvidia/cublas/lib/libcublasLt.so.12",
+)
+
+
+def _cuda_libs(home: str, version: str, stems: Sequence[str]) -> tuple[str, ...]:
+    """A runfile toolkit's libraries: targets/x86_64-linux/lib/<stem>.so.<full version>."""
+    return tuple(f"{home}/targets/x86_64-linux/lib/{stem}.so.{version}" for stem in stems)
+
+
+def nvrtc_shadowed_server() -> FakeHostSpec:
+    """8× RTX PRO 6000 (SM 12.0) on driver 580.95.05, torch 2.8.0+cu128 and vLLM as a systemd
+    service whose unit puts an old CUDA 12.4 runtime first on LD_LIBRARY_PATH; the running
+    server has that toolkit's libnvrtc 12.4 mapped, which cannot compile for SM 12.0."""
+    venv = "/opt/venv"
+    py = f"{venv}/bin/python3"
+    unit = "vllm.service"
+    old = "/usr/local/cuda-12.4"
+    site = f"{venv}/lib/python{sys.version_info[0]}.{sys.version_info[1]}/site-packages"
+    ld = f"{old}/lib64"
+    server_env = {
+        "PATH": f"{venv}/bin:/usr/local/cuda-12.8/bin:/usr/bin:/bin",
+        "CUDA_HOME": "/usr/local/cuda-12.8",
+        "LD_LIBRARY_PATH": ld,
+        "HOME": "/root",
+    }
+    argv = (py, "-m", "vllm.entrypoints.openai.api_server", "--model", "/models/Llama-3.3-70B")
+    unit_env = "".join(f'Environment="{k}={v}"\n' for k, v in server_env.items())
+    old_libs = _cuda_libs(old, "12.4.127", ("libcudart", "libnvrtc", "libnvJitLink"))
+    return FakeHostSpec(
+        hostname="rtxpro-04",
+        os_release=UBUNTU_2204,
+        gpus=(RTX_PRO_6000,) * 8,
+        driver=DriverSpec(
+            table_fixture="nvidia-smi/SYNTHETIC-nvidia-smi-rtxpro6000-server-x8-580.95.05.txt",
+            proc_fixture="proc/proc-driver-nvidia-version-580.95.05-open-x86_64.txt",
+        ),
+        toolkits=(CUDA_128, CUDA_124),
+        usr_local_cuda="/usr/local/cuda-12.8",
+        venvs=(
+            VenvSpec(
+                path=venv,
+                dists=(
+                    ("torch", "2.8.0"),
+                    ("vllm", "0.10.1"),
+                    ("triton", "3.4.0"),
+                    ("nvidia-cuda-runtime-cu12", "12.8.90"),
+                    ("nvidia-cuda-nvrtc-cu12", "12.8.93"),
+                    ("nvidia-nvjitlink-cu12", "12.8.93"),
+                    ("nvidia-cublas-cu12", "12.8.4.1"),
+                ),
+                torch_version_py="torch/torch-version.py-2.8.0+cu128-x86_64-pypi.py",
+                torch_arch_flags=pypi_torch_arch_flags("2.8.0+cu128"),
+                nvidia_libs=CU12_WHEEL_LIBS,
+            ),
+        ),
+        processes=(
+            ProcessSpec(
+                pid=6060,
+                argv=argv,
+                environ=server_env,
+                exe="/usr/bin/python3.12",
+                unit=unit,
+                mapped=(
+                    f"{site}/nvidia/cuda_runtime/lib/libcudart.so.12",
+                    f"{old}/targets/x86_64-linux/lib/libnvrtc.so.12.4.127",
+                    f"{site}/nvidia/nvjitlink/lib/libnvJitLink.so.12",
+                ),
+            ),
+        ),
+        env=_ssh_env(f"{venv}/bin:/usr/local/cuda/bin", CUDA_HOME="/usr/local/cuda"),
+        files={
+            f"/etc/systemd/system/{unit}": "[Unit]\nDescription=vLLM server\n\n[Service]\n"
+            + unit_env
+            + f"ExecStart={' '.join(argv)}\nRestart=always\n\n"
+            "[Install]\nWantedBy=multi-user.target\n",
+        },
+        lib_files=old_libs,
+        links=((f"{old}/lib64", f"{old}/targets/x86_64-linux/lib"),),
+    )
+
+
+def nvjitlink_shadowed_login(torch: str = "2.5.1") -> FakeHostSpec:
+    """4× H100 with torch <torch>+cu124 from the wheels and ~/.bashrc exporting
+    LD_LIBRARY_PATH=/usr/local/cuda-12.1/lib64 (pytorch#140797): 2.5.1 lets cuSPARSE take that
+    toolkit's libnvJitLink 12.1; 2.6.0 loads the wheel's own first."""
+    venv = "/opt/venv"
+    old = "/usr/local/cuda-12.1"
+    return FakeHostSpec(
+        hostname="h100-ldpath",
+        os_release=UBUNTU_2204,
+        gpus=(GpuSpec("NVIDIA H100 80GB HBM3", "9.0", 81559),) * 4,
+        driver=DriverSpec(
+            table_fixture="nvidia-smi/nvidia-smi-h100x4-570.148.08.txt", proc_version="570.148.08"
+        ),
+        toolkits=(CUDA_128,),
+        usr_local_cuda="/usr/local/cuda-12.8",
+        venvs=(
+            VenvSpec(
+                path=venv,
+                dists=(
+                    ("torch", torch),
+                    ("nvidia-cuda-runtime-cu12", "12.4.127"),
+                    ("nvidia-cuda-nvrtc-cu12", "12.4.127"),
+                    ("nvidia-nvjitlink-cu12", "12.4.127"),
+                    ("nvidia-cublas-cu12", "12.4.5.8"),
+                ),
+                torch_version_py="torch/torch-version.py-2.6.0+cu124-x86_64-pypi.py",
+                torch_version=f"{torch}+cu124",
+                torch_arch_flags=pypi_torch_arch_flags("2.6.0+cu124"),
+                nvidia_libs=CU12_WHEEL_LIBS,
+            ),
+        ),
+        env=_ssh_env(
+            f"{venv}/bin:/usr/local/cuda/bin",
+            CUDA_HOME="/usr/local/cuda",
+            LD_LIBRARY_PATH=f"{old}/lib64",
+        ),
+        files={"/root/.bashrc": f"export LD_LIBRARY_PATH={old}/lib64\n"},
+        lib_files=_cuda_libs(old, "12.1.105", ("libcudart", "libnvrtc", "libnvJitLink")),
+        links=((f"{old}/lib64", f"{old}/targets/x86_64-linux/lib"),),
     )

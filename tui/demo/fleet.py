@@ -51,6 +51,7 @@ DEMO_HOSTS: tuple[DemoHost, ...] = (
     DemoHost("pro6000-mig", neighbours.mig_without_selection, ("demo", "blackwell", "mig")),
     DemoHost("pro6000-compat", neighbours.compat_over_driver, ("demo", "blackwell", "container")),
     DemoHost("spark-01", fakehost.gb10_triton_old_ptxas, ("demo", "blackwell", "vllm", "triton")),
+    DemoHost("rtxpro-04", fakehost.nvrtc_shadowed_server, ("demo", "blackwell", "vllm", "ldpath")),
     DemoHost("gone-dark", None, ("demo",)),
 )
 

@@ -35,6 +35,7 @@ from tui.core.findings import FIX_IDS
 from tui.core.fixes.compatpath import drop_cuda_compat_path
 from tui.core.fixes.extension import match_extension_to_torch
 from tui.core.fixes.jitcache import clear_flashinfer_jit_cache
+from tui.core.fixes.libpath import drop_shadowing_library_path
 from tui.core.fixes.plan import FixError, FixPlan, Step
 from tui.core.fixes.toolkit import (
     install_cuda_toolkit_apt,
@@ -59,6 +60,7 @@ BUILDERS: Mapping[str, Builder] = {
     "install-cuda-torch": install_cuda_torch,
     "drop-cuda-compat-path": drop_cuda_compat_path,
     "use-toolkit-ptxas-for-triton": use_toolkit_ptxas_for_triton,
+    "drop-shadowing-library-path": drop_shadowing_library_path,
 }
 assert tuple(BUILDERS) == FIX_IDS
 
@@ -73,6 +75,7 @@ PARAMS: Mapping[str, tuple[str, ...]] = {  # the NAME=VALUE parameters each fix 
     "install-cuda-torch": ("cuda",),
     "drop-cuda-compat-path": (),
     "use-toolkit-ptxas-for-triton": ("path",),
+    "drop-shadowing-library-path": ("entry",),
 }
 
 

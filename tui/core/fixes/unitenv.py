@@ -275,7 +275,9 @@ def next_start_context(
     gives them (with no reading of the unit from before, the unit's assignments just
     override), ``which`` (``which -a nvcc`` under the next-start ``PATH``) when that ``PATH``
     is the unit's, and with ``command`` (a plan that rewrites ``ExecStart``) the unit's
-    command line in place of the running one."""
+    command line in place of the running one. A process whose environment the restart
+    changes has loaded nothing of it yet: its mapped libraries are forgotten (the rules then
+    resolve them as the loader would)."""
     new_command = command and start.exec_start
     if files_before is None:
         env = {**ctx.vars, **start.env}
@@ -288,6 +290,7 @@ def next_start_context(
         which_nvcc=tuple(which) if env.get("PATH") == unit_path else ctx.which_nvcc,
         cmdline=start.exec_start if new_command else ctx.cmdline,
         argv=start.exec_argv if new_command else ctx.argv,
+        mapped_libs=ctx.mapped_libs if env == dict(ctx.vars) else (),
     )
 
 

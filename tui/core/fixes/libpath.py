@@ -1,0 +1,108 @@
+"""``drop-shadowing-library-path``: take the shadowing directories out of ``LD_LIBRARY_PATH``.
+
+Each serving unit gets a drop-in (or, with ``EnvironmentFile=``, an environment file of its
+own) setting ``LD_LIBRARY_PATH`` to the value it starts with today minus those directories;
+the venv's ``activate`` (or the login profile) gets the same for the shell's value, when the
+shell has them. systemd and the shell keep the last assignment, so the old line stays where it
+is, untouched, and undo removes only what the fix wrote.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+from tui.core.facts import EnvContext, Facts
+from tui.core.fixes.envset import EnvChange, env_change, make_plan
+from tui.core.fixes.plan import FixError, FixPlan, Step
+from tui.core.fixes.targets import env_targets, pick_python
+from tui.core.hosts import Host
+from tui.core.libs_whatif import FIX_ID, without
+from tui.core.rules_libs import FINDING_ID, entries
+
+NAME = "ld-path"
+VAR = "LD_LIBRARY_PATH"
+
+
+def _unit_value(facts: Facts, unit: str, ctx: EnvContext) -> str | None:
+    """The value the unit starts with: its unit context's, else its process's."""
+    for c in facts.contexts:
+        if c.kind == "unit" and c.unit == unit and VAR in c.vars:
+            return c.vars[VAR]
+    return ctx.vars.get(VAR)
+
+
+def _shell_value(facts: Facts) -> str | None:
+    for kind in ("login", "ssh"):
+        for c in facts.contexts:
+            if c.kind == kind and c.vars.get(VAR):
+                return c.vars[VAR]
+    return None
+
+
+def drop_shadowing_library_path(
+    facts: Facts, host: Host, params: Mapping[str, str], python: str | None, stamp: str
+) -> FixPlan:
+    py = pick_python(facts, python)
+    entry = params.get("entry") or ":".join(entries(facts, py.path if py else None))
+    if not entry:
+        raise FixError(
+            "no LD_LIBRARY_PATH entry shadows a CUDA library here; name one with "
+            "entry=/usr/local/cuda-12.4/lib64"
+        )
+    if any(not d.startswith("/") for d in entry.split(":") if d):
+        raise FixError(f"entry={entry!r}: name absolute directories, separated by ':'")
+    targets = env_targets(facts, py)
+    steps: list[Step] = []
+    notes: list[str] = []
+    units: list[tuple[str, EnvContext]] = []
+    for unit, ctx in targets.units:
+        value = _unit_value(facts, unit, ctx)
+        if value is None or without(value, entry) == value:
+            continue
+        one = dataclasses.replace(targets, units=((unit, ctx),))
+        change = env_change(
+            host, one, name=NAME, fix_id=FIX_ID, env={VAR: without(value, entry)}, stamp=stamp
+        )
+        steps.append(change.steps[0])
+        notes += change.notes[:1]
+        units.append((unit, ctx))
+    shell = _shell_value(facts)
+    shell_change = EnvChange()
+    if shell is not None and without(shell, entry) != shell:
+        shell_change = env_change(
+            host,
+            dataclasses.replace(targets, units=()),
+            name=NAME,
+            fix_id=FIX_ID,
+            env={VAR: without(shell, entry)},
+            stamp=stamp,
+        )
+        steps += shell_change.steps
+        notes += shell_change.notes
+    if not steps:
+        raise FixError(
+            f"{entry} is in no LD_LIBRARY_PATH this fix can change (the serving units' or the "
+            "shell's); remove it where it is set by hand"
+        )
+    change = EnvChange(
+        steps=tuple(steps),
+        notes=tuple(notes),
+        units=tuple(u for u, _c in units),
+        contexts=tuple(c.label for _u, c in units),
+        activate=shell_change.activate,
+        profile=shell_change.profile,
+        env_keys=(VAR,),
+    )
+    return make_plan(
+        facts,
+        host,
+        FIX_ID,
+        {"entry": entry},
+        py,
+        steps=change.steps,
+        verify=(FINDING_ID,),
+        notes=change.notes,
+        change=change,
+        stamp=stamp,
+    )
