@@ -22,7 +22,7 @@ from packaging.version import InvalidVersion, Version
 from tui.core import ptxas_targets
 from tui.core.facts import EnvContext, Facts, LibFile, PythonEnv
 from tui.core.findings import Finding
-from tui.core.torch_libs import DISTS, UNPINNED, unpinned
+from tui.core.torch_libs import CUDA_LIBS, DISTS, UNPINNED, unpinned
 
 if TYPE_CHECKING:
     from tui.core.rules import Subject
@@ -46,7 +46,7 @@ def lib_of(path: str, target: str | None = None, py: PythonEnv | None = None) ->
     """What a library file is: its name, soname major and CUDA version (from the versioned
     file name, a ``cuda-X.Y`` directory, or the nvidia-* wheel that ships it)."""
     m = _FILE.match(posixpath.basename(path))
-    if m is None:
+    if m is None or m.group(1) not in CUDA_LIBS:
         return None
     stem, major = m.group(1), int(m.group(2))
     for name in (target, path):
@@ -54,7 +54,8 @@ def lib_of(path: str, target: str | None = None, py: PythonEnv | None = None) ->
             continue
         full = _FILE.match(posixpath.basename(name))
         parts = (full.group(3) or "").strip(".").split(".") if full else []
-        if full and parts and parts[0] and stem in CUDA_MAJOR_SONAMES:
+        # libcudart.so.12.4.127 carries its version; libcudart.so.11.0 is only a soname
+        if full and len(parts) >= 2 and stem in CUDA_MAJOR_SONAMES:
             return Lib(path, stem, major, f"{full.group(2)}.{parts[0]}", posixpath.basename(name))
     d = _DIR_VERSION.search(target or path)
     if d:
@@ -89,7 +90,7 @@ def wheel_lib(py: PythonEnv, stem: str) -> Lib | None:
     return None
 
 
-def resolved_from_path(ctx: EnvContext, stem: str, major: int) -> tuple[str, LibFile] | None:
+def resolved_from_path(ctx: EnvContext, stem: str, major: int) -> tuple[str | None, LibFile] | None:
     """(the LD_LIBRARY_PATH directory, the file) the loader takes ``stem.so.<major>`` from."""
     files = {posixpath.normpath(f.path): f for f in ctx.ld_libs}
     for d in (ctx.vars.get("LD_LIBRARY_PATH") or "").split(":"):
@@ -173,6 +174,12 @@ def shadows(facts: Facts, s: Subject) -> tuple[Shadow, ...]:
         wheel = wheel_lib(py, stem)
         major = wheel.soname_major if wheel else torch_major
         hit = resolved_from_path(ctx, stem, major)
+        if hit is None and wheel is None:  # nothing in the wheels: ld.so.cache is next
+            cached = next(
+                (c for c in facts.ld_cache if posixpath.basename(c.path) == f"{stem}.so.{major}"),
+                None,
+            )
+            hit = (None, cached) if cached else None
         if hit is None:
             continue
         entry, f = hit
@@ -251,6 +258,10 @@ def rule_library_shadowed(facts: Facts, subs: Sequence[Subject]) -> Iterable[Fin
             where = (
                 f"{ctx.label} has {lib.path} mapped ({version}, {lib.how}){through}"
                 if x.mapped
+                else f"no nvidia wheel here ships {lib.stem}, so the loader takes "
+                f"{lib.stem}.so.{lib.soname_major} from ld.so.cache: {lib.path} ({version}, "
+                f"{lib.how})"
+                if x.entry is None
                 else f"the loader takes {lib.stem}.so.{lib.soname_major} from LD_LIBRARY_PATH "
                 f"entry {x.entry} first: {lib.path} ({version}, {lib.how}), because torch "
                 f"{py.torch_version} does not load it itself and {UNPINNED[lib.stem]} looks "

@@ -61,7 +61,7 @@ class TorchLoader:
 
 _SRC = "torch/__init__.py _load_global_deps of the PyPI wheel{s} torch-{v}"
 LOADERS: tuple[TorchLoader, ...] = (
-    TorchLoader("2.0.0", (), "", _SRC.format(s="", v="2.5.1") + " (preloads only on failure)"),
+    TorchLoader("2.5.0", (), "", _SRC.format(s="", v="2.5.1") + " (preloads only on failure)"),
     TorchLoader(
         "2.6.0",
         ("libnvrtc", "libnvJitLink"),
@@ -72,10 +72,10 @@ LOADERS: tuple[TorchLoader, ...] = (
         "2.9.0",
         ("libnvrtc", "libnvJitLink"),
         "libcudart.so",
-        _SRC.format(s="s", v="2.9.0, 2.10.0"),
+        _SRC.format(s="", v="2.9.0"),
     ),
     TorchLoader(
-        "2.11.0",
+        "2.10.0",
         (
             "libcublasLt",
             "libcublas",
@@ -86,7 +86,7 @@ LOADERS: tuple[TorchLoader, ...] = (
             "libnccl",
         ),
         "libcudart.so",
-        _SRC.format(s="", v="2.11.0"),
+        _SRC.format(s="s", v="2.10.0, 2.11.0"),
     ),
 )
 VERIFIED = ("2.5.1", "2.6.0", "2.8.0", "2.9.0", "2.10.0", "2.11.0")

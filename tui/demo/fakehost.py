@@ -247,9 +247,9 @@ def fake_systemctl(root: str | Path, argv: Sequence[str]) -> int:
     name (``tui.core.fixes.unitenv``, as the probe's unit context) — and the unit's main
     process (its parent is not in the unit) the effective ``ExecStart=`` as its command line
     (its words as systemd splits them). A restarted process has loaded no library yet, so its
-    ``maps`` file goes (the fake does not simulate loading). Other verbs exit 1; a unit without a unit file
-    exits 5, as systemctl does; a unit whose required environment file is missing fails to
-    start (exit 1) and its processes keep what they had.
+    ``maps`` file goes (the fake does not simulate loading). Other verbs exit 1; a unit
+    without a unit file exits 5, as systemctl does; a unit whose required environment file
+    is missing fails to start (exit 1) and its processes keep what they had.
     """
     base = Path(root)
     if list(argv) == ["daemon-reload"]:

@@ -1,0 +1,99 @@
+"""The torch loader table against the real wheels: what ``_load_global_deps`` preloads.
+
+Downloads each torch release of ``tui.core.torch_libs.VERIFIED`` from the package index into
+the test cache (x86_64 cp312 wheels of 0.5–0.9 GB each, about 5 GB in all, kept for the next
+run), reads ``torch/__init__.py`` from the zip and the ``DT_RPATH`` of
+``torch/lib/libtorch_global_deps.so``, and compares with the table.
+"""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tui.core import torch_libs
+
+pytestmark = pytest.mark.slow
+
+CACHE = Path.home() / ".cache" / "detective-tui-tests" / "torch-wheels"
+PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64")
+
+
+def wheel(version: str) -> Path:
+    found = sorted(CACHE.glob(f"torch-{version}-*.whl"))
+    if not found:
+        CACHE.mkdir(parents=True, exist_ok=True)
+        cmd = [sys.executable, "-m", "pip", "download", f"torch=={version}", "--no-deps"]
+        cmd += ["--only-binary=:all:", "--python-version", "3.12", "-d", str(CACHE)]
+        for platform in (*PLATFORMS, "manylinux1_x86_64"):
+            cmd += ["--platform", platform]
+        subprocess.run(cmd, check=True, capture_output=True, timeout=1800)
+        found = sorted(CACHE.glob(f"torch-{version}-*.whl"))
+    assert found, f"pip saved no torch {version} wheel in {CACHE}"
+    return found[0]
+
+
+def _strings(node: ast.AST) -> list[str]:
+    return [
+        n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    ]
+
+
+def preloads(source: str) -> tuple[set[str], str]:
+    """(stems preloaded after a successful load of the global deps, the maps condition)."""
+    tree = ast.parse(source)
+    funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    load = funcs["_load_global_deps"]
+    tries = [n for n in ast.walk(load) if isinstance(n, ast.Try)]
+    success = tries[0].body  # the `try: ctypes.CDLL(global deps)` block, its handlers aside
+    stems: set[str] = set()
+    condition = ""
+    for stmt in success:
+        for call in (n for n in ast.walk(stmt) if isinstance(n, ast.Call)):
+            name = getattr(call.func, "id", "")
+            if name == "_preload_cuda_deps" and call.args:
+                stems |= {s.split(".so")[0] for s in _strings(call) if ".so" in s}
+            elif name == "_preload_cuda_deps":  # no arguments: its whole list
+                stems |= {
+                    s.split(".so")[0] for s in _strings(funcs["_preload_cuda_deps"]) if ".so." in s
+                }
+        for cmp in (n for n in ast.walk(stmt) if isinstance(n, ast.Compare)):
+            if isinstance(cmp.left, ast.Constant) and "libcudart" in str(cmp.left.value):
+                condition = cmp.left.value
+    return stems, condition
+
+
+@pytest.mark.parametrize("version", torch_libs.VERIFIED)
+def test_the_table_says_what_the_wheels_init_preloads(version: str) -> None:
+    with zipfile.ZipFile(wheel(version)) as zf:
+        source = zf.read("torch/__init__.py").decode()
+    stems, condition = preloads(source)
+    row = torch_libs.loader_for(version)
+    assert row is not None
+    assert version in row.source
+    mentioned = set(torch_libs.CUDA_LIBS)
+    assert set(row.preloads) == stems & mentioned, version
+    assert row.condition == condition, version
+
+
+def test_torch_links_its_libraries_with_rpath_not_runpath(tmp_path: Path) -> None:
+    """DT_RPATH (searched before LD_LIBRARY_PATH), naming the wheels' nvidia/*/lib."""
+    if shutil.which("readelf") is None:
+        pytest.skip("readelf (binutils) is not installed")
+    for version in ("2.5.1", "2.11.0"):
+        with zipfile.ZipFile(wheel(version)) as zf:
+            zf.extract("torch/lib/libtorch_global_deps.so", tmp_path / version)
+        out = subprocess.run(
+            ["readelf", "-d", str(tmp_path / version / "torch/lib/libtorch_global_deps.so")],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert "(RPATH)" in out and "(RUNPATH)" not in out, version
+        assert "$ORIGIN/../../nvidia/" in out, version
