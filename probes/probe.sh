@@ -1137,6 +1137,12 @@ probe_toolkit() {
   fi
   rec tkkv "$1" exists 1
   is_exe "${_nvcc%/nvcc}/ptxas" && rec tkkv "$1" ptxas "${_nvcc%/nvcc}/ptxas"
+  # the runtime headers a JIT build includes (CCCL #errors when they are another release)
+  _hdr=$R$2/include/cuda_runtime_api.h
+  if [ -f "$_hdr" ]; then
+    _hv=$(deadline grep -m 1 '^#define CUDART_VERSION' "$_hdr" 2>/dev/null)
+    rec tkkv "$1" cudart_define "$_hv"
+  fi
   _run=$R$_nvcc
   _first=
   { IFS= read -r _first <"$R$_nvcc"; } 2>/dev/null

@@ -521,6 +521,7 @@ class FactBuilder:
             home_exists=kv.get("dir") != "0",
             cudart=kv.get("cudart") or None,
             ptxas=kv.get("ptxas"),
+            headers_version=parsers.parse_cudart_define(kv.get("cudart_define", "")),
         )
 
     def _known_nvcc_dirs(self) -> dict[str, bool]:

@@ -107,6 +107,8 @@ class Toolkit:
     home_exists: bool = True  # False: the directory itself is missing (a mistyped CUDA_HOME)
     cudart: str | None = None  # no nvcc, but this libcudart: a runtime-only tree
     ptxas: str | None = None  # home/bin/ptxas when it is executable (the probe looked)
+    # CUDART_VERSION of home/include/cuda_runtime_api.h as major.minor ("13.0"); None: no header
+    headers_version: str | None = None
 
 
 @dataclass(frozen=True)

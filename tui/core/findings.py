@@ -33,6 +33,7 @@ FINDING_IDS = (
     "cuda-compat-shadows-driver",
     "triton-ptxas-too-old",
     "cuda-library-shadowed",
+    "toolkit-headers-mismatch",
 )
 
 FIX_IDS = (
@@ -47,6 +48,7 @@ FIX_IDS = (
     "drop-cuda-compat-path",
     "use-toolkit-ptxas-for-triton",
     "drop-shadowing-library-path",
+    "align-cuda-wheels",
 )
 
 

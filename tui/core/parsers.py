@@ -43,6 +43,18 @@ def parse_nvcc_version(text: str) -> NvccVersion | None:
     return None
 
 
+_CUDART_DEFINE = re.compile(r"^#define\s+CUDART_VERSION\s+(\d+)\s*$", re.M)
+
+
+def parse_cudart_define(text: str) -> str | None:
+    """``#define CUDART_VERSION  13000`` (cuda_runtime_api.h) → ``"13.0"``."""
+    m = _CUDART_DEFINE.search(text)
+    if m is None:
+        return None
+    n = int(m.group(1))
+    return f"{n // 1000}.{n % 1000 // 10}"
+
+
 _GPU_ARCH_LINE = re.compile(r"^\s*((?:compute|sm|lto)_\d+[af]?)\s*$")
 
 

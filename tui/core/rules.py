@@ -35,6 +35,7 @@ from tui.core.rulekit import gpu_names as _gpu_names
 from tui.core.rulekit import toolkit_evidence as _toolkit_evidence
 from tui.core.rules_compat import rule_compat_shadows
 from tui.core.rules_extensions import rule_extension_abi
+from tui.core.rules_headers import rule_headers_mismatch
 from tui.core.rules_jit import rule_jit_nvcc_missing
 from tui.core.rules_libs import rule_library_shadowed
 from tui.core.rules_mig import rule_mig_not_selected
@@ -641,6 +642,7 @@ RULES: tuple[tuple[str, Rule], ...] = (
     ("cuda-compat-shadows-driver", rule_compat_shadows),
     ("triton-ptxas-too-old", rule_triton_ptxas),
     ("cuda-library-shadowed", rule_library_shadowed),
+    ("toolkit-headers-mismatch", rule_headers_mismatch),
 )
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from packaging.version import InvalidVersion, Version
 
-from tui.core import extensions, libs_whatif, ptxas_targets, triton_whatif
+from tui.core import extensions, headers_whatif, libs_whatif, ptxas_targets, triton_whatif
 from tui.core.facts import EnvContext, Facts, PythonEnv, Toolkit
 from tui.core.findings import Finding, FixSuggestion
 from tui.core.rules import evaluate, subjects, toolkit_identity
@@ -38,6 +38,7 @@ FIX_ORDER = (
     "use-installed-toolkit",
     "use-toolkit-ptxas-for-triton",
     "drop-shadowing-library-path",
+    "align-cuda-wheels",
     "set-flashinfer-arch-list",
     "sampling-backend-fallback",
     "install-cuda-toolkit-pip",
@@ -79,6 +80,7 @@ CANDIDATES: Mapping[str, tuple[str, ...]] = {
     "cuda-compat-shadows-driver": ("drop-cuda-compat-path",),
     "triton-ptxas-too-old": (triton_whatif.FIX_ID,),
     "cuda-library-shadowed": (libs_whatif.FIX_ID,),
+    "toolkit-headers-mismatch": ("use-installed-toolkit", headers_whatif.FIX_ID),
 }
 # after a toolkit change FlashInfer would reuse modules built by the old nvcc (§7)
 CACHE_FOLLOW_UP = ("flashinfer-arch-rejected", "nvcc-torch-major-mismatch")
@@ -231,6 +233,8 @@ def apply_fix(
         return _with_env(facts, labels, triton_whatif.env_change(facts, py, params["path"]))
     if fix_id == libs_whatif.FIX_ID:
         return _with_env(facts, labels, libs_whatif.env_change(params["entry"]))
+    if fix_id == headers_whatif.FIX_ID:
+        return headers_whatif.apply(facts, params, py.path if py else None)
     if fix_id == "clear-flashinfer-jit-cache":
         pythons = tuple(
             dataclasses.replace(p, jit_cache_dirs=()) if py is None or p.path == py.path else p
@@ -360,6 +364,8 @@ class _Planner:
             return triton_whatif.choices(self.facts, python)
         if fix_id == libs_whatif.FIX_ID:
             return libs_whatif.choices(self.facts, python)
+        if fix_id == headers_whatif.FIX_ID:
+            return headers_whatif.choices(self.facts, python)
         return []
 
     # the proposal ------------------------------------------------------------------------
@@ -452,6 +458,8 @@ def _title(facts: Facts, fix_id: str, params: Mapping[str, str], python: str | N
         return triton_whatif.title(facts, params, python)
     if fix_id == libs_whatif.FIX_ID:
         return libs_whatif.title(params)
+    if fix_id == headers_whatif.FIX_ID:
+        return headers_whatif.title(params)
     return "Move FlashInfer's JIT cache aside so modules are rebuilt with the new toolkit"
 
 

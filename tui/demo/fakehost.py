@@ -115,6 +115,7 @@ class ToolkitSpec:
     executable: bool = True  # False: bin/nvcc has mode 0644
     runtime_only: bool = False  # a CUDA runtime image's tree: lib64/libcudart, no bin/nvcc
     ptxas_fixture: str | None = None  # bin/ptxas printing this `--version` output
+    header_fixture: str | None = None  # include/cuda_runtime_api.h (its CUDART_VERSION lines)
 
 
 @dataclass(frozen=True)
@@ -143,6 +144,7 @@ class VenvSpec:
     triton_ptxas: tuple[tuple[str, str], ...] = ()
     triton_ptxas_runs: bool = True  # False: the binaries cannot run here (mode 0644, ELF junk)
     nvidia_libs: tuple[str, ...] = ()  # CUDA libraries of nvidia-* wheels, under site-packages
+    pip_header_fixture: str | None = None  # nvidia/cu13/include/cuda_runtime_api.h
 
     @property
     def python(self) -> str:
@@ -457,6 +459,8 @@ def _build_toolkit(root: Path, tk: ToolkitSpec) -> None:
     )
     if tk.ptxas_fixture:
         _write_ptxas(home / "bin", "ptxas", tk.ptxas_fixture)
+    if tk.header_fixture:
+        _write(home / "include" / "cuda_runtime_api.h", fixture_text(tk.header_fixture))
     nvcc_full = fixture_text(tk.nvcc_fixture).split(", V")[-1].split()[0]
     version_json = {
         "cuda": {"name": "CUDA SDK", "version": tk.cuda_version},
@@ -522,6 +526,9 @@ def _build_venv(root: Path, venv: VenvSpec) -> None:
             _write_ptxas(bin_dir, name, fixture, venv.triton_ptxas_runs)
     for rel in venv.nvidia_libs:
         _write(site / rel, _ELF_JUNK)
+    if venv.pip_header_fixture:
+        header = site / "nvidia" / "cu13" / "include" / "cuda_runtime_api.h"
+        _write(header, fixture_text(venv.pip_header_fixture))
     if venv.pip_nvcc_fixture:
         _write_nvcc(site / "nvidia" / "cu13" / "bin", venv.pip_nvcc_fixture, None, 0o755)
         full = fixture_text(venv.pip_nvcc_fixture).split(", V")[-1].split()[0]
@@ -1040,4 +1047,48 @@ def nvjitlink_shadowed_login(torch: str = "2.5.1") -> FakeHostSpec:
         files={"/root/.bashrc": f"export LD_LIBRARY_PATH={old}/lib64\n"},
         lib_files=_cuda_libs(old, "12.1.105", ("libcudart", "libnvrtc", "libnvJitLink")),
         links=((f"{old}/lib64", f"{old}/targets/x86_64-linux/lib"),),
+    )
+
+
+CUDART_130_HEADER = (
+    "captures/cuda-headers/nvidia-cuda-runtime-13.0.96-cuda_runtime_api.h-lines-138-139.txt"
+)
+CUDART_128_HEADER = (
+    "captures/cuda-headers/nvidia-cuda-runtime-cu12-12.8.90-cuda_runtime_api.h-lines-138-139.txt"
+)
+
+
+def pip_toolkit_mixed(nvcc: str = "13.3.73") -> FakeHostSpec:
+    """8× RTX PRO 6000 on driver 580.95.05, torch 2.11.0+cu130 and FlashInfer 0.6.8 in a venv
+    whose CUDA_HOME is the pip toolkit site-packages/nvidia/cu13 — nvcc (and crt, nvvm) from
+    nvidia-cuda-nvcc <nvcc>, the runtime headers from nvidia-cuda-runtime 13.0.96, which torch
+    pins (flashinfer#3493). ``nvcc="13.0.88"`` is the coherent near miss."""
+    venv = "/opt/venv"
+    site = f"{venv}/lib/python{sys.version_info[0]}.{sys.version_info[1]}/site-packages"
+    home = f"{site}/nvidia/cu13"
+    return FakeHostSpec(
+        hostname="pip-cuda",
+        os_release=UBUNTU_2204,
+        gpus=(RTX_PRO_6000,) * 8,
+        driver=DriverSpec(
+            table_fixture="nvidia-smi/SYNTHETIC-nvidia-smi-rtxpro6000-server-x8-580.95.05.txt",
+            proc_fixture="proc/proc-driver-nvidia-version-580.95.05-open-x86_64.txt",
+        ),
+        venvs=(
+            VenvSpec(
+                path=venv,
+                dists=(
+                    ("torch", "2.11.0"),
+                    ("nvidia-cuda-runtime", "13.0.96"),
+                    ("nvidia-cuda-crt", nvcc),
+                    ("nvidia-nvvm", nvcc),
+                ),
+                torch_version_py="torch/torch-version.py-2.11.0+cu130-x86_64-pypi.py",
+                torch_arch_flags=pypi_torch_arch_flags("2.11.0+cu130"),
+                flashinfer="0.6.8",
+                pip_nvcc_fixture=f"nvcc/nvcc-{nvcc}.txt",
+                pip_header_fixture=CUDART_130_HEADER,
+            ),
+        ),
+        env=_ssh_env(f"{venv}/bin:{home}/bin", CUDA_HOME=home),
     )

@@ -32,6 +32,8 @@ IMPLICATES: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "torch-lacks-gpu-arch": ("torch",),
         "toolkit-shadowed": ("path", "jit"),
         "no-nvidia-driver": ("driver",),
+        "toolkit-headers-mismatch": ("jit",),
+        "cuda-library-shadowed": ("torch",),
     }
 )
 

@@ -44,6 +44,7 @@ from tui.core.fixes.toolkit import (
 )
 from tui.core.fixes.torchcuda import install_cuda_torch
 from tui.core.fixes.triton import use_toolkit_ptxas_for_triton
+from tui.core.fixes.wheels import align_cuda_wheels
 from tui.core.fixes.workarounds import sampling_backend_fallback, set_flashinfer_arch_list
 from tui.core.hosts import Host
 
@@ -61,6 +62,7 @@ BUILDERS: Mapping[str, Builder] = {
     "drop-cuda-compat-path": drop_cuda_compat_path,
     "use-toolkit-ptxas-for-triton": use_toolkit_ptxas_for_triton,
     "drop-shadowing-library-path": drop_shadowing_library_path,
+    "align-cuda-wheels": align_cuda_wheels,
 }
 assert tuple(BUILDERS) == FIX_IDS
 
@@ -76,6 +78,7 @@ PARAMS: Mapping[str, tuple[str, ...]] = {  # the NAME=VALUE parameters each fix 
     "drop-cuda-compat-path": (),
     "use-toolkit-ptxas-for-triton": ("path",),
     "drop-shadowing-library-path": ("entry",),
+    "align-cuda-wheels": ("version",),
 }
 
 
