@@ -123,9 +123,9 @@ ROWS = {
         {**H100_OK, "toolkits": (C129,)},
         {"driver-too-old-for-nvcc": "warning"},
     ),
-    "driver 525 runs cu128 torch (minor-version compatibility)": (
+    "driver 525 runs cu128 torch's cubins (minor-version compatibility), not its PTX": (
         {**H100_OK, "driver": "525.60.13", "toolkits": (), "env": {}, "flashinfer": None},
-        {},
+        {"driver-too-old-for-torch": "warning"},
     ),
     "FlashInfer sampler disabled in the service": (
         {"service_env": {"CUDA_HOME": C128[0], "VLLM_USE_FLASHINFER_SAMPLER": "0"}},

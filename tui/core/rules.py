@@ -34,6 +34,7 @@ from tui.core.rulekit import gpu_evidence as _gpu_evidence
 from tui.core.rulekit import gpu_names as _gpu_names
 from tui.core.rulekit import toolkit_evidence as _toolkit_evidence
 from tui.core.rules_compat import rule_compat_shadows
+from tui.core.rules_driver_ptx import rule_driver_ptx
 from tui.core.rules_extensions import rule_extension_abi
 from tui.core.rules_headers import rule_headers_mismatch
 from tui.core.rules_jit import rule_jit_nvcc_missing
@@ -643,6 +644,7 @@ RULES: tuple[tuple[str, Rule], ...] = (
     ("triton-ptxas-too-old", rule_triton_ptxas),
     ("cuda-library-shadowed", rule_library_shadowed),
     ("toolkit-headers-mismatch", rule_headers_mismatch),
+    ("driver-too-old-for-torch", rule_driver_ptx),  # the PTX-only (error 222) case
 )
 
 

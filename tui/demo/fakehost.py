@@ -1092,3 +1092,27 @@ def pip_toolkit_mixed(nvcc: str = "13.3.73") -> FakeHostSpec:
         ),
         env=_ssh_env(f"{venv}/bin:{home}/bin", CUDA_HOME=home),
     )
+
+
+def h200_driver_550_cu128() -> FakeHostSpec:
+    """8× H200 (SM 9.0) on driver 550.163.01 (CUDA 12.4, the real capture) with torch
+    2.8.0+cu128: minor-version compatibility runs torch's sm_90 cubins, but PTX from the CUDA
+    12.8 toolchain cannot be JIT-compiled by this driver (error 222)."""
+    venv = "/opt/venv"
+    return FakeHostSpec(
+        hostname="h200-r550",
+        os_release=UBUNTU_2204,
+        gpus=(GpuSpec("NVIDIA H200", "9.0", 143771),) * 8,
+        driver=DriverSpec(
+            table_fixture="nvidia-smi/nvidia-smi-h200x8-550.163.01.txt", proc_version="550.163.01"
+        ),
+        venvs=(
+            VenvSpec(
+                path=venv,
+                dists=(("torch", "2.8.0"), ("vllm", "0.10.1")),
+                torch_version_py="torch/torch-version.py-2.8.0+cu128-x86_64-pypi.py",
+                torch_arch_flags=pypi_torch_arch_flags("2.8.0+cu128"),
+            ),
+        ),
+        env=_ssh_env(f"{venv}/bin"),
+    )

@@ -1,0 +1,118 @@
+"""driver-too-old-for-torch at warning: the driver runs torch's cubins but not its newer PTX
+(error 222); critical when a GPU gets torch only through PTX. On facts, and on a fake host from
+a real nvidia-smi capture, locally and over a real sshd."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from factsmaker import make_facts
+
+from tui.cli import main
+from tui.core import exitcodes
+from tui.core.diagnosis import diagnose
+from tui.core.rules import evaluate
+from tui.demo import fakehost
+
+ID = "driver-too-old-for-torch"
+CU128_X86 = ("sm_70", "sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120")
+
+
+@pytest.mark.parametrize(
+    ("name", "kw", "expected"),
+    [
+        (
+            "R570 (12.8) with cu129: cubins run, PTX does not",
+            dict(driver="570.148.08", torch_cuda="12.9"),
+            "warning",
+        ),
+        ("R570 (12.8) with cu128", dict(driver="570.148.08", torch_cuda="12.8"), None),
+        ("R525 (12.0) with cu128", dict(driver="525.60.13", torch_cuda="12.8"), "warning"),
+        (
+            "R575 (12.9) with cu130: another major",
+            dict(driver="575.57.08", torch_cuda="13.0"),
+            "critical",
+        ),
+        (
+            "R580 (13.0) with cu128: older CUDA runs",
+            dict(driver="580.95.05", torch_cuda="12.8"),
+            None,
+        ),
+        (
+            "SM 12.0 reached only through compute_90 PTX",
+            dict(
+                driver="570.148.08",
+                torch_cuda="12.9",
+                gpus=("12.0",),
+                torch_arch_list=("sm_80", "sm_86", "sm_90", "compute_90"),
+            ),
+            "critical",
+        ),
+        (
+            "SM 12.0 with its own cubin",
+            dict(driver="570.148.08", torch_cuda="12.9", gpus=("12.0",), torch_arch_list=CU128_X86),
+            "warning",
+        ),
+    ],
+)
+def test_rows(name: str, kw: dict, expected: str | None) -> None:
+    f = make_facts(flashinfer=None, toolkits=(), env={}, **{"gpus": ("9.0",), **kw})
+    found = [x.severity for x in evaluate(f)[0] if x.id == ID]
+    assert found == ([expected] if expected else [])
+
+
+def test_the_explanation_says_which_kernels_break_and_which_driver_fixes_it() -> None:
+    f = make_facts(
+        flashinfer=None, toolkits=(), env={}, gpus=("9.0",), driver="570.148.08", torch_cuda="12.9"
+    )
+    (finding,) = [x for x in diagnose(f).findings if x.id == ID]
+    assert finding.title == "Driver 570.148.08 (CUDA 12.8) cannot JIT-compile torch's CUDA 12.9 PTX"
+    text = finding.explanation
+    assert "the provided PTX was compiled with an unsupported toolchain' (error 222)" in text
+    assert "vLLM's and FlashInfer's AOT wheels" in text
+    assert "a driver ≥ 575.51.03 (the CUDA 12.9 branch)" in text
+    assert finding.fixes == ()  # no fix id changes a driver
+
+
+def _entry(tmp_path: Path, name: str, spec: fakehost.FakeHostSpec, **extra: Any) -> dict:
+    fake = fakehost.build_fake_host(tmp_path / f"{name} root", spec)
+    entry = {"name": name, "root": str(fake.root), "env": fake.env, "python": list(fake.pythons)}
+    return {**entry, **extra} if extra else {**entry, "local": True}
+
+
+def _diagnose(tmp_path: Path, capsys: pytest.CaptureFixture[str], *entries: dict) -> tuple:
+    inv = tmp_path / "hosts.yaml"
+    inv.write_text(yaml.safe_dump({"hosts": list(entries)}))
+    code = main(["--hosts", str(inv), "diagnose", "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_fake_hosts_locally(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, hosts = _diagnose(
+        tmp_path,
+        capsys,
+        _entry(tmp_path, "r550", fakehost.h200_driver_550_cu128()),
+        _entry(tmp_path, "r570", fakehost.healthy_h100()),
+    )
+    assert code == exitcodes.OK  # a warning is not critical
+    assert {f["id"]: f["severity"] for f in hosts[0]["findings"]} == {ID: "warning"}
+    assert hosts[1]["findings"] == []
+
+
+@pytest.mark.sshd
+def test_fake_hosts_over_real_sshd(
+    ssh_env: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, hosts = _diagnose(
+        tmp_path,
+        capsys,
+        _entry(tmp_path, "r550", fakehost.h200_driver_550_cu128(), ssh=ssh_env.alias),
+        _entry(tmp_path, "r570", fakehost.healthy_h100(), ssh=ssh_env.alias),
+    )
+    assert code == exitcodes.OK
+    assert {f["id"]: f["severity"] for f in hosts[0]["findings"]} == {ID: "warning"}
+    assert hosts[1]["findings"] == []
