@@ -30,6 +30,7 @@ from tui.core import ptxas_targets
 from tui.core.facts import EnvContext, Facts, PythonEnv, Toolkit
 from tui.core.findings import FlashInferReplay
 from tui.core.flashinfer_eras import Era, era_for
+from tui.core.flashinfer_pre02 import prebuilt_for
 
 NvccState = Literal["ok", "missing", "not-executable", "failed", "unparsable"]
 
@@ -426,6 +427,9 @@ class ReplayTrace:
     path_error: str | None = None  # what get_cuda_path() raised (no toolkit found at all)
 
 
+PREBUILT_ORIGIN = "prebuilt kernels (no JIT)"
+
+
 def run(inp: ReplayInput) -> FlashInferReplay:
     """Replay one FlashInfer import + first JIT call for ``inp``."""
     return trace(inp).replay
@@ -444,9 +448,18 @@ def trace(inp: ReplayInput) -> ReplayTrace:
         check_cuda_arch="fail",
         context=inp.context,
     )
-    if era is None:
-        unknown = replace(base, import_error=f"unknown FlashInfer version {inp.version!r}")
-        return ReplayTrace(unknown, "", None, (), None)
+    if era is None:  # before 0.2 (prebuilt kernels, no JIT) or not a version
+        pre = prebuilt_for(inp.version)
+        if pre is None:
+            unknown = replace(base, warnings=(f"unknown FlashInfer version {inp.version!r}",))
+            return ReplayTrace(unknown, "", None, (), None)
+        missing = tuple(cc for cc in dict.fromkeys(inp.devices) if not pre.runs_on(cc))
+        shipped = replace(
+            base,
+            target_cuda_archs=tuple(pre.arch_list.split()),
+            check_cuda_arch="fail" if missing or not inp.devices else "pass",
+        )
+        return ReplayTrace(shipped, PREBUILT_ORIGIN, None, missing, None)
     proc = _Process(inp, era)
     warnings: list[str] = []
     import_error: str | None = None

@@ -36,6 +36,7 @@ from tui.core.rulekit import toolkit_evidence as _toolkit_evidence
 from tui.core.rules_compat import rule_compat_shadows
 from tui.core.rules_driver_ptx import rule_driver_ptx
 from tui.core.rules_extensions import rule_extension_abi
+from tui.core.rules_flashinfer_extra import rule_flashinfer_outside_table
 from tui.core.rules_headers import rule_headers_mismatch
 from tui.core.rules_jit import rule_jit_nvcc_missing
 from tui.core.rules_libs import rule_library_shadowed
@@ -254,8 +255,8 @@ def _uncovered(replayed: FlashInferReplay, devices: Sequence[tuple[int, int]]) -
 def rule_flashinfer_arch(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding]:
     for s in subs:
         r, tr = s.replay, s.trace
-        if r is None or tr is None or not s.devices:
-            continue
+        if r is None or tr is None or tr.era is None or not s.devices:
+            continue  # (no era: prebuilt or unknown releases, tui.core.rules_flashinfer_extra)
         if s.python is not None and s.python.torch_version is None and not s.python.torch_cuda:
             continue  # torch unread: which GPUs FlashInfer would see is unknown
         if r.import_error is None and r.check_cuda_arch == "pass" and not _uncovered(r, s.devices):
@@ -645,6 +646,7 @@ RULES: tuple[tuple[str, Rule], ...] = (
     ("cuda-library-shadowed", rule_library_shadowed),
     ("toolkit-headers-mismatch", rule_headers_mismatch),
     ("driver-too-old-for-torch", rule_driver_ptx),  # the PTX-only (error 222) case
+    ("flashinfer-arch-rejected", rule_flashinfer_outside_table),  # before 0.2, after the table
 )
 
 
