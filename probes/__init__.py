@@ -28,21 +28,30 @@ def probe_script() -> str:
 
 
 def probe_env(
-    pythons: Sequence[str], *, root: str | None = None, step_timeout_s: int = 10
+    pythons: Sequence[str],
+    *,
+    root: str | None = None,
+    step_timeout_s: int = 10,
+    session: str | None = None,
 ) -> dict[str, str]:
     """Variables to export before running ``probe_script()`` with ``sh -s``.
 
     ``pythons`` are host paths of interpreters to inspect (more are discovered from running
     serving processes); ``root`` is a root prefix (a mounted image or a fake host tree) under
     which every absolute path is examined; ``step_timeout_s`` bounds each external command.
+    ``session="current"``: the probe runs in the caller's own environment (the ``local``
+    target), which is then the "current environment" context rather than an SSH session.
     """
     if step_timeout_s < 1:
         raise ValueError("step_timeout_s must be at least 1 second")
     for p in pythons:
         if "\n" in p or "\t" in p:
             raise ValueError(f"interpreter path contains a newline or a tab: {p!r}")
-    return {
+    env = {
         "DT_ROOT": (root or "").rstrip("/"),
         "DT_PYTHONS": "\n".join(pythons),
         "DT_STEP_TIMEOUT": str(int(step_timeout_s)),
     }
+    if session:
+        env["DT_SESSION"] = session
+    return env

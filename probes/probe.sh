@@ -370,7 +370,11 @@ ctx_finish() {
 }
 
 ctx_ssh() {
-  rec ctx 0 ssh "ssh session"
+  if [ "${DT_SESSION:-}" = current ]; then
+    rec ctx 0 current "current shell"
+  else
+    rec ctx 0 ssh "ssh session"
+  fi
   run env
   ctx_env 0 "$_out"
   ctx_finish 0 ""

@@ -539,7 +539,7 @@ class FactBuilder:
         return tuple(out)
 
     def _contexts(self) -> tuple[EnvContext, ...]:
-        ssh_env = next((c.env for c in self._ctx.values() if c.kind == "ssh"), {})
+        ssh_env = next((c.env for c in self._ctx.values() if c.kind in ("ssh", "current")), {})
         known = self._known_nvcc_dirs()
         out: list[EnvContext] = []
         for c in self._ctx.values():
@@ -554,7 +554,7 @@ class FactBuilder:
                     {**base, **parsers.parse_systemd_environment(c.unitenv, c.unitenvfile)}
                 )
                 which = self._which_for(env["PATH"], known)
-            kind = c.kind if c.kind in ("ssh", "login", "process", "unit") else "process"
+            kind = c.kind if c.kind in ("ssh", "login", "process", "unit", "current") else "process"
             argv, argv_note = _argv(c)
             out.append(
                 EnvContext(

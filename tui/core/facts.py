@@ -34,7 +34,9 @@ DriverState = Literal[
     "error",  # anything else; see ``message``
 ]
 
-EnvKind = Literal["ssh", "login", "process", "unit"]
+# "current": the environment detective-tui itself runs in (the `local` target: an activated
+# conda env, `module load cuda`, exported CUDA_HOME/PATH) — where the user's next command runs
+EnvKind = Literal["ssh", "login", "process", "unit", "current"]
 
 
 def _frozen_map(m: Mapping[str, str] | None) -> Mapping[str, str]:

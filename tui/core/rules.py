@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from packaging.version import Version
 
-from tui.core import compat, ptxas_targets, rules_container
+from tui.core import compat, ptxas_targets, rules_container, rules_current
 from tui.core.facts import EnvContext, Facts, PythonEnv, Toolkit
 from tui.core.findings import SEVERITY_ORDER, Finding, FlashInferReplay, Severity
 from tui.core.flashinfer_eras import SM120_CUDA128_FIXED_IN
@@ -44,7 +44,8 @@ from tui.core.rules_mig import rule_mig_not_selected
 from tui.core.rules_torch_cpu import rule_torch_cpu_build
 from tui.core.rules_triton import rule_triton_ptxas
 
-CONTEXT_PRIORITY = ("process", "unit", "login", "ssh")  # whose environment judges a python
+# whose environment judges a python ("current": the `local` target's own environment)
+CONTEXT_PRIORITY = ("process", "unit", "current", "login", "ssh")
 BROKEN_DRIVER = {  # driver state → what it means
     "no-driver": "no NVIDIA kernel driver is installed or loaded (nvidia-smi cannot run)",
     "not-loaded": "the NVIDIA userspace is installed but the kernel module is not loaded",
@@ -130,7 +131,10 @@ def subjects(facts: Facts) -> tuple[Subject, ...]:
         ctx = judging_context(facts, py)
         out.append(_subject(facts, py, ctx))
     if not out:
-        ctx = next((c for c in facts.contexts if c.kind == "login"), facts.context(None))
+        ctx = next(
+            (c for kind in ("current", "login") for c in facts.contexts if c.kind == kind),
+            facts.context(None),
+        )
         out.append(_subject(facts, None, ctx))
     return tuple(out)
 
@@ -647,6 +651,7 @@ RULES: tuple[tuple[str, Rule], ...] = (
     ("toolkit-headers-mismatch", rule_headers_mismatch),
     ("driver-too-old-for-torch", rule_driver_ptx),  # the PTX-only (error 222) case
     ("flashinfer-arch-rejected", rule_flashinfer_outside_table),  # before 0.2, after the table
+    ("toolkit-shadowed", rules_current.rule_current_vs_login),  # `local`: current vs login
 )
 
 
@@ -654,6 +659,7 @@ def evaluate(facts: Facts) -> tuple[tuple[Finding, ...], tuple[FlashInferReplay,
     """All findings (without fixes), most severe first, and the FlashInfer replays."""
     subs = subjects(facts)
     findings = [f for _id, rule in RULES for f in rule(facts, subs)]
+    findings = rules_current.annotate(facts, subs, findings)
     findings.sort(key=lambda f: SEVERITY_ORDER[f.severity])
     replays = tuple(s.replay for s in subs if s.replay is not None)
     return tuple(findings), replays

@@ -258,7 +258,13 @@ class Session:
 
         env = {
             **host.env,
-            **probe_env(host.python, root=host.root, step_timeout_s=self.step_timeout_s),
+            **probe_env(
+                host.python,
+                root=host.root,
+                step_timeout_s=self.step_timeout_s,
+                # `local`: the probe inherits this process's environment — the user's shell
+                session="current" if host.local and not host.root else None,
+            ),
         }
         try:
             result = await self._run(

@@ -24,7 +24,7 @@ from tui.core.rules_extensions import extension_params
 from tui.core.rules_torch_cpu import variant_for
 
 SERVING_KINDS = ("process", "unit")
-SHELL_KINDS = ("login", "ssh")
+SHELL_KINDS = ("current", "login", "ssh")
 PIP_TOOLKIT_VERSION = "13.0.2"  # NVIDIA's cuda-toolkit wheels that match torch's cu130 builds
 PIP_TOOLKIT_HOME = "nvidia/cu13"  # under site-packages
 APT_TOOLKIT_HOME = "/usr/local/cuda-13.0"

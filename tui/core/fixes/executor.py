@@ -254,7 +254,7 @@ def judged_facts(
     )
     # first among the shells: an interpreter without a serving process is judged under the
     # first login-kind environment (tui.core.rules.judging_context)
-    shells = [i for i, c in enumerate(judged.contexts) if c.kind in ("login", "ssh")]
+    shells = [i for i, c in enumerate(judged.contexts) if c.kind in ("current", "login", "ssh")]
     at = shells[0] if shells else len(judged.contexts)
     contexts = (*judged.contexts[:at], reads.activate, *judged.contexts[at:])
     return dataclasses.replace(judged, contexts=contexts, pythons=pythons)

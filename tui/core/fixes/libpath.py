@@ -33,7 +33,7 @@ def _unit_value(facts: Facts, unit: str, ctx: EnvContext) -> str | None:
 
 
 def _shell_value(facts: Facts) -> str | None:
-    for kind in ("login", "ssh"):
+    for kind in ("current", "login", "ssh"):
         for c in facts.contexts:
             if c.kind == kind and c.vars.get(VAR):
                 return c.vars[VAR]
