@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -438,10 +439,17 @@ def test_cuda13_first_in_path_only_has_no_effect() -> None:
 # -- the ptxas table is data derived from the real ptxas --help ------------------------------
 
 
+CAPTURED_PTXAS = Path(__file__).resolve().parents[1] / "tui" / "demo" / "captures" / "ptxas"
+
+
 def _derive_ptxas_table() -> dict[str, frozenset[str]]:
     shared_fixture("ptxas")
     table = {}
-    for f in sorted((SHARED_FIXTURES / "ptxas").glob("ptxas-*-gpu-name-help.txt")):
+    helps = [
+        *(SHARED_FIXTURES / "ptxas").glob("ptxas-*-gpu-name-help.txt"),
+        *CAPTURED_PTXAS.glob("ptxas-*-gpu-name-help.txt"),  # 11.7.99, 12.0.140: our captures
+    ]
+    for f in sorted(helps):
         release = f.name.split("-")[1]
         allowed = f.read_text().split("Allowed values for this option:")[1].split("Default")[0]
         values = re.findall(r"'([a-z]+)_([0-9a-z]+)'", allowed)
@@ -471,7 +479,9 @@ def test_ptxas_table_matches_fixtures() -> None:
         ("12.7", "120a", None),  # between 12.6 and 12.8, which disagree
         ("13.9", "120f", True),  # newer than recorded, same major
         ("14.0", "120f", None),
-        ("11.4", "90", None),
+        ("11.4", "90", False),  # between 11.1 (release notes) and 11.7 (real ptxas): no Hopper
+        ("11.4", "87", None),  # sources disagree on where sm_87 starts (11.4 or 11.5)
+        ("11.5", "86", True),
         ("12.8.93", "120a", True),
     ],
 )

@@ -384,7 +384,7 @@ def rule_nvcc_too_old(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding
         evidence += _gpu_evidence(facts, cannot or s.devices)
         if cannot:
             needs = ", ".join(
-                f"SM {_cc(cc)} needs nvcc ≥ {compat.min_nvcc_for_cc(cc) or '?'}" for cc in cannot
+                f"SM {_cc(cc)} {ptxas_targets.toolkit_need(f'{cc[0]}{cc[1]}', v)}" for cc in cannot
             )
             title = f"nvcc {v} cannot build code for {_gpu_names(facts, cannot)}"
             explanation = (
