@@ -449,9 +449,24 @@ def arch_flags(path):
             while pos >= 0:
                 start = mm.rfind(b"\0", max(0, pos - 256), pos) + 1
                 end = mm.find(b"\0", pos, pos + 1024)
-                if end > 0 and is_arch_flags(mm[start:end]):
-                    return mm[start:end].decode("ascii")
+                found = tail_flags(mm[start:end]) if end > 0 else None
+                if found:
+                    return found
                 pos = mm.find(b" sm_", pos + 4)
+    return None
+
+
+def tail_flags(segment):
+    """The arch flags a NUL-terminated string holds or ends with: the linker merges a string
+    into the tail of a longer one ("…ipc_hsm_70 sm_75 …" in torch 2.8/2.9), so the flags may
+    start inside it."""
+    at = 0
+    while at >= 0:
+        if is_arch_flags(segment[at:]):
+            return segment[at:].decode("ascii")
+        at = min(
+            (i for i in (segment.find(p, at + 1) for p in ARCH_PREFIXES) if i >= 0), default=-1
+        )
     return None
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from packaging.version import Version
 
-from tui.core import compat, ptxas_targets, rules_container, rules_current
+from tui.core import compat, ptxas_targets, rules_container, rules_current, torch_arch
 from tui.core.facts import EnvContext, Facts, PythonEnv, Toolkit
 from tui.core.findings import SEVERITY_ORDER, Finding, FlashInferReplay, Severity
 from tui.core.flashinfer_eras import SM120_CUDA128_FIXED_IN
@@ -539,10 +539,10 @@ def rule_torch_arch(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding]:
         listed = py.torch_arch_list
         source = "read from libtorch_python.so"
         if listed is None:
-            listed = compat.torch_arch_list(py.torch_cuda, facts.host.arch)
-            source = f"the PyPI cu{py.torch_cuda.replace('.', '')} wheel's list"
-        if listed is None:
-            continue
+            found = torch_arch.arch_list(py.torch_version, py.torch_cuda, facts.host.arch)
+            if found is None:
+                continue
+            listed, source = found
         missing = tuple(
             dict.fromkeys(cc for cc in s.devices if not compat.torch_runs_on(listed, cc))
         )

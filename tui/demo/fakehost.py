@@ -134,6 +134,9 @@ class VenvSpec:
     torch_version_py: str | None = None  # fixture name of torch/version.py
     torch_version: str | None = None  # rewrite __version__ in that file (see reference_ct200)
     torch_arch_flags: str | None = None  # the get_arch_list() string in libtorch_python.so
+    # the string merged into the tail of another, as the linker left it in torch 2.8/2.9
+    # ("…std::string ipc_hsm_70 sm_75 …")
+    torch_arch_merged: bool = False
     flashinfer: str | None = None  # writes flashinfer/_build_meta.py and its dist-info
     pip_nvcc_fixture: str | None = None  # nvidia/cu13/bin/nvcc printing this fixture
     requires: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # dist → Requires-Dist
@@ -510,7 +513,9 @@ def _build_venv(root: Path, venv: VenvSpec) -> None:
     if venv.torch_arch_flags:
         # a stand-in for the 30 MB library: the real string among bytes, with a decoy " sm_"
         junk = b"\x7fELF\x02\x01\x01" + bytes(range(256)) * 64
-        lib = junk + b"\0cudaDeviceProp sm_count\0" + venv.torch_arch_flags.encode() + b"\0" + junk
+        head = b"\0e, std::string ipc_h" if venv.torch_arch_merged else b"\0"
+        lib = junk + b"\0cudaDeviceProp sm_count" + head + venv.torch_arch_flags.encode()
+        lib += b"\0" + junk
         _write(site / "torch" / "lib" / "libtorch_python.so", lib)
     if venv.flashinfer:
         _write(site / "flashinfer" / "__init__.py", "")

@@ -1,0 +1,50 @@
+"""torch_arch's rows against the libraries of the torch wheels the test cache holds.
+
+The wheels are the ones ``tests/test_torch_libs_wheels_slow.py`` downloads (2.5.1 – 2.11.0);
+``libtorch_python.so`` is read from each zip and its arch-flag string compared with the row
+of that release.
+"""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tui.core import torch_arch, torch_libs
+
+pytestmark = pytest.mark.slow
+
+CACHE = Path.home() / ".cache" / "detective-tui-tests" / "torch-wheels"
+# no NUL needed before it: in 2.8/2.9 the string is merged into the tail of another
+FLAGS = re.compile(rb"((?:sm|compute)_\d+[af]?(?: (?:sm|compute)_\d+[af]?)+)\0")
+
+
+@pytest.mark.parametrize("version", torch_libs.VERIFIED)
+def test_rows_are_the_wheels_own(version: str) -> None:
+    from test_torch_libs_wheels_slow import wheel  # downloads it when the cache lacks it
+
+    with zipfile.ZipFile(wheel(version)) as zf:
+        lib = zf.read("torch/lib/libtorch_python.so")
+        version_py = zf.read("torch/version.py").decode()
+    cuda = re.search(r"^cuda: Optional\[str\] = '([\d.]+)'", version_py, re.M)
+    assert cuda is not None
+    (flags,) = {m.group(1).decode() for m in FLAGS.finditer(lib)}
+    row = torch_arch.WHEEL_ARCH_LISTS[(version, torch_arch.variant(cuda.group(1)) or "", "x86_64")]
+    assert " ".join(row) == flags
+
+
+@pytest.mark.parametrize("version", torch_libs.VERIFIED)
+def test_the_probe_reads_each_wheels_flags(version: str, tmp_path: Path) -> None:
+    """pyfacts.py's own reader (its functions, without running its main) on the real library."""
+    from test_torch_libs_wheels_slow import wheel
+
+    with zipfile.ZipFile(wheel(version)) as zf:
+        lib = Path(zf.extract("torch/lib/libtorch_python.so", tmp_path))
+    source = (Path(__file__).resolve().parents[1] / "probes" / "pyfacts.py").read_text()
+    space: dict = {"__name__": "pyfacts"}
+    exec(source.split("\ntry:\n    main()")[0], space)
+    expected = {r for (v, _variant, m), r in torch_arch.WHEEL_ARCH_LISTS.items() if v == version}
+    assert tuple(space["arch_flags"](str(lib)).split()) in expected
