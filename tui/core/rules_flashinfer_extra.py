@@ -17,6 +17,9 @@ from tui.core.facts import Facts
 from tui.core.findings import Finding
 from tui.core.flashinfer_eras import ERAS
 from tui.core.flashinfer_pre02 import NEWEST_READ, newer_than_read, prebuilt_for
+from tui.core.rulekit import finding as _finding
+from tui.core.rulekit import gpu_evidence as _gpu_evidence
+from tui.core.rulekit import gpu_names as _gpu_names
 
 if TYPE_CHECKING:
     from tui.core.rules import Subject
@@ -25,8 +28,6 @@ FINDING_ID = "flashinfer-arch-rejected"
 
 
 def rule_flashinfer_outside_table(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding]:
-    from tui.core.rules import _finding, _gpu_evidence, _gpu_names
-
     for s in subs:
         r, tr = s.replay, s.trace
         if r is None or tr is None:

@@ -22,6 +22,8 @@ from packaging.version import InvalidVersion, Version
 from tui.core import ptxas_targets
 from tui.core.facts import EnvContext, Facts, LibFile, PythonEnv
 from tui.core.findings import Finding
+from tui.core.rulekit import finding as _finding
+from tui.core.rulekit import gpu_evidence as _gpu_evidence
 from tui.core.torch_libs import CUDA_LIBS, DISTS, UNPINNED, unpinned
 
 if TYPE_CHECKING:
@@ -234,8 +236,6 @@ def entries(facts: Facts, python: str | None) -> tuple[str, ...]:
 
 
 def rule_library_shadowed(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding]:
-    from tui.core.rules import _finding, _gpu_evidence
-
     for s in subs:
         found = shadows(facts, s)
         if not found:

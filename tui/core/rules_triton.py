@@ -18,6 +18,9 @@ from typing import TYPE_CHECKING
 from tui.core import ptxas_targets
 from tui.core.facts import EnvContext, Facts, PythonEnv
 from tui.core.findings import Finding, Severity
+from tui.core.rulekit import finding as _finding
+from tui.core.rulekit import gpu_evidence as _gpu_evidence
+from tui.core.rulekit import gpu_names as _gpu_names
 from tui.core.triton_ptxas import (
     RELEASES,
     ReleaseMatch,
@@ -227,9 +230,6 @@ def _chain(s: Subject, match: ReleaseMatch, triton: str, b: Broken) -> str:
 
 
 def rule_triton_ptxas(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding]:
-    # the shared text helpers of the rules (imported here: tui.core.rules imports this module)
-    from tui.core.rules import _finding, _gpu_evidence, _gpu_names
-
     for s in subs:
         py = s.python
         if py is None or not s.devices:
