@@ -1,16 +1,19 @@
 """Validate FlashInfer's sampling kernels on this host, with the host's own Python.
 
-detective-tui sends this file (with ``sampling_stats.py`` registered as a module before it)
-to ``<python> -`` over SSH; it also runs as ``python probes/validate_sampling.py`` from a
-checkout. It needs the standard library, torch and FlashInfer (Python >= 3.8), never raises
-past ``main()``, and prints only sentinel records on stdout, one JSON object each::
+detective-tui sends this file (with ``sampling_stats.py`` and ``sampling_eras.py`` registered as
+modules before it) to ``<python> -`` over SSH; it also runs as ``python
+probes/validate_sampling.py`` from a checkout. It needs the standard library, torch and
+FlashInfer (Python >= 3.8), never raises past ``main()``, and prints only sentinel records on
+stdout, one JSON object each::
 
     @@validate<TAB>KIND<TAB>{...}
 
 KIND is ``start``, ``step`` (progress), ``env`` (torch, GPU), ``toolkit`` (what FlashInfer
 resolved), ``jit`` (building/loading the sampling module), ``kernel`` (one validated call),
-``speed`` (one timing against torch) and ``end`` (verdict ``pass``, ``fail``, ``skipped`` or
-``error`` and a reason). A run killed by its deadline simply has no ``end`` record.
+``speed`` (one timing against torch) and ``end`` (verdict ``pass``, ``partial`` — some kernel
+could not be checked, ``fail``, ``skipped`` or ``error`` and a reason). A run killed by its
+deadline simply has no ``end`` record. How each FlashInfer release is called is in
+``sampling_eras.py``.
 
 Environment: ``DT_VALIDATE_SAMPLES`` (samples per distribution row, default
 ``sampling_stats.SAMPLES_PER_ROW``), ``DT_VALIDATE_SEED`` (default 0), ``DT_VALIDATE_SPEED``
@@ -29,10 +32,11 @@ import time
 import traceback
 import warnings
 
+import sampling_eras as eras
 import sampling_stats as stats
 
 SENTINEL = "@@validate"
-SCRIPT_VERSION = "1"
+SCRIPT_VERSION = "2"
 LOG_TAIL = 40
 ERROR_TAIL = 60
 SPEED_BATCH = 64
@@ -100,54 +104,6 @@ def dist_version(name):
         return metadata.version(name)
     except Exception:
         return None
-
-
-# -- sampling through the installed API --------------------------------------------------------
-
-
-class Sampler:
-    """Calls one FlashInfer sampling function with the arguments its signature accepts."""
-
-    def __init__(self, torch, fn, generator):
-        self.torch = torch
-        self.fn = fn
-        self.generator = generator
-        self.names = set(inspect.signature(fn).parameters)
-
-    def missing(self, filters):
-        needed = [k for k in ("top_k", "top_p", "min_p") if filters.get(k) is not None]
-        if filters.get("top_k") is not None and filters.get("top_p") is not None:
-            needed.append("filter_apply_order")
-        return [k for k in needed if k not in self.names]
-
-    def __call__(self, probs, per_row):
-        """Draw one sample per row of ``probs``; ``per_row`` holds each row's filters."""
-        torch = self.torch
-        kwargs = {}
-        first = per_row[0]
-        if first.get("top_k") is not None:
-            kwargs["top_k"] = int(first["top_k"])
-        for key in ("top_p", "min_p"):
-            if first.get(key) is not None:
-                values = [row[key] for row in per_row]
-                if all(v == values[0] for v in values):
-                    kwargs[key] = float(values[0])
-                else:
-                    kwargs[key] = torch.tensor(values, dtype=torch.float32, device=probs.device)
-        if first.get("top_k") is not None and first.get("top_p") is not None:
-            kwargs["filter_apply_order"] = first["order"]
-        if "uniform_samples" in self.names:  # FlashInfer 0.2.0 - 0.2.2
-            kwargs["uniform_samples"] = torch.rand(
-                32, probs.shape[0], device=probs.device, generator=self.generator
-            )
-        elif "generator" in self.names:
-            kwargs["generator"] = self.generator
-        if "return_valid" in self.names:
-            kwargs["return_valid"] = True
-        out = self.fn(probs, **kwargs)
-        if isinstance(out, tuple):  # (samples, valid) or, before 0.2.3, (samples, success)
-            return out[0], out[1].bool()
-        return out, None
 
 
 def torch_reference(torch, probs, filters):
@@ -284,19 +240,21 @@ def run_speed(torch, sampling, device):
     gen = torch.Generator(device=device).manual_seed(1234)
     logits = torch.randn(SPEED_BATCH, SPEED_VOCAB, device=device, generator=gen) * 3.0
     probs = torch.softmax(logits, dim=-1)
-    plain = Sampler(torch, sampling.sampling_from_probs, gen)
-    rows = [{"order": "top_k_first"}] * SPEED_BATCH
-    pairs = [
-        (
-            "sampling_from_probs",
-            "torch.multinomial",
-            lambda: plain(probs, rows),
-            lambda: torch.multinomial(probs, 1),
+    pairs = []
+    plain = eras.sampler_for(torch, "sampling_from_probs", sampling.sampling_from_probs, gen)
+    if plain is not None:
+        rows = [{"order": "top_k_first"}] * SPEED_BATCH
+        pairs.append(
+            (
+                "sampling_from_probs",
+                "torch.multinomial",
+                lambda: plain(probs, rows),
+                lambda: torch.multinomial(probs, 1),
+            )
         )
-    ]
-    fn = getattr(sampling, "top_k_top_p_sampling_from_probs", None)
-    if fn is not None:
-        joint = Sampler(torch, fn, gen)
+    name = "top_k_top_p_sampling_from_probs"
+    joint = eras.sampler_for(torch, name, getattr(sampling, name, None), gen)
+    if joint is not None:
         filt = [{"top_k": 50, "top_p": 0.9, "order": "joint"}] * SPEED_BATCH
         pairs.append(
             (
@@ -373,7 +331,12 @@ def build_sampling_module(sampling, torch, device):
     ):
         return getter()
     probs = torch.full((1, 8), 0.125, device=device)
-    return Sampler(torch, sampling.sampling_from_probs, None)(probs, [{}])
+    gen = torch.Generator(device=device).manual_seed(0)
+    name = "sampling_from_probs"
+    sampler = eras.sampler_for(torch, name, sampling.sampling_from_probs, gen)
+    if sampler is None:
+        raise RuntimeError(f"no adapter for {name}{signature(sampling.sampling_from_probs)}")
+    return sampler(probs, [{}])
 
 
 def run(capture, samples_per_row, seed, with_speed):
@@ -471,51 +434,72 @@ def run(capture, samples_per_row, seed, with_speed):
         capture.add_warnings(caught)
     capture.attach_module_loggers()
     emit("jit", ok=True, stage="build", seconds=time.time() - start, log_tail=capture.tail())
-    failed = []
     gen = torch.Generator(device=device).manual_seed(seed)
-    for case in stats.CASES:
-        emit("step", step=f"validating {case.name}")
-        fn = getattr(sampling, case.kernel, None)
-        if fn is None:
-            emit(
-                "kernel",
-                name=case.name,
-                kernel=case.kernel,
-                verdict="skipped",
-                message="not in this FlashInfer version",
-            )
-            continue
-        sampler = Sampler(torch, fn, gen)
-        missing = sampler.missing(case.targets)
-        if missing:
-            emit(
-                "kernel",
-                name=case.name,
-                kernel=case.kernel,
-                verdict="skipped",
-                message="this version's signature has no {}".format(", ".join(missing)),
-                signature=str(inspect.signature(fn)),
-            )
-            continue
-        try:
-            record = check_case(torch, case, sampler, device, samples_per_row)
-        except Exception as exc:
-            record = {
-                "name": case.name,
-                "kernel": case.kernel,
-                "verdict": "fail",
-                "message": describe(exc),
-                "error": tail(traceback.format_exc(), ERROR_TAIL),
-            }
-        record["signature"] = str(inspect.signature(fn))
-        emit("kernel", **record)
-        if record["verdict"] in ("fail", "error"):
-            failed.append(case.name)
+    records = validate_kernels(torch, sampling, device, gen, samples_per_row)
     if with_speed:
         emit("step", step="timing against torch")
         run_speed(torch, sampling, device)
+    return final_verdict(records)
+
+
+def signature(fn):
+    try:
+        return str(inspect.signature(fn))
+    except (TypeError, ValueError):
+        return repr(fn)
+
+
+def validate_case(torch, sampling, case, device, gen, samples_per_row):
+    """The ``kernel`` record of one case: checked, or skipped with the reason."""
+    skipped = {"name": case.name, "kernel": case.kernel, "verdict": "skipped"}
+    fn = getattr(sampling, case.kernel, None)
+    if fn is None:
+        return dict(skipped, message="not in this FlashInfer version")
+    sampler = eras.sampler_for(torch, case.kernel, fn, gen)
+    if sampler is None:
+        message = "no adapter for this signature (not one of the known FlashInfer API eras)"
+        return dict(skipped, message=message, signature=signature(fn))
+    missing = sampler.missing(case.targets)
+    if missing:
+        message = "this version's signature has no {}".format(", ".join(missing))
+        return dict(skipped, message=message, signature=signature(fn), api_era=sampler.era)
+    try:
+        record = check_case(torch, case, sampler, device, samples_per_row)
+    except Exception as exc:
+        record = {
+            "name": case.name,
+            "kernel": case.kernel,
+            "verdict": "fail",
+            "message": describe(exc),
+            "error": tail(traceback.format_exc(), ERROR_TAIL),
+        }
+    record.update(signature=signature(fn), api_era=sampler.era)
+    return record
+
+
+def validate_kernels(torch, sampling, device, gen, samples_per_row, cases=stats.CASES):
+    """Validate each case (every fixed case by default) with the installed ``sampling``
+    module; emits and returns the ``kernel`` records."""
+    records = []
+    for case in cases:
+        emit("step", step=f"validating {case.name}")
+        record = validate_case(torch, sampling, case, device, gen, samples_per_row)
+        emit("kernel", **record)
+        records.append(record)
+    return records
+
+
+def final_verdict(records):
+    """``fail`` if any kernel failed, else ``partial`` if any was skipped, else ``pass``."""
+    failed = [r["name"] for r in records if r["verdict"] in ("fail", "error")]
+    skipped = [r["name"] for r in records if r["verdict"] == "skipped"]
     if failed:
         return "fail", f"{len(failed)} kernel check(s) failed: {', '.join(failed)}"
+    if skipped or not records:
+        return "partial", (
+            f"{len(records) - len(skipped)} of {len(records)} kernel checks passed; "
+            f"not checked: {', '.join(skipped)}"
+        )
     return "pass", "all sampling kernels match their reference distributions"
 
 

@@ -8,19 +8,16 @@ many more seeds is in ``bench/bench_sampling_stats.py`` and the README.
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import json
 import math
-import os
 import random
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from broken_samplers import BROKEN, Distorter, with_filters
-from torch_venv import validate_venv_python
+from torch_venv import torch_python
 
 from probes import sampling_stats as stats
 
@@ -190,16 +187,6 @@ def test_tv_bound_holds_its_promise_on_a_small_simulation() -> None:
 
 
 # -- the same harness with torch (the remote script's code), when torch is available ------------
-
-
-def torch_python() -> str:
-    """An interpreter with torch: $DETECTIVE_TUI_TORCH_PYTHON, this one, or the test venv."""
-    explicit = os.environ.get("DETECTIVE_TUI_TORCH_PYTHON")
-    if explicit:
-        return explicit
-    if importlib.util.find_spec("torch") is not None:
-        return sys.executable
-    return validate_venv_python()
 
 
 TORCH_HARNESS = r"""

@@ -302,3 +302,22 @@ def test_a_run_cut_short_keeps_what_arrived() -> None:
     result = result_from_output("h", "p", lines, exit_status=None, timed_out=True, duration_s=900)
     assert result.verdict == "error" and result.exit_code == 2
     assert result.reason == f"the validation hit its deadline after 900 s (last step: {step})"
+
+
+def test_a_partial_run_exits_1_and_says_which_kernel_was_not_checked() -> None:
+    reason = "5 of 6 kernel checks passed; not checked: min_p_sampling_from_probs"
+    lines = [
+        record("start", python="p"),
+        record("kernel", name="sampling_from_probs", kernel="sampling_from_probs",
+               verdict="pass", api_era="uniform-samples"),
+        record("kernel", name="min_p_sampling_from_probs", kernel="min_p_sampling_from_probs",
+               verdict="skipped", message="not in this FlashInfer version"),
+        record("end", verdict="partial", reason=reason),
+    ]  # fmt: skip
+    result = result_from_output("h", "p", lines)
+    assert result.verdict == "partial" and result.exit_code == 1 and result.reason == reason
+    assert result.kernels[0].api_era == "uniform-samples"
+    md = result.to_markdown()
+    assert md.startswith("### Sampling kernels on h: PARTIAL")
+    assert "- sampling API era: `uniform-samples`" in md
+    assert "- `min_p_sampling_from_probs`: not in this FlashInfer version" in md

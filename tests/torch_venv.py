@@ -6,6 +6,8 @@ Used by the sampling tests that need torch (the remote harness on CPU) and the r
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -40,3 +42,13 @@ def validate_venv_python() -> str:
     if broken.returncode != 0:
         raise RuntimeError(f"the validate venv at {VENV} does not import: {broken.stderr[-2000:]}")
     return str(python)
+
+
+def torch_python() -> str:
+    """An interpreter with torch: $DETECTIVE_TUI_TORCH_PYTHON, this one, or the test venv."""
+    explicit = os.environ.get("DETECTIVE_TUI_TORCH_PYTHON")
+    if explicit:
+        return explicit
+    if importlib.util.find_spec("torch") is not None:
+        return sys.executable
+    return validate_venv_python()

@@ -4,7 +4,8 @@ on the host's GPU and judge them statistically against exact reference distribut
 Progress goes to stderr; stdout gets the Markdown summary (default) or, with ``--json``, one
 JSON object (``ValidationResult.to_json()``). Exit 0 for ``pass`` and for ``skipped`` ("cannot
 validate here": no GPU, no torch/FlashInfer, an inspected image), 1 for ``fail`` (a kernel
-failed, or the JIT did), 2 for ``error`` (unreachable, no verdict), 3 for bad usage/inventory.
+failed, or the JIT did) and for ``partial`` (some kernel could not be checked), 2 for ``error``
+(unreachable, no verdict), 3 for bad usage/inventory.
 """
 
 from __future__ import annotations

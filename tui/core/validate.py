@@ -4,6 +4,8 @@ host's own Python, and turn its records into a ``ValidationResult``.
 Verdicts and exit codes (``ValidationResult.exit_code``):
 
 - ``pass``: every kernel drew from its exact reference distribution (exit 0);
+- ``partial``: the kernels that were checked passed, but some could not be checked — not in
+  this FlashInfer, or a signature no known API era matches (exit 1: not a pass);
 - ``skipped``: cannot validate here — no GPU visible to torch, torch or FlashInfer not
   installed, or the host is a filesystem tree inspected under a root prefix (exit 0: nothing
   is known to be wrong, and the reason says what was missing);
@@ -31,10 +33,12 @@ from tui.core.runner import NOT_REACHED, SIMULATED_UNREACHABLE, Session
 
 PROBES_DIR = Path(__file__).resolve().parents[2] / "probes"
 SENTINEL = "@@validate"
+HELPER_MODULES = ("sampling_stats", "sampling_eras")  # sent before validate_sampling.py
 DEFAULT_DEADLINE_S = 900.0  # a cold JIT build of the sampling module takes minutes
-VERDICTS = ("pass", "fail", "skipped", "error")
+VERDICTS = ("pass", "partial", "fail", "skipped", "error")
 EXIT_CODES = {
     "pass": exitcodes.OK,
+    "partial": exitcodes.CRITICAL,
     "skipped": exitcodes.OK,
     "fail": exitcodes.CRITICAL,
     "error": exitcodes.UNREACHABLE,
@@ -60,6 +64,7 @@ class KernelResult:
     invalid: int = 0  # samples the kernel itself flagged invalid (return_valid)
     rows: tuple[Mapping[str, Any], ...] = ()  # sampling_stats.FitResult.to_dict() + row name
     signature: str | None = None
+    api_era: str | None = None  # how it was called (probes/sampling_eras.py)
     error: str | None = None  # traceback tail when the call raised
 
     @classmethod
@@ -74,6 +79,7 @@ class KernelResult:
             invalid=int(rec.get("invalid") or 0),
             rows=tuple(dict(r) for r in rec.get("rows") or ()),
             signature=rec.get("signature"),
+            api_era=rec.get("api_era"),
             error=rec.get("error"),
         )
 
@@ -170,10 +176,13 @@ def _plain(obj: Any) -> Any:
 
 
 def validation_script() -> str:
-    """``validate_sampling.py`` with ``sampling_stats.py`` registered before it, as one
-    program for ``python -`` (each part compiled on its own, so both keep their
-    ``from __future__`` imports)."""
-    stats_src = (PROBES_DIR / "sampling_stats.py").read_text(encoding="utf-8")
+    """``validate_sampling.py`` with ``sampling_stats.py`` and ``sampling_eras.py`` registered
+    before it, as one program for ``python -`` (each part compiled on its own, so each keeps
+    its ``from __future__`` imports)."""
+    modules = "".join(
+        f"_dt_load({name!r}, {(PROBES_DIR / (name + '.py')).read_text(encoding='utf-8')!r})\n"
+        for name in HELPER_MODULES
+    )
     main_src = (PROBES_DIR / "validate_sampling.py").read_text(encoding="utf-8")
     return (
         "import sys, types\n"
@@ -183,7 +192,7 @@ def validation_script() -> str:
         "    sys.modules[name] = mod\n"
         "    exec(compile(src, name + '.py', 'exec'), mod.__dict__)\n"
         "    return mod\n"
-        f"_dt_load('sampling_stats', {stats_src!r})\n"
+        f"{modules}"
         f"sys.exit(_dt_load('validate_sampling', {main_src!r}).main())\n"
     )
 
@@ -494,7 +503,7 @@ def _worst_tv(rows: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _markdown_lines(r: ValidationResult) -> list[str]:
-    badge = {"pass": "PASS", "fail": "FAIL", "skipped": "SKIPPED", "error": "ERROR"}[r.verdict]
+    badge = r.verdict.upper()
     out = [f"### Sampling kernels on {r.host}: {badge}", "", r.reason, ""]
     env = r.environment
     archs = r.toolkit.get("target_cuda_archs")
@@ -509,6 +518,7 @@ def _markdown_lines(r: ValidationResult) -> list[str]:
         ("its CUDA version", r.toolkit.get("cuda_version")),
         ("target archs", (", ".join(archs) or "none") if archs is not None else None),
         ("JIT", _jit_text(r.jit, r.toolkit)),
+        ("sampling API era", next((k.api_era for k in r.kernels if k.api_era), None)),
     ]
     for label, value in facts:
         if value not in (None, ""):

@@ -471,7 +471,9 @@ class DetectiveApp(App[int]):
     def _on_validation_finished(self, message: ValidationFinished) -> None:
         result = message.result
         verdict = getattr(result, "verdict", "error")
-        severity = {"pass": "success", "skipped": "warning"}.get(verdict, "error")
+        severity = {"pass": "success", "partial": "warning", "skipped": "warning"}.get(
+            verdict, "error"
+        )
         self.push_screen(
             MessageScreen(
                 f"Sampling kernels on {message.host}: {verdict}",
