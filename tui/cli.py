@@ -6,9 +6,9 @@ import argparse
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
-from tui.commands import COMMAND_MODULES
+from tui.commands import COMMAND_MODULES, COMMANDS
 from tui.core import exitcodes
 
 
@@ -18,7 +18,9 @@ class _Parser(argparse.ArgumentParser):
         self.exit(exitcodes.USAGE, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """Full parsers for ``commands`` (None: all); the others are listed by name and help only,
+    so their modules, and what those import, stay unloaded."""
     parser = _Parser(
         prog="detective-tui",
         description="Find out why the driver, torch, nvcc and FlashInfer disagree on GPU hosts.",
@@ -35,14 +37,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="open probe output captured by other engines as the fleet (read-only; repeatable)",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMAND_MODULES:
-        importlib.import_module(f"tui.commands.{name}").register(sub)
+    listed = {module: command for command, (module, _) in COMMANDS.items()}
+    for module in COMMAND_MODULES:
+        command = listed.get(module)
+        if command is None or commands is None or command in commands:
+            importlib.import_module(f"tui.commands.{module}").register(sub)
+        else:
+            sub.add_parser(command, help=COMMANDS[command][1], add_help=False)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    # which command runs: global options and the command names are enough (and the top-level
+    # --help is answered here); then only that command's module is imported
+    known, _ = build_parser(commands=()).parse_known_args(argv)
+    args = build_parser(commands=[known.command] if known.command else ()).parse_args(argv)
     if args.command is None:
         from tui.ui.app import run_app
 

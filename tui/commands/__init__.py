@@ -1,5 +1,10 @@
 """Headless sub-commands. Each module exposes ``register(subparsers)``; the parser it adds
 sets ``func`` to a callable taking the parsed ``argparse.Namespace`` and returning an exit code.
+
+``COMMANDS`` names each command's module and one-line help: ``tui.cli`` lists every command from
+it and imports only the module of the command being run, so ``--help`` and light commands never
+load the SSH, rule and UI libraries the others need. A module of ``COMMAND_MODULES`` that has no
+entry there is imported up front (still correct, just not lazy).
 """
 
 COMMAND_MODULES = (
@@ -13,3 +18,28 @@ COMMAND_MODULES = (
     "ingest",
     "importer",
 )
+COMMANDS = {  # command → (its module, its one-line help)
+    "probe": ("probe", "collect facts from hosts (no diagnosis)"),
+    "diagnose": ("diagnose", "probe hosts and explain CUDA / torch / nvcc / FlashInfer mismatches"),
+    "fix": ("fix", "preview, confirm and apply a fix (or undo one)"),
+    "validate": ("validate", "validate FlashInfer's sampling kernels on a host's GPU"),
+    "transcript": ("transcript", "list, show or export session transcripts"),
+    "trust": ("trust", "show a host's key fingerprint and add it to known_hosts"),
+    "probe-script": (
+        "probe_script",
+        "print the probe as a standalone sh script for Ansible, clush, srun, kubectl",
+    ),
+    "ingest": (
+        "ingest",
+        "diagnose from probe output captured by Ansible, clush, srun, kubectl, pdsh",
+    ),
+    "import": (
+        "importer",
+        "write hosts.yaml entries from an Ansible inventory, Slurm nodes or an MPI hostfile",
+    ),
+}
+
+
+def command_help(command: str) -> str:
+    """The one-line help of ``command`` (for its module's ``add_parser``)."""
+    return COMMANDS[command][1]

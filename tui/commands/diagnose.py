@@ -23,6 +23,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from tui.commands import command_help
 from tui.commands.targets import add_fleet_targets, hosts_for
 from tui.core import exitcodes
 from tui.core.diagnosis import Diagnosis, deep_invocation, diagnose, with_deep
@@ -43,7 +44,7 @@ DeepResults = dict[str, dict[str, Any]]  # python path → what deep_flashinfer.
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "diagnose",
-        help="probe hosts and explain CUDA / torch / nvcc / FlashInfer mismatches",
+        help=command_help("diagnose"),
         description="Probe, replay FlashInfer, run the rules. No TARGET: every inventory host.",
     )
     add_fleet_targets(p)

@@ -21,6 +21,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from tui.commands import command_help
 from tui.commands.targets import add_host_options, hosts_for
 from tui.core import exitcodes
 from tui.core.findings import FIX_IDS
@@ -57,7 +58,7 @@ LAST = "last"  # --undo last: the newest fix still in place on each host
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "fix",
-        help="preview, confirm and apply a fix (or undo one)",
+        help=command_help("fix"),
         description=(
             "Preview and apply a fix. Without NAME=VALUE the parameters the diagnosis proposed "
             "are used. python=PATH picks the interpreter. TARGET may be a,b,c or '*' (every "

@@ -14,6 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from tui.commands import command_help
 from tui.core import exitcodes
 from tui.core.importer import (
     ImportProblem,
@@ -35,7 +36,7 @@ KINDS = {
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "import",
-        help="write hosts.yaml entries from an Ansible inventory, Slurm nodes or an MPI hostfile",
+        help=command_help("import"),
         description="Write hosts.yaml entries from another tool's host list.",
     )
     p.add_argument("kind", choices=sorted(KINDS), help="what SOURCE is")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from tui.commands import command_help
 from tui.commands.diagnose import exit_code, print_host
 from tui.commands.targets import add_host_options, hosts_for
 from tui.core import exitcodes
@@ -31,7 +32,7 @@ from tui.core.transcript import Transcript
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "ingest",
-        help="diagnose from probe output captured by Ansible, clush, srun, kubectl, pdsh",
+        help=command_help("ingest"),
         description=(
             "Read the output of `probe-script` run by another engine and report as `diagnose` "
             "does. PATH: a directory of per-host files, ansible-runner artifacts, Ansible's "

@@ -17,6 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from tui.commands import command_help
 from tui.commands.targets import add_fleet_targets, hosts_for
 from tui.core import exitcodes
 from tui.core.factbuild import ProbeProgress
@@ -30,7 +31,7 @@ from tui.core.transcript import Transcript
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "probe",
-        help="collect facts from hosts (no diagnosis)",
+        help=command_help("probe"),
         description="Probe hosts and print what was found. No TARGET: every inventory host.",
     )
     add_fleet_targets(p)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from tui.commands import command_help
 from tui.commands.targets import add_host_options, one_host
 from tui.core import exitcodes
 from tui.core.inventory import InventoryError
@@ -22,7 +23,7 @@ DEFAULTS = Session.__init__.__kwdefaults__ or {}  # the step timeout and deadlin
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "probe-script",
-        help="print the probe as a standalone sh script for Ansible, clush, srun, kubectl",
+        help=command_help("probe-script"),
         description=(
             "Print the probe as one #!/bin/sh file with the settings baked in; run it with any "
             "engine (sh probe.sh, or sh -s < probe.sh) and read the output with `ingest`."

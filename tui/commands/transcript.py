@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from tui.commands import command_help
 from tui.core import exitcodes, locations
 from tui.core.transcript import (
     EXPORT_FORMATS,
@@ -22,7 +23,7 @@ from tui.core.transcript import (
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "transcript",
-        help="list, show or export session transcripts",
+        help=command_help("transcript"),
         description=f"Session transcripts live in {locations.sessions_dir()}.",
     )
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)

@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import sys
 
+from tui.commands import command_help
 from tui.commands.targets import one_host
 from tui.core import exitcodes, locations
 from tui.core.hostkeys import HostKeyChanged, HostKeyError, HostKeyRevoked, add_known_host
@@ -23,7 +24,7 @@ from tui.core.transport import Unreachable, fetch_host_key
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "trust",
-        help="show a host's key fingerprint and add it to known_hosts",
+        help=command_help("trust"),
         description="Fetch TARGET's host key, show its SHA256 fingerprint, and after you "
         "confirm (or with --yes) append it to known_hosts. A changed or revoked key is never "
         "trusted.",

@@ -15,6 +15,7 @@ import asyncio
 import json
 import sys
 
+from tui.commands import command_help
 from tui.commands.targets import add_host_options, one_host
 from tui.core import exitcodes
 from tui.core.hosts import Host
@@ -27,7 +28,7 @@ from tui.core.validate import DEFAULT_DEADLINE_S, ValidationResult, validate_hos
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "validate",
-        help="validate FlashInfer's sampling kernels on a host's GPU",
+        help=command_help("validate"),
         description=(
             "Build FlashInfer's sampling module with the host's own Python, draw samples from "
             "fixed distributions with every sampling kernel, and test them (chi-square, total "
