@@ -195,3 +195,31 @@ def test_locations_follow_xdg_and_overrides(
     config.write_text("Host x\n")
     monkeypatch.setenv("DETECTIVE_TUI_SSH_CONFIG", str(config))
     assert locations.ssh_config_file() == config
+
+
+def test_locations_on_macos_honour_xdg_and_find_the_xdg_inventory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """platformdirs' macOS directories (its MacOS class runs anywhere): the XDG variables the
+    tests set still win; without them, ~/Library, and the inventory at the XDG default path
+    (where earlier releases looked on macOS too) is still found."""
+    from platformdirs.macos import MacOS
+
+    monkeypatch.setattr(locations.platformdirs, "PlatformDirs", MacOS)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "s"))
+    assert locations.sessions_dir() == tmp_path / "s" / "detective-tui" / "sessions"
+    for var in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(var)
+    support = tmp_path / "Library" / "Application Support" / "detective-tui"
+    assert locations.config_dir() == support
+    assert locations.state_dir() == support
+    assert locations.cache_dir() == tmp_path / "Library" / "Caches" / "detective-tui"
+    assert locations.default_inventory() == support / "hosts.yaml"
+    legacy = tmp_path / ".config" / "detective-tui" / "hosts.yaml"
+    legacy.parent.mkdir(parents=True)
+    legacy.write_text("hosts: []\n")
+    assert locations.default_inventory() == legacy
+    (support / "hosts.yaml").parent.mkdir(parents=True)
+    (support / "hosts.yaml").write_text("hosts: []\n")
+    assert locations.default_inventory() == support / "hosts.yaml"

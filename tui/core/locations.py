@@ -1,10 +1,16 @@
-"""Where detective-tui keeps its files (XDG base directories), in one place.
+"""Where detective-tui keeps its files, in one place.
 
-Every path honours the XDG variables (``XDG_CONFIG_HOME``, ``XDG_STATE_HOME``,
-``XDG_CACHE_HOME``) and two overrides used by tests and unusual setups:
-``DETECTIVE_TUI_KNOWN_HOSTS`` (the known_hosts file read and appended to) and
-``DETECTIVE_TUI_SSH_CONFIG`` (the OpenSSH client config handed to asyncssh).
-Values are read on each call, so a test that changes the environment sees its change.
+Config, state and cache directories come from ``platformdirs``: an absolute
+``XDG_CONFIG_HOME`` / ``XDG_STATE_HOME`` / ``XDG_CACHE_HOME`` wins on Linux and macOS alike
+(relative values are ignored, as the XDG spec says); without them Linux uses ``~/.config``,
+``~/.local/state`` and ``~/.cache``, macOS ``~/Library/Application Support`` (config and
+state) and ``~/Library/Caches``. On macOS an inventory at ``~/.config/detective-tui/hosts.yaml``
+(the XDG path, as earlier releases used there) is still found.
+
+Two overrides serve tests and unusual setups: ``DETECTIVE_TUI_KNOWN_HOSTS`` (the known_hosts
+file read and appended to) and ``DETECTIVE_TUI_SSH_CONFIG`` (the OpenSSH client config handed
+to asyncssh). Values are read on each call, so a test that changes the environment sees its
+change.
 """
 
 from __future__ import annotations
@@ -12,27 +18,27 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import platformdirs
+
 APP = "detective-tui"
+XDG_CONFIG_FALLBACK = Path(".config") / APP  # under $HOME: the XDG default, on every platform
 
 
-def _xdg(var: str, fallback: str) -> Path:
-    value = os.environ.get(var, "")
-    # The XDG spec says relative values are invalid and must be ignored.
-    if value and os.path.isabs(value):
-        return Path(value)
-    return Path.home() / fallback
+def _dirs() -> platformdirs.PlatformDirs:
+    """This platform's directories for the app (created by the code that writes to them)."""
+    return platformdirs.PlatformDirs(APP, appauthor=False)
 
 
 def config_dir() -> Path:
-    return _xdg("XDG_CONFIG_HOME", ".config") / APP
+    return Path(_dirs().user_config_dir)
 
 
 def state_dir() -> Path:
-    return _xdg("XDG_STATE_HOME", ".local/state") / APP
+    return Path(_dirs().user_state_dir)
 
 
 def cache_dir() -> Path:
-    return _xdg("XDG_CACHE_HOME", ".cache") / APP
+    return Path(_dirs().user_cache_dir)
 
 
 def sessions_dir() -> Path:
@@ -41,7 +47,15 @@ def sessions_dir() -> Path:
 
 
 def default_inventory() -> Path:
-    return config_dir() / "hosts.yaml"
+    """``hosts.yaml`` in the config dir. Where that dir is not ``~/.config/detective-tui``
+    (macOS without ``XDG_CONFIG_HOME``) and holds none, an existing
+    ``~/.config/detective-tui/hosts.yaml`` instead."""
+    path = config_dir() / "hosts.yaml"
+    legacy = Path.home() / XDG_CONFIG_FALLBACK / "hosts.yaml"
+    xdg_set = os.path.isabs(os.environ.get("XDG_CONFIG_HOME", ""))
+    if not xdg_set and not path.is_file() and legacy.is_file():
+        return legacy
+    return path
 
 
 def known_hosts_file() -> Path:
