@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[1]
 NEVER = ("asyncssh", "textual")
 
 
-def imported_modules(args: list[str], tmp_path: Path) -> set[str]:
+def isolated_env(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DETECTIVE_TUI_", "XDG_"))}
     env.update(
         HOME=str(tmp_path),
@@ -27,6 +27,11 @@ def imported_modules(args: list[str], tmp_path: Path) -> set[str]:
         XDG_CACHE_HOME=str(tmp_path / "cache"),
         PYTHONPATH=str(REPO),
     )
+    return env
+
+
+def imported_modules(args: list[str], tmp_path: Path) -> set[str]:
+    env = isolated_env(tmp_path)
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "tui.cli", *args],
         cwd=tmp_path,  # no ./hosts.yaml
@@ -74,3 +79,40 @@ def test_help_imports_no_command_module_and_no_rich_or_yaml(tmp_path: Path) -> N
         if m.split(".")[0] in ("rich", "yaml") or m.startswith(("tui.commands.", "tui.core."))
     )
     assert heavy == ["tui.core.exitcodes"], heavy
+
+
+TUI_DEMO = """
+import asyncio, sys
+from tui.cli import build_parser
+from tui.ui.app import build_app
+
+async def main():
+    app = build_app(build_parser().parse_args(["--demo"]))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("P")
+        for _ in range(3000):
+            await pilot.pause(0.02)
+            if all(not s.busy and s.status != "idle" for s in app.fleet):
+                break
+        else:
+            raise SystemExit("the demo fleet was never probed")
+        print(len(app.fleet), sorted(m for m in sys.modules if m.split(".")[0] == "asyncssh"))
+
+asyncio.run(main())
+"""
+
+
+def test_the_tui_probing_the_demo_fleet_never_imports_asyncssh(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", TUI_DEMO],
+        cwd=tmp_path,
+        env=isolated_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    hosts, loaded = proc.stdout.split(" ", 1)
+    assert int(hosts) >= 5
+    assert loaded.strip() == "[]"
