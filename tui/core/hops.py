@@ -16,8 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from pathlib import Path
-
-import asyncssh
+from typing import TYPE_CHECKING
 
 from tui.core.hostkeys import HostKeyChanged, HostKeyInfo, HostKeyRevoked, HostKeyUnknown
 from tui.core.hosts import Host
@@ -29,6 +28,9 @@ from tui.core.sshconnect import (
     endpoint_for,
     endpoint_of,
 )
+
+if TYPE_CHECKING:  # annotations only; sshconnect imports asyncssh when it connects
+    import asyncssh
 
 MAX_HOPS = 8  # a longer chain is a loop in the ssh config
 CLOSE_DEADLINE_S = 10.0

@@ -11,22 +11,19 @@ offered for trust — also when the server now offers another key *type*); none 
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import asyncssh
+if TYPE_CHECKING:
+    # asyncssh and the known_hosts reader (which subclasses asyncssh's) are imported where a
+    # key is handled: only SSH code paths get there, so --help, local and --demo never load them
+    import asyncssh
 
-from tui.core.known_hosts import (
-    CERT_AUTHORITY,
-    DEFAULT_PORT,
-    REVOKED,
-    KnownHosts,
-    KnownHostsLine,
-    lines_with_key,
-    matching_lines,
-)
+    from tui.core.known_hosts import KnownHosts, KnownHostsLine
 
 
 @dataclass(frozen=True)
@@ -49,6 +46,8 @@ class HostKeyInfo:
     @property
     def known_hosts_name(self) -> str:
         """``host`` for port 22, ``[host]:port`` otherwise (OpenSSH's form)."""
+        from tui.core.known_hosts import DEFAULT_PORT
+
         return self.host if self.port == DEFAULT_PORT else f"[{self.host}]:{self.port}"
 
     def known_hosts_line(self) -> str:
@@ -112,6 +111,8 @@ class HostKeyUnknown(HostKeyError):
 
 class HostKeyChanged(HostKeyError):
     def __init__(self, target: str, info: HostKeyInfo, known_hosts: Path) -> None:
+        from tui.core.known_hosts import matching_lines
+
         on_file = [
             line
             for line in matching_lines(known_hosts, info.host, info.addr, info.port)
@@ -134,6 +135,8 @@ class HostKeyRevoked(HostKeyError):
     and never trusted by this program, whatever the user answers."""
 
     def __init__(self, target: str, info: HostKeyInfo, known_hosts: Path) -> None:
+        from tui.core.known_hosts import REVOKED, lines_with_key, matching_lines
+
         lines = [
             line
             for line in matching_lines(known_hosts, info.host, info.addr, info.port)
@@ -165,6 +168,8 @@ def _lines_note(head: str, lines: list[KnownHostsLine]) -> str:
 
 
 def _ca_note(info: HostKeyInfo, ca: asyncssh.SSHKey) -> str:
+    from tui.core.known_hosts import CERT_AUTHORITY
+
     line = f"@{CERT_AUTHORITY} {info.known_hosts_name} {ca.export_public_key().decode().strip()}"
     return (
         f"Its host certificate is signed by CA {ca.get_algorithm()} "
@@ -184,6 +189,8 @@ def _changed_hint(info: HostKeyInfo, known_hosts: Path) -> str:
 
 def load_known_hosts(path: Path) -> KnownHosts:
     """The parsed file; an empty set when it does not exist yet."""
+    from tui.core.known_hosts import KnownHosts
+
     return KnownHosts.read(path)
 
 
@@ -194,10 +201,10 @@ def host_is_known(path: Path, host: str, addr: str, port: int) -> bool:
     return bool(load_known_hosts(path).keys_for(host, addr, port)[0])
 
 
-class KeyCapture(asyncssh.SSHClient):
+class KeyCapture:
     """Records the key the server offered when known_hosts did not vouch for it, the CA of a
     certificate it did not trust, and the key that passed verification (seen when
-    authentication begins)."""
+    authentication begins). ``new_key_capture`` makes one that is an ``asyncssh.SSHClient``."""
 
     def __init__(self) -> None:
         self.conn: asyncssh.SSHClientConnection | None = None
@@ -224,6 +231,18 @@ class KeyCapture(asyncssh.SSHClient):
         if conn is not None and key is not None:
             addr, port = conn.get_extra_info("peername")[:2]
             self.accepted = HostKeyInfo(host=addr, port=port, addr=addr, key=key)
+
+
+@functools.cache
+def _client_class() -> type[KeyCapture]:
+    import asyncssh
+
+    return type("KeyCapture", (KeyCapture, asyncssh.SSHClient), {})
+
+
+def new_key_capture() -> KeyCapture:
+    """A ``KeyCapture`` client for ``asyncssh.connect(client_factory=…)``."""
+    return _client_class()()
 
 
 def refusal(

@@ -25,21 +25,31 @@ import asyncio
 import contextlib
 import functools
 import random
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
-import asyncssh
-
-from tui.core.hostkeys import HostKeyError, HostKeyInfo, HostKeyRevoked, KeyCapture, refusal
+from tui.core.hostkeys import (
+    HostKeyError,
+    HostKeyInfo,
+    HostKeyRevoked,
+    KeyCapture,
+    new_key_capture,
+    refusal,
+)
 from tui.core.hosts import Host
 from tui.core.inventory import parse_ssh_target
-from tui.core.known_hosts import DEFAULT_PORT, KnownHosts
+
+if TYPE_CHECKING:  # imported where a connection is made: local and --demo runs never load it
+    import asyncssh
+
+    from tui.core.known_hosts import KnownHosts
 
 RETRY_FIRST_S = 0.1  # the first retry after a start-up refusal waits about this long…
 RETRY_CAP_S = 2.0  # …doubling up to this, each wait jittered ±50 %
-_STARTUP_DROPS = (asyncssh.ConnectionLost, ConnectionResetError, BrokenPipeError)
 
 
 class Unreachable(Exception):
@@ -70,6 +80,10 @@ class Endpoint:
 
     @classmethod
     def of(cls, target: str, ssh_config: Path | None) -> Endpoint:
+        import asyncssh
+
+        from tui.core.known_hosts import DEFAULT_PORT
+
         user, hostname, port = parse_ssh_target(target)
         kwargs: dict[str, object] = {"config": [str(ssh_config)] if ssh_config else None}
         if user:
@@ -93,6 +107,8 @@ class Endpoint:
 
     @property
     def where(self) -> str:
+        from tui.core.known_hosts import DEFAULT_PORT
+
         return self.known_name if self.port == DEFAULT_PORT else f"{self.known_name}:{self.port}"
 
 
@@ -129,6 +145,8 @@ async def _handshake(
     """One attempt: host key algorithms in ``order``'s preference, keys checked against
     ``verify``. ``tunnel=None`` is explicit: asyncssh never opens a config ProxyJump itself
     (it would check those hops against ~/.ssh/known_hosts); the hops are ours."""
+    import asyncssh
+
     kwargs = dict(endpoint.kwargs)
     if plain_only or not endpoint.config_host_key_algs:
         kwargs["server_host_key_algs"] = order.host_key_algorithms(
@@ -146,7 +164,9 @@ async def _handshake(
 
 def _startup_drop(exc: BaseException, capture: KeyCapture) -> str | None:
     """Why the server closed the connection at start-up, or None when it was not that."""
-    if not isinstance(exc, _STARTUP_DROPS):
+    import asyncssh
+
+    if not isinstance(exc, (asyncssh.ConnectionLost, ConnectionResetError, BrokenPipeError)):
         return None
     conn = capture.conn
     if conn is not None and conn.get_server_host_key() is not None:
@@ -189,6 +209,10 @@ async def connect_endpoint(
     When asyncssh refuses the key without asking us (a ``@revoked`` key or CA, a certificate
     from a trusted CA that is not valid for the host), one more handshake that trusts nothing
     learns the plain key the server offers, so the refusal can name it and its line."""
+    import asyncssh
+
+    from tui.core.known_hosts import KnownHosts
+
     loop = asyncio.get_running_loop()
     started = loop.time()
     end = started + timeout
@@ -196,7 +220,7 @@ async def connect_endpoint(
     known = KnownHosts.read(known_hosts)
     seen = _Attempts()
     while True:
-        capture = KeyCapture()
+        capture = new_key_capture()
         try:
             conn = await asyncio.wait_for(
                 _handshake(
@@ -273,8 +297,16 @@ def _dropped(endpoint: Endpoint, seen: _Attempts, elapsed: float, via: str, time
     )
 
 
+def ssh_errors() -> tuple[type[Exception], ...]:
+    """``asyncssh.Error`` and ``OSError``; only ``OSError`` while nothing has imported asyncssh
+    (a local run), when no asyncssh error can occur."""
+    module = sys.modules.get("asyncssh")
+    return (module.Error, OSError) if module is not None else (OSError,)
+
+
 def reason_of(exc: BaseException) -> str:
-    if isinstance(exc, asyncssh.Error):
+    module = sys.modules.get("asyncssh")
+    if module is not None and isinstance(exc, module.Error):
         return exc.reason or type(exc).__name__
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror

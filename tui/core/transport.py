@@ -29,8 +29,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-
-import asyncssh
+from typing import TYPE_CHECKING
 
 from tui.core.hops import JumpPool, connect, fetch_host_key
 from tui.core.hostkeys import (
@@ -41,7 +40,10 @@ from tui.core.hostkeys import (
     HostKeyUnknown,
 )
 from tui.core.hosts import Host
-from tui.core.sshconnect import Unreachable, reason_of
+from tui.core.sshconnect import Unreachable, reason_of, ssh_errors
+
+if TYPE_CHECKING:  # imported by the SSH code paths only: the local transport never loads it
+    import asyncssh
 
 __all__ = [
     "CommandResult",
@@ -242,7 +244,7 @@ class Transport(abc.ABC):
         except asyncio.CancelledError:
             await asyncio.shield(self.kill_group(out.pgid))
             raise
-        except (asyncssh.Error, OSError) as exc:
+        except ssh_errors() as exc:
             error = f"connection lost: {reason_of(exc)}"
             error_kind = "connection-lost"
         except BaseException:
@@ -424,6 +426,8 @@ class SSHTransport(Transport):
             )
 
     async def _spawn(self, command: str) -> _Proc:
+        import asyncssh
+
         conn = await self.connection()
         for attempt in range(1, OPEN_ATTEMPTS + 1):
             try:
