@@ -43,8 +43,12 @@ pip_install() {
 command -v nvidia-smi >/dev/null 2>&1 || die "no nvidia-smi: this check needs an NVIDIA GPU and its driver"
 nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader ||
 	die "nvidia-smi cannot talk to the driver (see its message above)"
-command -v "${CXX:-c++}" >/dev/null 2>&1 ||
-	die "no C++ compiler (${CXX:-c++}): nvcc needs one for the host side; install g++ or set CXX"
+# FlashInfer links with $CXX (default c++); nvcc compiles the host side with gcc from PATH
+# unless CC is set (it then passes -ccbin $CC)
+for compiler in "${CXX:-c++}" "${CC:-gcc}"; do
+	command -v "$compiler" >/dev/null 2>&1 ||
+		die "no C++ compiler ($compiler): FlashInfer's JIT needs one; install g++ or set CXX and CC"
+done
 mkdir -p "$WORKDIR"
 
 if [ ! -x "$PY" ]; then
@@ -83,7 +87,9 @@ say "validating (cold JIT workspace $RUN; deadline ${VALIDATE_DEADLINE}s)"
 DEADLINE=""
 command -v timeout >/dev/null 2>&1 && DEADLINE="timeout -k 10 $VALIDATE_DEADLINE"
 STATUS=0
-FLASHINFER_WORKSPACE_BASE=$RUN PYTHONDONTWRITEBYTECODE=1 $DEADLINE "$PY" \
+# PATH: FlashInfer's JIT runs `ninja` from PATH (run_ninja, flashinfer/jit/cpp_ext.py), and the
+# pip ninja is in the venv's bin
+PATH="$VENV/bin:$PATH" FLASHINFER_WORKSPACE_BASE=$RUN PYTHONDONTWRITEBYTECODE=1 $DEADLINE "$PY" \
 	"$REPO/probes/validate_sampling.py" >"$RUN/records.txt" 2>"$RUN/stderr.txt" || STATUS=$?
 [ "$STATUS" = 0 ] || {
 	say "validate_sampling.py exited $STATUS; its stderr (tail):"
