@@ -150,12 +150,27 @@ def test_yes_applies_verifies_and_undo_restores(
 def test_a_failed_fix_exits_1_and_says_where_it_stopped(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], no_tty: None
 ) -> None:
-    inv, _root = inventory(tmp_path, broken=True)
+    """A step that fails after it started may have changed something: never "Nothing was
+    changed", its undo is kept, and undoing it (from whatever state) changes nothing else."""
+    inv, root = inventory(tmp_path, broken=True)
+    before = tree_digest(root)
     rc = main(["fix", "ct200", "use-installed-toolkit", "--yes", "--hosts", str(inv)])
     out = capsys.readouterr().out
     assert rc == exitcodes.CRITICAL
     assert "Stopped: step 1 (Set CUDA_HOME, PATH for sglang.service) failed" in out
-    assert "Nothing was changed." in out
+    assert "Nothing was changed." not in out
+    assert "1. Set CUDA_HOME, PATH for sglang.service: FAILED (may have changed something)" in out
+    assert "May have changed — Set CUDA_HOME, PATH for sglang.service did not finish: adds " in out
+    assert "2. Set CUDA_HOME, PATH in the venv's activate script: not run" in out
+    assert "Fixed:" not in out
+    assert main(["fix", "ct200", "--history", "--hosts", str(inv)]) == exitcodes.OK
+    history = capsys.readouterr().out
+    assert "(1 step(s) to undo)  [FAILED at step 1 of 2]" in history
+    assert "1. Set CUDA_HOME, PATH for sglang.service: UNKNOWN — may have changed" in history
+    assert main(["fix", "ct200", "--undo", "last", "--yes", "--hosts", str(inv)]) == exitcodes.OK
+    assert "50-detective-tui-cuda.conf: nothing of this fix run to undo" in capsys.readouterr().out
+    after = tree_digest(root)
+    assert after.pop(SYSTEMCTL_LOG.lstrip("/")) and after == before  # undo's reload is logged
 
 
 def test_fleet_fix_reports_every_host(

@@ -108,8 +108,17 @@ if [ -f "$f" ] && [ "$(cat "$f")" = "$c" ]; then
   echo '@@dt unchanged 50-detective-tui-cuda.conf already in place'
 else
   mkdir -p "$d"
-  if [ -f "$f" ]; then cp -p "$f" "$f".detective-tui-20261129-120000.bak; fi
-  printf '%s\n' "$c" > "$f"
+  t="$f".detective-tui-20261129-120000.tmp
+  if [ -f "$f" ]; then
+    cp -p "$f" "$t"
+    mv -f "$t" "$f".detective-tui-20261129-120000.bak
+    cp -p "$f" "$t"
+  else
+    : > "$f".detective-tui-20261129-120000.absent
+    : > "$t"
+  fi
+  printf '%s\n' "$c" > "$t"
+  mv -f "$t" "$f"
   echo '@@dt changed 50-detective-tui-cuda.conf written'
 fi
 if [ ! -f '/srv/fake hosts/ct200/.detective-fakehost' ]; then
@@ -131,12 +140,19 @@ if [ -f "$f" ] && grep -qxF '# >>> detective-tui cuda >>>' "$f" && ! grep -qxF '
 if [ -f "$f" ] && [ "$(sed -n '/^# >>> detective-tui cuda >>>$/,/^# <<< detective-tui cuda <<<$/p' "$f")" = "$b" ]; then
   echo '@@dt unchanged block cuda already in place'
 else
+  t="$f".detective-tui-20261129-120000.tmp
   if [ -f "$f" ]; then
-    cp -p "$f" "$f".detective-tui-20261129-120000.bak
-    sed -i '/^# >>> detective-tui cuda >>>$/,/^# <<< detective-tui cuda <<<$/d' "$f"
-    if [ -s "$f" ] && [ -n "$(tail -c 1 "$f")" ]; then echo >> "$f"; fi
+    cp -p "$f" "$t"
+    mv -f "$t" "$f".detective-tui-20261129-120000.bak
+    cp -p "$f" "$t"
+  else
+    : > "$f".detective-tui-20261129-120000.absent
+    : > "$t"
   fi
-  printf '%s\n' "$b" >> "$f"
+  if [ -f "$f" ]; then sed '/^# >>> detective-tui cuda >>>$/,/^# <<< detective-tui cuda <<<$/d' "$f" > "$t"; fi
+  if [ -s "$t" ] && [ -n "$(tail -c 1 "$t")" ]; then echo >> "$t"; fi
+  printf '%s\n' "$b" >> "$t"
+  mv -f "$t" "$f"
   echo '@@dt changed block cuda written'
 fi
 else
@@ -148,6 +164,7 @@ set -e
 if [ -x '/srv/fake hosts/ct200/root/venv_sglang211/lib/python3.12/site-packages/nvidia/cu13/bin/nvcc' ]; then
   echo '@@dt unchanged /root/venv_sglang211/lib/python3.12/site-packages/nvidia/cu13/bin/nvcc already installed'
 else
+  : > '/srv/fake hosts/ct200/root/venv_sglang211/lib/python3.12/site-packages/nvidia-cu13.detective-tui-20261129-120000.absent'
   '/srv/fake hosts/ct200/root/venv_sglang211/bin/python3' -m pip install --disable-pip-version-check 'cuda-toolkit[nvcc,cudart,crt,nvvm,cccl]==13.0.2'
   [ -x '/srv/fake hosts/ct200/root/venv_sglang211/lib/python3.12/site-packages/nvidia/cu13/bin/nvcc' ] || { echo 'pip finished but /root/venv_sglang211/lib/python3.12/site-packages/nvidia/cu13/bin/nvcc is missing' >&2; exit 1; }
   echo '@@dt changed installed cuda-toolkit[nvcc,cudart,crt,nvvm,cccl]==13.0.2'
@@ -164,8 +181,17 @@ if [ -f "$f" ] && [ "$(cat "$f")" = "$c" ]; then
   echo '@@dt unchanged 50-detective-tui-cuda.conf already in place'
 else
   mkdir -p "$d"
-  if [ -f "$f" ]; then cp -p "$f" "$f".detective-tui-20261129-120000.bak; fi
-  printf '%s\n' "$c" > "$f"
+  t="$f".detective-tui-20261129-120000.tmp
+  if [ -f "$f" ]; then
+    cp -p "$f" "$t"
+    mv -f "$t" "$f".detective-tui-20261129-120000.bak
+    cp -p "$f" "$t"
+  else
+    : > "$f".detective-tui-20261129-120000.absent
+    : > "$t"
+  fi
+  printf '%s\n' "$c" > "$t"
+  mv -f "$t" "$f"
   echo '@@dt changed 50-detective-tui-cuda.conf written'
 fi
 if [ ! -f '/srv/fake hosts/ct200/.detective-fakehost' ]; then
@@ -187,12 +213,19 @@ if [ -f "$f" ] && grep -qxF '# >>> detective-tui cuda >>>' "$f" && ! grep -qxF '
 if [ -f "$f" ] && [ "$(sed -n '/^# >>> detective-tui cuda >>>$/,/^# <<< detective-tui cuda <<<$/p' "$f")" = "$b" ]; then
   echo '@@dt unchanged block cuda already in place'
 else
+  t="$f".detective-tui-20261129-120000.tmp
   if [ -f "$f" ]; then
-    cp -p "$f" "$f".detective-tui-20261129-120000.bak
-    sed -i '/^# >>> detective-tui cuda >>>$/,/^# <<< detective-tui cuda <<<$/d' "$f"
-    if [ -s "$f" ] && [ -n "$(tail -c 1 "$f")" ]; then echo >> "$f"; fi
+    cp -p "$f" "$t"
+    mv -f "$t" "$f".detective-tui-20261129-120000.bak
+    cp -p "$f" "$t"
+  else
+    : > "$f".detective-tui-20261129-120000.absent
+    : > "$t"
   fi
-  printf '%s\n' "$b" >> "$f"
+  if [ -f "$f" ]; then sed '/^# >>> detective-tui cuda >>>$/,/^# <<< detective-tui cuda <<<$/d' "$f" > "$t"; fi
+  if [ -s "$t" ] && [ -n "$(tail -c 1 "$t")" ]; then echo >> "$t"; fi
+  printf '%s\n' "$b" >> "$t"
+  mv -f "$t" "$f"
   echo '@@dt changed block cuda written'
 fi
 else
@@ -204,6 +237,8 @@ set -e
 if dpkg -s cuda-keyring >/dev/null 2>&1; then
   echo '@@dt unchanged cuda-keyring already installed'
 else
+  mkdir -p '/srv/fake hosts/ct200/var/lib/detective-tui'
+  : > '/srv/fake hosts/ct200/var/lib/detective-tui/cuda-keyring.detective-tui-20261129-120000.absent'
   t=$(mktemp -d)
   curl -fsSL -o "$t"/cuda-keyring_1.1-1_all.deb https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2204/x86_64/cuda-keyring_1.1-1_all.deb ||
     wget -qO "$t"/cuda-keyring_1.1-1_all.deb https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2204/x86_64/cuda-keyring_1.1-1_all.deb
@@ -219,6 +254,8 @@ set -e
 if [ -x '/srv/fake hosts/ct200/usr/local/cuda-13.0/bin/nvcc' ]; then
   echo '@@dt unchanged /usr/local/cuda-13.0/bin/nvcc already installed'
 else
+  mkdir -p '/srv/fake hosts/ct200/var/lib/detective-tui'
+  : > '/srv/fake hosts/ct200/var/lib/detective-tui/cuda-toolkit-13-0.detective-tui-20261129-120000.absent'
   DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends cuda-toolkit-13-0
   [ -x '/srv/fake hosts/ct200/usr/local/cuda-13.0/bin/nvcc' ] || { echo 'apt-get left no /usr/local/cuda-13.0/bin/nvcc' >&2; exit 1; }
   echo '@@dt changed installed cuda-toolkit-13-0'
@@ -235,8 +272,17 @@ if [ -f "$f" ] && [ "$(cat "$f")" = "$c" ]; then
   echo '@@dt unchanged 50-detective-tui-cuda.conf already in place'
 else
   mkdir -p "$d"
-  if [ -f "$f" ]; then cp -p "$f" "$f".detective-tui-20261129-120000.bak; fi
-  printf '%s\n' "$c" > "$f"
+  t="$f".detective-tui-20261129-120000.tmp
+  if [ -f "$f" ]; then
+    cp -p "$f" "$t"
+    mv -f "$t" "$f".detective-tui-20261129-120000.bak
+    cp -p "$f" "$t"
+  else
+    : > "$f".detective-tui-20261129-120000.absent
+    : > "$t"
+  fi
+  printf '%s\n' "$c" > "$t"
+  mv -f "$t" "$f"
   echo '@@dt changed 50-detective-tui-cuda.conf written'
 fi
 if [ ! -f '/srv/fake hosts/ct200/.detective-fakehost' ]; then
@@ -258,12 +304,19 @@ if [ -f "$f" ] && grep -qxF '# >>> detective-tui cuda >>>' "$f" && ! grep -qxF '
 if [ -f "$f" ] && [ "$(sed -n '/^# >>> detective-tui cuda >>>$/,/^# <<< detective-tui cuda <<<$/p' "$f")" = "$b" ]; then
   echo '@@dt unchanged block cuda already in place'
 else
+  t="$f".detective-tui-20261129-120000.tmp
   if [ -f "$f" ]; then
-    cp -p "$f" "$f".detective-tui-20261129-120000.bak
-    sed -i '/^# >>> detective-tui cuda >>>$/,/^# <<< detective-tui cuda <<<$/d' "$f"
-    if [ -s "$f" ] && [ -n "$(tail -c 1 "$f")" ]; then echo >> "$f"; fi
+    cp -p "$f" "$t"
+    mv -f "$t" "$f".detective-tui-20261129-120000.bak
+    cp -p "$f" "$t"
+  else
+    : > "$f".detective-tui-20261129-120000.absent
+    : > "$t"
   fi
-  printf '%s\n' "$b" >> "$f"
+  if [ -f "$f" ]; then sed '/^# >>> detective-tui cuda >>>$/,/^# <<< detective-tui cuda <<<$/d' "$f" > "$t"; fi
+  if [ -s "$t" ] && [ -n "$(tail -c 1 "$t")" ]; then echo >> "$t"; fi
+  printf '%s\n' "$b" >> "$t"
+  mv -f "$t" "$f"
   echo '@@dt changed block cuda written'
 fi
 else
@@ -281,8 +334,17 @@ if [ -f "$f" ] && [ "$(cat "$f")" = "$c" ]; then
   echo '@@dt unchanged 50-detective-tui-arch-list.conf already in place'
 else
   mkdir -p "$d"
-  if [ -f "$f" ]; then cp -p "$f" "$f".detective-tui-20261129-120000.bak; fi
-  printf '%s\n' "$c" > "$f"
+  t="$f".detective-tui-20261129-120000.tmp
+  if [ -f "$f" ]; then
+    cp -p "$f" "$t"
+    mv -f "$t" "$f".detective-tui-20261129-120000.bak
+    cp -p "$f" "$t"
+  else
+    : > "$f".detective-tui-20261129-120000.absent
+    : > "$t"
+  fi
+  printf '%s\n' "$c" > "$t"
+  mv -f "$t" "$f"
   echo '@@dt changed 50-detective-tui-arch-list.conf written'
 fi
 if [ ! -f '/srv/fake hosts/ct200/.detective-fakehost' ]; then
@@ -303,12 +365,19 @@ if [ -f "$f" ] && grep -qxF '# >>> detective-tui arch-list >>>' "$f" && ! grep -
 if [ -f "$f" ] && [ "$(sed -n '/^# >>> detective-tui arch-list >>>$/,/^# <<< detective-tui arch-list <<<$/p' "$f")" = "$b" ]; then
   echo '@@dt unchanged block arch-list already in place'
 else
+  t="$f".detective-tui-20261129-120000.tmp
   if [ -f "$f" ]; then
-    cp -p "$f" "$f".detective-tui-20261129-120000.bak
-    sed -i '/^# >>> detective-tui arch-list >>>$/,/^# <<< detective-tui arch-list <<<$/d' "$f"
-    if [ -s "$f" ] && [ -n "$(tail -c 1 "$f")" ]; then echo >> "$f"; fi
+    cp -p "$f" "$t"
+    mv -f "$t" "$f".detective-tui-20261129-120000.bak
+    cp -p "$f" "$t"
+  else
+    : > "$f".detective-tui-20261129-120000.absent
+    : > "$t"
   fi
-  printf '%s\n' "$b" >> "$f"
+  if [ -f "$f" ]; then sed '/^# >>> detective-tui arch-list >>>$/,/^# <<< detective-tui arch-list <<<$/d' "$f" > "$t"; fi
+  if [ -s "$t" ] && [ -n "$(tail -c 1 "$t")" ]; then echo >> "$t"; fi
+  printf '%s\n' "$b" >> "$t"
+  mv -f "$t" "$f"
   echo '@@dt changed block arch-list written'
 fi
 else
@@ -327,8 +396,17 @@ if [ -f "$f" ] && [ "$(cat "$f")" = "$c" ]; then
   echo '@@dt unchanged 50-detective-tui-sampling.conf already in place'
 else
   mkdir -p "$d"
-  if [ -f "$f" ]; then cp -p "$f" "$f".detective-tui-20261129-120000.bak; fi
-  printf '%s\n' "$c" > "$f"
+  t="$f".detective-tui-20261129-120000.tmp
+  if [ -f "$f" ]; then
+    cp -p "$f" "$t"
+    mv -f "$t" "$f".detective-tui-20261129-120000.bak
+    cp -p "$f" "$t"
+  else
+    : > "$f".detective-tui-20261129-120000.absent
+    : > "$t"
+  fi
+  printf '%s\n' "$c" > "$t"
+  mv -f "$t" "$f"
   echo '@@dt changed 50-detective-tui-sampling.conf written'
 fi
 if [ ! -f '/srv/fake hosts/ct200/.detective-fakehost' ]; then
@@ -458,6 +536,8 @@ KEYRING = """set -e
 if dpkg -s cuda-keyring >/dev/null 2>&1; then
   echo '@@dt unchanged cuda-keyring already installed'
 else
+  mkdir -p '/srv/fake hosts/ct200/var/lib/detective-tui'
+  : > '/srv/fake hosts/ct200/var/lib/detective-tui/cuda-keyring.detective-tui-20261129-120000.absent'
   t=$(mktemp -d)
   curl -fsSL -o "$t"/cuda-keyring_1.1-1_all.deb https://developer.download.nvidia.com/compute/cuda/repos/REPO/cuda-keyring_1.1-1_all.deb ||
     wget -qO "$t"/cuda-keyring_1.1-1_all.deb https://developer.download.nvidia.com/compute/cuda/repos/REPO/cuda-keyring_1.1-1_all.deb
@@ -755,8 +835,10 @@ def test_a_block_that_lost_its_end_marker_is_not_edited(tmp_path: Path) -> None:
     assert "block without its end marker; fix it by hand" in done.stderr
     assert str(activate) in done.stderr
     assert activate.read_text() == damaged
+    # the undo acts only on what this run left (a backup, a created-marker): here nothing
     undo = sh(plan.steps[1].undo or "", tmp_path, tmp_path)
-    assert undo.returncode == 1 and activate.read_text() == damaged
+    assert undo.returncode == 0 and "nothing of this fix run in the file" in undo.stdout
+    assert activate.read_text() == damaged
 
 
 def test_pip_wheels_follow_torchs_cuda_minor() -> None:

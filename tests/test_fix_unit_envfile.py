@@ -228,8 +228,17 @@ if [ -f "$f" ] && [ "$(cat "$f")" = "$c" ]; then
   echo '@@dt unchanged sglang.service.cuda.env already in place'
 else
   mkdir -p "$d"
-  if [ -f "$f" ]; then cp -p "$f" "$f".detective-tui-20261129-120000.bak; fi
-  printf '%s\n' "$c" > "$f"
+  t="$f".detective-tui-20261129-120000.tmp
+  if [ -f "$f" ]; then
+    cp -p "$f" "$t"
+    mv -f "$t" "$f".detective-tui-20261129-120000.bak
+    cp -p "$f" "$t"
+  else
+    : > "$f".detective-tui-20261129-120000.absent
+    : > "$t"
+  fi
+  printf '%s\n' "$c" > "$t"
+  mv -f "$t" "$f"
   echo '@@dt changed sglang.service.cuda.env written'
 fi
 d='/srv/fake hosts/ct200/etc/systemd/system/sglang.service.d'
@@ -244,8 +253,17 @@ if [ -f "$f" ] && [ "$(cat "$f")" = "$c" ]; then
   echo '@@dt unchanged 50-detective-tui-cuda.conf already in place'
 else
   mkdir -p "$d"
-  if [ -f "$f" ]; then cp -p "$f" "$f".detective-tui-20261129-120000.bak; fi
-  printf '%s\n' "$c" > "$f"
+  t="$f".detective-tui-20261129-120000.tmp
+  if [ -f "$f" ]; then
+    cp -p "$f" "$t"
+    mv -f "$t" "$f".detective-tui-20261129-120000.bak
+    cp -p "$f" "$t"
+  else
+    : > "$f".detective-tui-20261129-120000.absent
+    : > "$t"
+  fi
+  printf '%s\n' "$c" > "$t"
+  mv -f "$t" "$f"
   echo '@@dt changed 50-detective-tui-cuda.conf written'
 fi
 if [ ! -f '/srv/fake hosts/ct200/.detective-fakehost' ]; then
@@ -267,12 +285,19 @@ if [ -f "$f" ] && grep -qxF '# >>> detective-tui cuda >>>' "$f" && ! grep -qxF '
 if [ -f "$f" ] && [ "$(sed -n '/^# >>> detective-tui cuda >>>$/,/^# <<< detective-tui cuda <<<$/p' "$f")" = "$b" ]; then
   echo '@@dt unchanged block cuda already in place'
 else
+  t="$f".detective-tui-20261129-120000.tmp
   if [ -f "$f" ]; then
-    cp -p "$f" "$f".detective-tui-20261129-120000.bak
-    sed -i '/^# >>> detective-tui cuda >>>$/,/^# <<< detective-tui cuda <<<$/d' "$f"
-    if [ -s "$f" ] && [ -n "$(tail -c 1 "$f")" ]; then echo >> "$f"; fi
+    cp -p "$f" "$t"
+    mv -f "$t" "$f".detective-tui-20261129-120000.bak
+    cp -p "$f" "$t"
+  else
+    : > "$f".detective-tui-20261129-120000.absent
+    : > "$t"
   fi
-  printf '%s\n' "$b" >> "$f"
+  if [ -f "$f" ]; then sed '/^# >>> detective-tui cuda >>>$/,/^# <<< detective-tui cuda <<<$/d' "$f" > "$t"; fi
+  if [ -s "$t" ] && [ -n "$(tail -c 1 "$t")" ]; then echo >> "$t"; fi
+  printf '%s\n' "$b" >> "$t"
+  mv -f "$t" "$f"
   echo '@@dt changed block cuda written'
 fi
 else
@@ -282,20 +307,28 @@ fi
 
 GOLDEN_UNDO_WITH_ENV_FILE = r"""
 f='/srv/fake hosts/ct200/etc/systemd/system/sglang.service.d'/50-detective-tui-cuda.conf
+rm -f "$f".detective-tui-20261129-120000.tmp
 if [ -f "$f".detective-tui-20261129-120000.bak ]; then
   mv -f "$f".detective-tui-20261129-120000.bak "$f"
+  rm -f "$f".detective-tui-20261129-120000.absent
   echo '@@dt changed restored the backup of 50-detective-tui-cuda.conf'
-elif [ -f "$f" ]; then
-  rm -f "$f"
+elif [ -e "$f".detective-tui-20261129-120000.absent ]; then
+  rm -f "$f" "$f".detective-tui-20261129-120000.absent
   echo '@@dt changed 50-detective-tui-cuda.conf removed'
+else
+  echo '@@dt unchanged 50-detective-tui-cuda.conf: nothing of this fix run to undo'
 fi
 f='/srv/fake hosts/ct200/etc/detective-tui'/sglang.service.cuda.env
+rm -f "$f".detective-tui-20261129-120000.tmp
 if [ -f "$f".detective-tui-20261129-120000.bak ]; then
   mv -f "$f".detective-tui-20261129-120000.bak "$f"
+  rm -f "$f".detective-tui-20261129-120000.absent
   echo '@@dt changed restored the backup of sglang.service.cuda.env'
-elif [ -f "$f" ]; then
-  rm -f "$f"
+elif [ -e "$f".detective-tui-20261129-120000.absent ]; then
+  rm -f "$f" "$f".detective-tui-20261129-120000.absent
   echo '@@dt changed sglang.service.cuda.env removed'
+else
+  echo '@@dt unchanged sglang.service.cuda.env: nothing of this fix run to undo'
 fi
 if [ ! -f '/srv/fake hosts/ct200/.detective-fakehost' ]; then
   echo '@@dt unchanged skipped systemctl daemon-reload: ct200 is a filesystem under /srv/fake hosts/ct200, not a running system: run systemctl daemon-reload on the machine that runs it'

@@ -1,11 +1,13 @@
 """``detective-tui fix TARGET FIX_ID [NAME=VALUE…] [--dry-run | --yes]``: preview, confirm, apply.
 
-Also ``fix TARGET --history`` (the fixes applied there that can be undone) and
-``fix TARGET --undo RECORD|last``. TARGET may name several hosts (``a,b,c``, or ``'*'`` for
-every inventory host): the fix is then planned and applied per host, one row each; so is
-``--undo last`` (the newest fix still in place on each host; a host with none has nothing to
-undo), and ``--history`` lists each host's records. A record id names one host's record, so
-``--undo ID`` takes exactly one host.
+Also ``fix TARGET --history`` (the fixes applied there that can be undone, with the state of
+each one's journal), ``fix TARGET --undo RECORD|last`` and ``fix TARGET --mark-done RECORD|last``
+(accept a fix that was cut or stopped mid-run as it is). A fix left unfinished on a host is
+shown (stderr) by every command on that host (``tui.commands.targets``). TARGET may name
+several hosts (``a,b,c``, or ``'*'`` for every inventory host): the fix is then planned and
+applied per host, one row each; so is ``--undo last`` (the newest fix still in place on each
+host; a host with none has nothing to undo), and ``--history`` lists each host's records. A
+record id names one host's record, so ``--undo ID`` takes exactly one host.
 
 Exit codes: 0 applied and verified (or a dry run); 1 a fix failed or its findings remain;
 2 a host could not be reached or probed; 3 bad usage, a fix that cannot be planned for the
@@ -22,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tui.commands import command_help
-from tui.commands.targets import add_host_options, hosts_for
+from tui.commands.targets import add_host_options, hosts_for, report_unfinished
 from tui.core import exitcodes
 from tui.core.findings import FIX_IDS
 from tui.core.fixes import make_stamp
@@ -35,6 +37,8 @@ from tui.core.fixes.fleet import (
     plan_undo_last,
     undo_fleet,
 )
+from tui.core.fixes.history import journal_lines, record_line
+from tui.core.fixes.journal import now
 from tui.core.fixes.render import outcome_text, preview_text
 from tui.core.fixes.restart import restart_plan
 from tui.core.fixes.undo import (
@@ -42,7 +46,7 @@ from tui.core.fixes.undo import (
     UndoRecord,
     list_records,
     load_record,
-    mark_undone,
+    mark_done,
     undo_plan,
 )
 from tui.core.hostlist import split_list
@@ -78,7 +82,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         "place on each TARGET host)",
     )
     p.add_argument(
-        "--history", action="store_true", help="list the fixes that can be undone, per host"
+        "--history",
+        action="store_true",
+        help="list the fixes that can be undone, per host, with their journal's state",
+    )
+    p.add_argument(
+        "--mark-done",
+        metavar="RECORD",
+        help="accept a fix that was cut or stopped mid-run as it is (its id, or 'last'); it "
+        "stays undoable",
     )
     p.add_argument("--finding", metavar="ID", help="only hosts whose diagnosis has this finding")
     p.add_argument(
@@ -132,7 +144,7 @@ def _confirm(question: str, assume_yes: bool) -> bool:
 def _targets(args: argparse.Namespace) -> list[Host]:
     names = split_list(args.target)
     all_hosts = "*" in names
-    return hosts_for(args, [n for n in names if n != "*"], all_hosts)
+    return hosts_for(args, [n for n in names if n != "*"], all_hosts, report=False)
 
 
 def _line_printer(prefix: str) -> Callable[[str], None]:
@@ -145,6 +157,11 @@ def _line_printer(prefix: str) -> Callable[[str], None]:
 def run(args: argparse.Namespace) -> int:
     try:
         hosts = _targets(args)
+        if args.mark_done:
+            if len(hosts) != 1:
+                raise UsageError(f"--mark-done {args.mark_done} takes exactly one host")
+            return _mark_done(hosts[0], args.mark_done)
+        report_unfinished(hosts)
         if args.history or args.undo:
             if args.history:
                 return _history(hosts[0], args) if len(hosts) == 1 else _fleet_history(hosts, args)
@@ -177,6 +194,19 @@ def run(args: argparse.Namespace) -> int:
             return exitcodes.USAGE
 
 
+def _mark_done(host: Host, ref: str) -> int:
+    try:
+        record = mark_done(load_record(host.name, ref), now())
+    except UndoError as exc:
+        _err(str(exc))
+        return exitcodes.USAGE
+    _say(
+        f"{record.id} on {host.name}: marked done ({record.state_text()}); it can still be "
+        f"undone with: detective-tui fix {host.name} --undo {record.id}"
+    )
+    return exitcodes.OK
+
+
 def _history(host: Host, args: argparse.Namespace) -> int:
     try:
         records = list_records(host.name)
@@ -184,19 +214,22 @@ def _history(host: Host, args: argparse.Namespace) -> int:
         _err(str(exc))
         return exitcodes.USAGE
     if args.json:
-        json.dump([r.to_json() for r in records], sys.stdout, indent=2)
+        json.dump([r.summary_json() for r in records], sys.stdout, indent=2)
         sys.stdout.write("\n")
         return exitcodes.OK
     if not records:
         _say(f"No fixes to undo on {host.name}.")
     for r in records:
-        _say(_record_line(r))
+        _say_record(r)
     return exitcodes.OK
 
 
-def _record_line(r: UndoRecord) -> str:
-    params = " ".join(f"{k}={v}" for k, v in r.params.items())
-    return f"{r.id}  {r.created}  {r.fix_id} {params}  ({len(r.steps)} step(s) to undo)"
+def _say_record(r: UndoRecord, indent: str = "") -> None:
+    """A record's line; for one that did not end cleanly, its journal step by step."""
+    _say(indent + record_line(r))
+    if r.state != "done" or (r.undo_run is not None and r.undo_run.state != "done"):
+        for line in journal_lines(r, indent + "    "):
+            _say(line)
 
 
 def _fleet_history(hosts: list[Host], args: argparse.Namespace) -> int:
@@ -213,14 +246,16 @@ def _fleet_history(hosts: list[Host], args: argparse.Namespace) -> int:
             _err(str(exc))
             listed.append({"host": host.name, "records": [], "error": str(exc)})
             continue
-        listed.append({"host": host.name, "records": [r.to_json() for r in records], "error": None})
+        listed.append(
+            {"host": host.name, "records": [r.summary_json() for r in records], "error": None}
+        )
         if args.json:
             continue
         _say(f"{host.name}:")
         if not records:
             _say("  No fixes to undo.")
         for r in records:
-            _say(f"  {_record_line(r)}")
+            _say_record(r, "  ")
     if args.json:
         _dump(listed)
     return exitcodes.USAGE if bad else exitcodes.OK
@@ -373,7 +408,7 @@ def _fleet_table(results: list[HostFixResult], args: argparse.Namespace) -> None
 
 def _fleet_code(results: list[HostFixResult]) -> int:
     statuses = {r.status for r in results}
-    if statuses & {"failed", "unresolved"}:
+    if statuses & {"failed", "stopped", "unresolved"}:
         return exitcodes.CRITICAL
     if "unreachable" in statuses:
         return exitcodes.UNREACHABLE
@@ -406,10 +441,8 @@ async def _undo(host: Host, args: argparse.Namespace, transcript: Transcript) ->
         transcript.record("decision", undo=record.id, answer="yes")
         printer = None if args.json else _line_printer("  │ ")
         outcome = await apply_plan(
-            session, host, plan, printer, before=probed.facts, record_undo=False
+            session, host, plan, printer, before=probed.facts, record_undo=False, undoing=record
         )
-    if outcome.applied:
-        mark_undone(record)
     restored = set(outcome.findings_after) == set(record.findings_before)
     before = ", ".join(record.findings_before) or "none"
     if args.json:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 
+from tui.core import locations
 from tui.core.hosts import Host
 from tui.core.inventory import (
     Inventory,
@@ -35,19 +37,26 @@ def add_fleet_targets(parser: argparse.ArgumentParser) -> None:
     add_host_options(parser)
 
 
-def hosts_for(args: argparse.Namespace, targets: Sequence[str], all_hosts: bool) -> list[Host]:
-    """Resolve TARGETs against the demo fleet (``--demo``) or the inventory."""
+def hosts_for(
+    args: argparse.Namespace, targets: Sequence[str], all_hosts: bool, *, report: bool = True
+) -> list[Host]:
+    """Resolve TARGETs against the demo fleet (``--demo``) or the inventory. With ``report``,
+    a fix left unfinished on one of them (cut or stopped mid-run) is shown on stderr."""
     if not getattr(args, "demo", False):
-        return select_hosts(getattr(args, "hosts", None), targets, all_hosts)
-    from tui.demo.fleet import demo_fleet
+        hosts = select_hosts(getattr(args, "hosts", None), targets, all_hosts)
+    else:
+        from tui.demo.fleet import demo_fleet
 
-    inventory = Inventory(hosts=demo_fleet(), path=None)
-    targets = expand_targets(targets)
-    for target in targets:
-        if inventory.get(target) is None:
-            names = ", ".join(h.name for h in inventory.hosts)
-            raise InventoryError(f"{target!r} is not a demo host; the demo fleet has {names}")
-    return resolve_targets(inventory, targets, all_hosts)
+        inventory = Inventory(hosts=demo_fleet(), path=None)
+        targets = expand_targets(targets)
+        for target in targets:
+            if inventory.get(target) is None:
+                names = ", ".join(h.name for h in inventory.hosts)
+                raise InventoryError(f"{target!r} is not a demo host; the demo fleet has {names}")
+        hosts = resolve_targets(inventory, targets, all_hosts)
+    if report:
+        report_unfinished(hosts)
+    return hosts
 
 
 def one_host(args: argparse.Namespace, target: str) -> Host:
@@ -60,3 +69,15 @@ def one_host(args: argparse.Namespace, target: str) -> Host:
             "and fix take several)"
         )
     return hosts[0]
+
+
+def report_unfinished(hosts: Sequence[Host]) -> None:
+    """Each fix cut or stopped mid-run on these hosts, and how to inspect, undo or accept it."""
+    if not (locations.state_dir() / "fixes").is_dir():  # no fix ever ran: skip the imports
+        return
+    from tui.core.fixes.history import unfinished_notice
+    from tui.core.fixes.undo import unfinished
+
+    for host in hosts:
+        for record in unfinished(host.name):
+            print(f"detective-tui: {unfinished_notice(record)}", file=sys.stderr, flush=True)

@@ -66,6 +66,18 @@ class ProbeResult:
         return self.error is None
 
 
+@dataclass
+class FixActivity:
+    """The fixes a session is running, and whether they were asked to stop (the TUI quits):
+    a running plan then finishes its current step and starts no other."""
+
+    running: dict[str, str] = dataclasses.field(default_factory=dict)  # host → "fix: step 2/3"
+    stop_requested: bool = False
+
+    def request_stop(self) -> None:
+        self.stop_requested = True
+
+
 def _utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -91,6 +103,7 @@ class Session:
         self.probe_deadline_s = probe_deadline_s
         self.step_timeout_s = step_timeout_s
         self.simulate_delay_s = simulate_delay_s
+        self.fixes = FixActivity()
         self.pool = ConnectionPool(
             known_hosts=self.known_hosts,
             ssh_config=self.ssh_config,

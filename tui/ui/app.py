@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import shutil
 import sys
@@ -41,9 +42,11 @@ from tui.ui.messages import (
     ProbeActivity,
     ProbeFinished,
     ProbeRequested,
+    UndoRecordRequested,
     ValidateRequested,
     ValidationFinished,
 )
+from tui.ui.screens.confirm import ConfirmScreen
 from tui.ui.screens.help import HelpScreen
 from tui.ui.screens.host import READ_ONLY_HIDDEN, HostScreen
 from tui.ui.screens.hostkey import HostKeyChangedScreen, HostKeyRevokedScreen, HostKeyScreen
@@ -63,6 +66,9 @@ ERROR_KINDS = frozenset(
     {"unreachable", "hostkey-unknown", "hostkey-changed", "hostkey-revoked", "timeout"}
 )
 KEY_REFUSALS = ("hostkey-unknown", "hostkey-changed", "hostkey-revoked")  # each has a dialog
+
+# worker groups that change hosts (fix wizard: fix, undo, restart; fleet fix screen: the same)
+CHANGING_GROUPS = ("fix", "fleet-fix")
 
 
 def _diagnose(facts: Any, host: Host) -> Any:
@@ -133,6 +139,7 @@ class DetectiveApp(App[int]):
         self._slots = asyncio.Semaphore(self.settings.concurrency)
         self._key_prompts: list[HostState] = []
         self._prompting = False
+        self._quitting = False
         self.set_reactive(DetectiveApp.fleet, FleetState.of(hosts))
         if self.settings.theme in self.available_themes:
             self.theme = self.settings.theme
@@ -155,6 +162,10 @@ class DetectiveApp(App[int]):
             self.request_probe(())
         if self.notice:
             self.notify(self.notice, title="Welcome", timeout=8)
+        if not self.read_only:
+            self.run_worker(
+                self._find_unfinished(), name="journal check", group="journal", exit_on_error=False
+            )
 
     async def on_unmount(self) -> None:
         if self.session is not None:
@@ -165,12 +176,96 @@ class DetectiveApp(App[int]):
             self.settings = replace(self.settings, theme=theme)
             save_theme(theme)
 
+    # -- quitting with a fix in flight ----------------------------------------------------------
+    def _changing_workers(self) -> list[Worker]:
+        return [w for w in self.workers if w.group in CHANGING_GROUPS and not w.is_finished]
+
+    async def action_quit(self) -> None:
+        """Quit; with a fix, undo or restart in flight, ask first. On yes, the running step
+        finishes (under its deadline), the rest is journaled as not started, then the app
+        exits."""
+        busy = self._changing_workers()
+        if not busy:
+            self.exit()
+            return
+        if self._quitting:
+            self.notify("Quitting once the current step ends…", timeout=4)
+            return
+        running = dict(self.session.fixes.running)
+        doing = "\n".join(f"  {host}: {what}" for host, what in running.items()) or (
+            "  (between steps)"
+        )
+        body = (
+            "A fix is changing hosts right now:\n"
+            f"{doing}\n\n"
+            "Quit: each running step finishes (up to its deadline), the steps after it are "
+            "recorded as not started, and the journal keeps what changed, so "
+            "`detective-tui fix HOST --history` and `--undo last` work from there."
+        )
+        self.push_screen(
+            ConfirmScreen("Quit while a fix runs?", body, yes="Quit after this step", no="Stay"),
+            self._quit_decided,
+        )
+
+    def _quit_decided(self, yes: bool | None) -> None:
+        running = dict(self.session.fixes.running)
+        answer = "yes" if yes else "no"
+        self.session.record("decision", action="quit", answer=answer, running=running)
+        if not yes:
+            return
+        self._quitting = True
+        self.session.fixes.request_stop()
+        self.notify("Quitting once the current step ends…", timeout=10)
+        self.run_worker(self._quit_after_fixes(), name="quit", group="quit", exit_on_error=False)
+
+    async def _quit_after_fixes(self) -> None:
+        while busy := self._changing_workers():
+            for worker in busy:
+                with contextlib.suppress(Exception):
+                    await worker.wait()
+        self.exit()
+
+    # -- unfinished fixes from an earlier run -----------------------------------------------------
+    async def _find_unfinished(self) -> None:
+        from tui.core.fixes.undo import unfinished
+
+        names = list(self._hosts)
+        found = await asyncio.to_thread(lambda: [r for n in names for r in unfinished(n)])
+        if found:
+            from tui.ui.screens.recovery import RecoveryScreen
+
+            self.session.record(
+                "fix-unfinished", records=[{"host": r.host, "record": r.id} for r in found]
+            )
+            self.push_screen(RecoveryScreen(found))
+
+    @on(UndoRecordRequested)
+    def _on_undo_record_requested(self, message: UndoRecordRequested) -> None:
+        """The recovery screen's undo: the fix wizard with that record's undo plan."""
+        from tui.core.fixes import make_stamp
+        from tui.core.fixes.undo import undo_plan
+        from tui.ui.screens.fix_wizard import FixWizardScreen
+
+        record = message.record
+        host = self._hosts.get(record.host)
+        if host is None:
+            self.notify(f"{record.host} is not in this inventory.", severity="warning")
+            return
+        sudo = record.sudo if record.sudo is not None else True
+        plan = undo_plan(record, host, sudo=sudo, stamp=make_stamp())
+        self.push_screen(
+            FixWizardScreen(host, plan, self.session, undoing=record),
+            partial(self._fix_closed, record.host),
+        )
+
     # -- probing --------------------------------------------------------------------------------
     def probe_output(self, name: str) -> list[str]:
         """The raw probe output lines of a host so far (the host screen's log reads this)."""
         return self._output.get(name, [])
 
     def request_probe(self, names: Sequence[str]) -> None:
+        if self._quitting:
+            return
         names = tuple(names) or self.fleet.order
         starting = [self.fleet[n] for n in names if n in self._hosts and not self.fleet[n].busy]
         if not starting:

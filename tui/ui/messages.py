@@ -54,6 +54,14 @@ class FixRequested(Message):
         self.python = python
 
 
+class UndoRecordRequested(Message):
+    """Open the fix wizard with the undo of this ``tui.core.fixes.undo.UndoRecord``."""
+
+    def __init__(self, record: Any) -> None:
+        super().__init__()
+        self.record = record
+
+
 class ValidateRequested(Message):
     def __init__(self, host: str, python: str | None) -> None:
         super().__init__()

@@ -217,7 +217,8 @@ def _profile_step(
     return Step(
         title=f"Set {', '.join(keys)} for login shells",
         command=pick + "\n" + ensure_block('"$p"', name, _shell_lines(env, path_prepend), suffix),
-        undo=pick + "\n" + undo_block('"$p"', name, suffix),
+        # either file: the one the fix edited has its backup or created-marker, the other not
+        undo="\n".join(undo_block(f, name, suffix) for f in (first, second)),
         changes=(
             f"appends a marked block to ~/{PROFILE_FILES[0]} if it exists, else "
             f"~/{PROFILE_FILES[1]} (backup: <file>{suffix})"

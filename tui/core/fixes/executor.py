@@ -1,5 +1,10 @@
 """Run a fix plan: each step in order, stop at the first failure, re-probe, verify, record undo.
 
+Every step is journaled ahead (``tui.core.fixes.journal``): its intent is on disk before it
+runs and its outcome after, so a failed step keeps what it reported and a step cut by
+``kill -9`` or a dropped connection is recorded as ``unknown`` (it may have changed what it
+says) and undoable. ``Session.fixes`` asks running plans to stop after their current step.
+
 The verdict is judged for the environments the fix changed: a systemd unit as it will start
 next time (its unit files, drop-ins and the ``EnvironmentFile=`` files they name, which
 override ``Environment=``), the venv as ``activate`` leaves it. The live process keeps its old
@@ -9,6 +14,8 @@ environment file) is not reported as fixed.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
 import shlex
 from collections.abc import Callable, Mapping
@@ -19,8 +26,9 @@ from tui.core.diagnosis import diagnose
 from tui.core.factbuild import SYSTEMD_DEFAULT_PATH
 from tui.core.facts import EnvContext, Facts
 from tui.core.findings import Severity
-from tui.core.fixes import undo as undo_store
+from tui.core.fixes.journal import FixJournal, Journal, JournalError, UndoJournal
 from tui.core.fixes.plan import FixPlan, Step, parse_flags, shown_line
+from tui.core.fixes.undo import UndoRecord
 from tui.core.fixes.unitenv import (
     UnitStart,
     next_start_context,
@@ -34,6 +42,7 @@ from tui.core.hosts import Host
 
 if TYPE_CHECKING:
     from tui.core.runner import Session
+    from tui.core.transport import CommandResult
 
 StepStatus = Literal["changed", "unchanged", "done", "failed", "not-run"]
 LineSink = Callable[[str], None]
@@ -43,6 +52,8 @@ READ_DEADLINE_S = 30.0
 PROBLEM_SEVERITIES = ("critical", "warning")
 ENV_MARK = "@@env "
 NVCC_MARK = "@@nvcc "
+NEVER_CONNECTED = ("unreachable", "hostkey-unknown", "hostkey-changed")  # CommandResult kinds
+STOPPED = "detective-tui was quit before this step; it was not started"
 
 
 @dataclass(frozen=True)
@@ -54,6 +65,20 @@ class StepResult:
     output: str = ""
     reports: tuple[str, ...] = ()  # what the step said it changed or left alone
     error: str | None = None
+    changed_flags: tuple[str, ...] = ()  # what it said it changed (a failed step keeps them)
+    untouched: bool = False  # failed before its command started (sudo refused, no connection)
+
+    @property
+    def may_have_changed(self) -> bool:
+        """Changed, or failed / cut after its command started: its undo must run."""
+        return self.status == "changed" or (self.status == "failed" and not self.untouched)
+
+    @property
+    def journal_status(self) -> str:
+        """The journal's word: a failed step that started is ``unknown``."""
+        if self.status == "failed":
+            return "not-run" if self.untouched else "unknown"
+        return self.status
 
 
 @dataclass(frozen=True)
@@ -82,8 +107,9 @@ class FixOutcome:
     contexts: tuple[ContextChange, ...] = ()
     pending_restart: tuple[str, ...] = ()  # units whose running process still has the old env
     unit_problems: tuple[str, ...] = ()  # why a changed unit would not start next time
-    record: str | None = None  # undo record id, when something changed
+    record: str | None = None  # undo record id, when something changed or may have
     facts_after: Facts | None = field(default=None, compare=False)
+    stopped: bool = False  # asked to stop (the TUI was quit): the rest was not started
 
     @property
     def applied(self) -> bool:
@@ -98,6 +124,16 @@ class FixOutcome:
     @property
     def changed(self) -> tuple[StepResult, ...]:
         return tuple(s for s in self.steps if s.status == "changed")
+
+    @property
+    def uncertain(self) -> tuple[StepResult, ...]:
+        """Steps that failed or were cut after they started: they may have changed things."""
+        return tuple(s for s in self.steps if s.status == "failed" and s.may_have_changed)
+
+    @property
+    def nothing_changed(self) -> bool:
+        """Proven: every step that ran reported no change, or never started."""
+        return not self.changed and not self.uncertain
 
 
 @dataclass(frozen=True)
@@ -115,51 +151,115 @@ def _sudo_problem(output: str) -> bool:
 
 
 async def run_steps(
-    session: Session, host: Host, plan: FixPlan, on_line: LineSink | None = None
+    session: Session,
+    host: Host,
+    plan: FixPlan,
+    on_line: LineSink | None = None,
+    journal: Journal | None = None,
 ) -> tuple[tuple[StepResult, ...], str | None]:
-    """Run the plan's steps in order; stop at the first failure. Returns results and the error."""
+    """Run the plan's steps in order; stop at the first failure, or before the next step when
+    the session was asked to stop. Each step's intent is journaled before it runs and its
+    outcome after; a journal that cannot be written stops the run. Returns results and the
+    error (None when every step ran and succeeded)."""
     results: list[StepResult] = []
     error: str | None = None
     shown = (lambda line: on_line(shown_line(line))) if on_line else None
     for index, step in enumerate(plan.steps, 1):
         command = plan.effective_command(step)
+        if error is None and session.fixes.stop_requested:
+            error = f"stopped before step {index}: detective-tui was quit"
         if error is not None:
             results.append(StepResult(step=step, command=command, status="not-run"))
             continue
         if on_line:
             on_line(f"── step {index}/{len(plan.steps)}: {step.title}")
-        res = await session.run_script(
-            host, command, env=dict(host.env), deadline_s=step.deadline_s, on_line=shown
-        )
-        flags = parse_flags(res.output)
-        reports = (*flags.changed, *flags.unchanged)
-        failed = res.timed_out or res.error is not None or res.exit_status != 0
-        if failed:
-            if plan.sudo and step.needs_root and _sudo_problem(res.output):
-                why = (
-                    f"sudo on {host.name} needs a password (sudo -n refused); run the commands "
-                    "yourself as root, or log in as root / allow this user passwordless sudo"
-                )
-            elif res.timed_out:
-                why = f"timed out after {step.deadline_s:.0f} s"
-            else:
-                why = res.error or f"exit status {res.exit_status}"
-            error = f"step {index} ({step.title}) failed: {why}"
-            status: StepStatus = "failed"
-        else:
-            status = "changed" if flags.changed else ("unchanged" if flags.unchanged else "done")
-        results.append(
-            StepResult(
-                step=step,
-                command=command,
-                status=status,
-                exit_status=res.exit_status,
-                output=res.output,
-                reports=reports,
-                error=error if status == "failed" else None,
+        try:
+            if journal is not None:
+                await asyncio.to_thread(journal.started, index)
+        except JournalError as exc:
+            error = f"step {index} ({step.title}) not started: {exc}"
+            results.append(StepResult(step=step, command=command, status="not-run"))
+            continue
+        session.fixes.running[host.name] = f"{plan.fix_id}: step {index}/{len(plan.steps)}"
+        try:
+            res = await session.run_script(
+                host, command, env=dict(host.env), deadline_s=step.deadline_s, on_line=shown
             )
-        )
+        except BaseException as exc:  # cancelled or a bug: the step may have run in part
+            if journal is not None:
+                why = f"cut mid-step: {exc!r}"
+                with contextlib.suppress(JournalError):
+                    journal.finished(index, "unknown", error=why)
+                    journal.not_run(list(range(index + 1, len(plan.steps) + 1)), why)
+            raise
+        finally:
+            session.fixes.running.pop(host.name, None)
+        result = _step_result(host, plan, step, index, command, res)
+        if result.status == "failed":
+            error = result.error
+        results.append(result)
+        if journal is not None:
+            try:
+                await asyncio.to_thread(
+                    journal.finished,
+                    index,
+                    result.journal_status,
+                    exit_status=result.exit_status,
+                    error=result.error,
+                    reports=result.reports,
+                )
+            except JournalError as exc:
+                error = error or f"after step {index} ({step.title}): {exc}"
+    if journal is not None:
+        rest = [i for i, r in enumerate(results, 1) if r.status == "not-run"]
+        why = STOPPED if session.fixes.stop_requested else f"not started: {error}"
+        try:
+            await asyncio.to_thread(journal.not_run, rest, why)
+        except JournalError as exc:
+            error = error or str(exc)
     return tuple(results), error
+
+
+def _step_result(
+    host: Host, plan: FixPlan, step: Step, index: int, command: str, res: CommandResult
+) -> StepResult:
+    flags = parse_flags(res.output)
+    reports = (*flags.changed, *flags.unchanged)
+    failed = res.timed_out or res.error is not None or res.exit_status != 0
+    if not failed:
+        status: StepStatus = (
+            "changed" if flags.changed else ("unchanged" if flags.unchanged else "done")
+        )
+        return StepResult(
+            step=step,
+            command=command,
+            status=status,
+            exit_status=res.exit_status,
+            output=res.output,
+            reports=reports,
+            changed_flags=flags.changed,
+        )
+    sudo_refused = plan.sudo and step.needs_root and _sudo_problem(res.output)
+    if sudo_refused:
+        why = (
+            f"sudo on {host.name} needs a password (sudo -n refused); run the commands "
+            "yourself as root, or log in as root / allow this user passwordless sudo"
+        )
+    elif res.timed_out:
+        why = f"timed out after {step.deadline_s:.0f} s"
+    else:
+        why = res.error or f"exit status {res.exit_status}"
+    return StepResult(
+        step=step,
+        command=command,
+        status="failed",
+        exit_status=res.exit_status,
+        output=res.output,
+        reports=reports,
+        error=f"step {index} ({step.title}) failed: {why}",
+        changed_flags=flags.changed,
+        untouched=bool(sudo_refused) or res.error_kind in NEVER_CONNECTED,
+    )
 
 
 async def _run_read(session: Session, host: Host, script: str) -> str:
@@ -351,11 +451,15 @@ async def apply_plan(
     *,
     before: Facts | None = None,
     record_undo: bool = True,
+    undoing: UndoRecord | None = None,
 ) -> FixOutcome:
     """Run ``plan`` on ``host``, re-probe, re-diagnose, and compare before/after.
 
     ``before`` is the probe the plan was built from (probed again when not given). The
-    transcript gets the plan, every command, and the outcome.
+    transcript gets the plan, every command, every journal write and the outcome. With
+    ``record_undo`` the run is journaled in a new undo record; ``undoing`` is the record an
+    undo plan reverses (its undo is journaled there, and it is moved aside once undone).
+    Plans with neither (restarts) change nothing that can be undone and keep no journal.
     """
     if before is None:
         probed = await session.probe(host)
@@ -374,19 +478,48 @@ async def apply_plan(
             f"{plan.fix_id} needs root and sudo on {host.name} asks for a password; run the "
             "previewed commands yourself as root, or allow passwordless sudo for this user"
         )
-        steps = tuple(
-            StepResult(step=s, command=plan.effective_command(s), status="not-run")
-            for s in plan.steps
-        )
         session.record("fix-refused", host=host.name, fix=plan.fix_id, reason=error)
-        return FixOutcome(plan=plan, steps=steps, error=error)
+        return _not_started(plan, error)
+    if session.fixes.stop_requested:
+        return _not_started(plan, "not started: detective-tui was quit", stopped=True)
     reads_before = await read_envs(session, host, plan)
     judged_before = judged_facts(before, plan, reads_before)
     findings_before, worst_before = _verdict_of(judged_before)
-    results, error = await run_steps(session, host, plan, on_line)
+    try:
+        journal = await asyncio.to_thread(
+            _open_journal, session, plan, findings_before, undoing, record_undo
+        )
+    except JournalError as exc:
+        session.record("fix-refused", host=host.name, fix=plan.fix_id, reason=str(exc))
+        return _not_started(plan, f"{exc}; nothing was run")
+    results, error = await run_steps(session, host, plan, on_line, journal)
+    cut_short = session.fixes.stop_requested and any(r.status == "not-run" for r in results)
     record = None
-    if record_undo and any(r.status == "changed" for r in results):
-        record = undo_store.save_record(plan, results, findings_before)
+    if journal is not None:
+        state = (
+            "stopped"
+            if cut_short and not any(r.status == "failed" for r in results)
+            else ("failed" if error else "done")
+        )
+        try:
+            record = await asyncio.to_thread(journal.close, state, error)
+        except JournalError as exc:
+            error = error or str(exc)
+            record = journal.record.id
+    if isinstance(journal, UndoJournal):
+        record = None
+    if session.fixes.stop_requested:  # quitting: no re-probe, the next run probes
+        outcome = FixOutcome(
+            plan=plan,
+            steps=results,
+            error=error,
+            findings_before=findings_before,
+            worst_before=worst_before,
+            record=record,
+            stopped=True,
+        )
+        session.record("fix-outcome", **outcome_summary(outcome))
+        return outcome
     probed = await session.probe(host)
     if probed.facts is None:
         outcome = FixOutcome(
@@ -424,6 +557,27 @@ async def apply_plan(
     return outcome
 
 
+def _open_journal(
+    session: Session,
+    plan: FixPlan,
+    findings_before: tuple[str, ...],
+    undoing: UndoRecord | None,
+    record_undo: bool,
+) -> Journal | None:
+    if undoing is not None:
+        return UndoJournal.open(undoing, plan, session.record)
+    if record_undo:
+        return FixJournal.open(plan, findings_before, session.record)
+    return None
+
+
+def _not_started(plan: FixPlan, error: str, *, stopped: bool = False) -> FixOutcome:
+    steps = tuple(
+        StepResult(step=s, command=plan.effective_command(s), status="not-run") for s in plan.steps
+    )
+    return FixOutcome(plan=plan, steps=steps, error=error, stopped=stopped)
+
+
 def outcome_summary(outcome: FixOutcome) -> dict[str, object]:
     """A JSON-able summary for the transcript and ``--json`` output."""
     return {
@@ -439,6 +593,8 @@ def outcome_summary(outcome: FixOutcome) -> dict[str, object]:
                 "status": s.status,
                 "exit_status": s.exit_status,
                 "reports": list(s.reports),
+                "may_have_changed": s.may_have_changed,
+                "journal_status": s.journal_status,
             }
             for s in outcome.steps
         ],
@@ -462,4 +618,6 @@ def outcome_summary(outcome: FixOutcome) -> dict[str, object]:
         "pending_restart": list(outcome.pending_restart),
         "unit_problems": list(outcome.unit_problems),
         "undo_record": outcome.record,
+        "nothing_changed": outcome.nothing_changed,
+        "stopped": outcome.stopped,
     }

@@ -2,14 +2,14 @@
 
 A host that cannot be reached, cannot be planned for, or fails never stops the others. The
 same goes for undoing fixes on many hosts: each host's undo plan comes from its own undo
-record, and a record is marked undone only where its undo applied.
+record, the undo is journaled there, and a record is moved aside only where its undo applied.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from tui.core.diagnosis import diagnose
@@ -22,7 +22,6 @@ from tui.core.fixes.undo import (
     UndoRecord,
     list_records,
     load_record,
-    mark_undone,
     records_dir,
     undo_plan,
 )
@@ -32,7 +31,15 @@ if TYPE_CHECKING:
     from tui.core.runner import Session
 
 HostStatus = Literal[
-    "fixed", "applied", "undone", "failed", "unresolved", "not-planned", "skipped", "unreachable"
+    "fixed",
+    "applied",
+    "undone",
+    "failed",
+    "stopped",
+    "unresolved",
+    "not-planned",
+    "skipped",
+    "unreachable",
 ]
 
 
@@ -64,7 +71,7 @@ class HostFixResult:
         if self.item.plan is None:
             return "not-planned"
         if self.outcome is None or not self.outcome.applied:
-            return "failed"
+            return "stopped" if self.outcome is not None and self.outcome.stopped else "failed"
         if self.item.undo_record is not None:
             return "undone"
         if self.outcome.unresolved or self.outcome.introduced:
@@ -84,7 +91,7 @@ class HostFixResult:
         record = self.item.undo_record
         if record is not None:
             parts += _undo_verdict(o, record)
-        else:
+        elif o.applied:
             if o.resolved:
                 parts.append("gone: " + ", ".join(o.resolved))
             if o.unresolved:
@@ -93,8 +100,12 @@ class HostFixResult:
                 parts.append("new: " + ", ".join(o.introduced))
         if o.pending_restart:
             parts.append("restart pending: " + ", ".join(o.pending_restart))
-        changed = len(o.changed)
-        parts.append(f"{changed} step(s) changed" if changed else "nothing changed")
+        if o.changed:
+            parts.append(f"{len(o.changed)} step(s) changed")
+        if o.uncertain:
+            parts.append(f"{len(o.uncertain)} step(s) may have changed (undo covers them)")
+        if o.nothing_changed:
+            parts.append("nothing changed")
         return "; ".join(parts)
 
 
@@ -202,7 +213,13 @@ async def apply_fleet(
         async with gate:
             try:
                 outcome = await apply_plan(
-                    session, item.host, item.plan, sink, before=item.facts, record_undo=record_undo
+                    session,
+                    item.host,
+                    item.plan,
+                    sink,
+                    before=item.facts,
+                    record_undo=record_undo and item.undo_record is None,
+                    undoing=item.undo_record,
                 )
             except Exception as exc:  # one host's bug must not stop the fleet
                 return HostFixResult(item=item, outcome=None, error=f"internal error: {exc!r}")
@@ -292,19 +309,6 @@ async def undo_fleet(
     *,
     concurrency: int = 8,
 ) -> list[HostFixResult]:
-    """Apply the undo items concurrently; mark a record undone only where its undo applied."""
-    results = await apply_fleet(session, items, on_line, concurrency=concurrency, record_undo=False)
-    return [_mark(r) for r in results]
-
-
-def _mark(result: HostFixResult) -> HostFixResult:
-    record = result.item.undo_record
-    if record is None or result.outcome is None or not result.outcome.applied:
-        return result
-    try:
-        mark_undone(record)
-    except OSError as exc:
-        return replace(
-            result, error=f"undone, but its record {record.path} could not be set aside: {exc}"
-        )
-    return result
+    """Apply the undo items concurrently; each undo is journaled in its record, which is
+    moved aside only where the undo applied."""
+    return await apply_fleet(session, items, on_line, concurrency=concurrency, record_undo=False)

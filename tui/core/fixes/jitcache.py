@@ -51,12 +51,15 @@ def _move_step(dir_expr: str, shown: str, stamp: str, needs_root: bool) -> Step:
         undo="\n".join(
             [
                 f"d={dir_expr}",
-                'if [ -e "$d" ]; then',
+                f'if [ ! -e "$d"{q(moved)} ]; then',
+                f"  {say_unchanged(f'nothing of this fix run to move back ({shown}{moved})')}",
+                'elif [ -e "$d" ]; then',
                 f"  echo {q(f'{shown} was rebuilt since the move; move it away, undo again')} >&2",
                 "  exit 1",
+                "else",
+                f'  mv "$d"{q(moved)} "$d"',
+                f"  {say_changed(f'moved {shown}{moved} back to {shown}')}",
                 "fi",
-                f'mv "$d"{q(moved)} "$d"',
-                say_changed(f"moved {shown}{moved} back to {shown}"),
             ]
         ),
         changes=f"renames {shown} to {shown}{moved}; FlashInfer rebuilds its kernels on next use",

@@ -53,22 +53,39 @@ def _findings_line(when: str, worst: str | None, ids: tuple[str, ...]) -> str:
     return f"Findings {when} {', '.join(ids)} (worst: {worst})"
 
 
+def changed_lines(outcome: FixOutcome) -> list[str]:
+    """What the run changed, what it may have changed (a step that failed or was cut after it
+    started), and "Nothing was changed." only when every step proves it. Silent for a run
+    that completed."""
+    if not outcome.error:
+        return []
+    changed, uncertain = outcome.changed, outcome.uncertain
+    out = []
+    if changed:
+        out.append("Changed so far: " + "; ".join(s.step.changes for s in changed))
+    for s in uncertain:
+        said = f" (it reported: {'; '.join(s.changed_flags)})" if s.changed_flags else ""
+        out.append(f"May have changed — {s.step.title} did not finish{said}: {s.step.changes}")
+    if outcome.nothing_changed:
+        out.append("Nothing was changed.")
+    return out
+
+
 def outcome_text(outcome: FixOutcome) -> str:
     """Per step result, before/after per changed environment, the verdict, and how to undo."""
     plan = outcome.plan
     out = [plan_heading(plan)]
     for i, s in enumerate(outcome.steps, 1):
-        line = f"  {i}. {s.step.title}: {STATUS_WORDS[s.status]}"
+        word = STATUS_WORDS[s.status]
+        if s.status == "failed":
+            word += " (never started)" if s.untouched else " (may have changed something)"
+        line = f"  {i}. {s.step.title}: {word}"
         if s.reports:
             line += " — " + "; ".join(s.reports)
         out.append(line)
     if outcome.error:
         out += ["", f"Stopped: {outcome.error}"]
-        changed = outcome.changed
-        if changed:
-            out.append("Changed so far: " + "; ".join(s.step.changes for s in changed))
-        else:
-            out.append("Nothing was changed.")
+    out += changed_lines(outcome)
     for c in outcome.contexts:
         out += ["", f"{c.label}:"]
         for k in sorted(set(c.before) | set(c.after)):
@@ -83,8 +100,12 @@ def outcome_text(outcome: FixOutcome) -> str:
         out.append("Findings after:  unknown (no re-probe)")
     else:
         out.append(_findings_line("after: ", outcome.worst_after, outcome.findings_after))
-    if outcome.resolved:
+    if outcome.resolved and outcome.applied:
         out.append("Fixed: " + ", ".join(outcome.resolved))
+    elif outcome.resolved:
+        out.append(
+            "Gone now, but NOT fixed — the fix did not complete: " + ", ".join(outcome.resolved)
+        )
     if outcome.unresolved:
         out.append("NOT fixed: " + ", ".join(outcome.unresolved))
     if outcome.introduced:

@@ -58,13 +58,71 @@ def block_text(name: str, lines: Sequence[str]) -> str:
     return "\n".join([begin_marker(name), *lines, end_marker(name)])
 
 
+def created_marker(backup_suffix: str) -> str:
+    """Beside a file a step creates: ``<file>.detective-tui-<stamp>.absent`` says "this file did
+    not exist before this fix run", so its undo removes the file and nothing else."""
+    return backup_suffix.removesuffix(".bak") + ".absent"
+
+
+def temp_suffix(backup_suffix: str) -> str:
+    return backup_suffix.removesuffix(".bak") + ".tmp"
+
+
+def _replace_file(backup_suffix: str, fill: Sequence[str]) -> list[str]:
+    """Shell lines that replace ``$f`` atomically, leaving the old file or the new, never a
+    torn one: the old file is copied to its backup (itself through a temp file and ``mv``), or,
+    when there was none, a created-marker is left; ``fill`` writes the new content into
+    ``"$t"`` (a temp file beside it carrying the old file's mode and owner); ``mv`` puts it in
+    place. Cut anywhere, ``undo_replaced`` restores exactly what was there."""
+    t, b, a = q(temp_suffix(backup_suffix)), q(backup_suffix), q(created_marker(backup_suffix))
+    return [
+        f't="$f"{t}',
+        'if [ -f "$f" ]; then',
+        '  cp -p "$f" "$t"',
+        f'  mv -f "$t" "$f"{b}',
+        '  cp -p "$f" "$t"',
+        "else",
+        f'  : > "$f"{a}',
+        '  : > "$t"',
+        "fi",
+        *fill,
+        'mv -f "$t" "$f"',
+    ]
+
+
+def undo_replaced(backup_suffix: str, restored: str, removed: str, untouched: str) -> list[str]:
+    """Undo ``_replace_file`` from the state it left, however far it got: the backup goes
+    back (byte for byte, mode and times), else a file the run created is removed, else
+    nothing of this run is there and nothing is touched. Safe to run twice."""
+    t, b, a = q(temp_suffix(backup_suffix)), q(backup_suffix), q(created_marker(backup_suffix))
+    return [
+        f'rm -f "$f"{t}',
+        f'if [ -f "$f"{b} ]; then',
+        f'  mv -f "$f"{b} "$f"',
+        f'  rm -f "$f"{a}',
+        f"  {say_changed(restored)}",
+        f'elif [ -e "$f"{a} ]; then',
+        f'  rm -f "$f" "$f"{a}',
+        f"  {say_changed(removed)}",
+        "else",
+        f"  {say_unchanged(untouched)}",
+        "fi",
+    ]
+
+
 def ensure_block(file_expr: str, name: str, lines: Sequence[str], backup_suffix: str) -> str:
     """Put a marker-delimited block at the end of a file; a no-op when it is already there.
 
-    The file is copied to ``<file><backup_suffix>`` before the first change.
+    The file is backed up to ``<file><backup_suffix>`` (or marked as created) and replaced
+    atomically (``_replace_file``).
     """
     block = block_text(name, lines)
     rng = _sed_range(name)
+    fill = [
+        f'if [ -f "$f" ]; then sed {q(rng + "d")} "$f" > "$t"; fi',
+        'if [ -s "$t" ] && [ -n "$(tail -c 1 "$t")" ]; then echo >> "$t"; fi',
+        'printf \'%s\\n\' "$b" >> "$t"',
+    ]
     return "\n".join(
         [
             f"f={file_expr}",
@@ -73,12 +131,7 @@ def ensure_block(file_expr: str, name: str, lines: Sequence[str], backup_suffix:
             f'if [ -f "$f" ] && [ "$(sed -n {q(rng + "p")} "$f")" = "$b" ]; then',
             f"  {say_unchanged('block ' + name + ' already in place')}",
             "else",
-            '  if [ -f "$f" ]; then',
-            f'    cp -p "$f" "$f"{q(backup_suffix)}',
-            f'    sed -i {q(rng + "d")} "$f"',
-            '    if [ -s "$f" ] && [ -n "$(tail -c 1 "$f")" ]; then echo >> "$f"; fi',
-            "  fi",
-            '  printf \'%s\\n\' "$b" >> "$f"',
+            *(f"  {line}" for line in _replace_file(backup_suffix, fill)),
             f"  {say_changed('block ' + name + ' written')}",
             "fi",
         ]
@@ -96,25 +149,24 @@ def _require_whole_block(name: str) -> str:
 
 
 def undo_block(file_expr: str, name: str, backup_suffix: str) -> str:
-    """Restore the backup taken before the block was written, else remove the block."""
-    rng = _sed_range(name)
+    """Restore the file as it was before this run's block was written, from whatever state
+    the run left (``undo_replaced``)."""
     return "\n".join(
         [
             f"f={file_expr}",
-            _require_whole_block(name),
-            f'if [ -f "$f"{q(backup_suffix)} ]; then',
-            f'  mv -f "$f"{q(backup_suffix)} "$f"',
-            f"  {say_changed('restored the backup of the file with block ' + name)}",
-            f'elif [ -f "$f" ] && grep -qxF {q(begin_marker(name))} "$f"; then',
-            f'  sed -i {q(rng + "d")} "$f"',
-            f"  {say_changed('block ' + name + ' removed')}",
-            "fi",
+            *undo_replaced(
+                backup_suffix,
+                f"restored the backup of the file with block {name}",
+                f"removed the file this fix created for block {name}",
+                f"block {name}: nothing of this fix run in the file",
+            ),
         ]
     )
 
 
 def ensure_file(dir_expr: str, name: str, content: str, backup_suffix: str) -> str:
-    """Write a whole file that detective-tui owns (a systemd drop-in); a no-op when identical."""
+    """Write a whole file that detective-tui owns (a systemd drop-in); a no-op when identical.
+    Replaced atomically, with a backup or a created-marker (``_replace_file``)."""
     return "\n".join(
         [
             f"d={dir_expr}",
@@ -124,8 +176,10 @@ def ensure_file(dir_expr: str, name: str, content: str, backup_suffix: str) -> s
             f"  {say_unchanged(name + ' already in place')}",
             "else",
             '  mkdir -p "$d"',
-            f'  if [ -f "$f" ]; then cp -p "$f" "$f"{q(backup_suffix)}; fi',
-            '  printf \'%s\\n\' "$c" > "$f"',
+            *(
+                f"  {line}"
+                for line in _replace_file(backup_suffix, ['printf \'%s\\n\' "$c" > "$t"'])
+            ),
             f"  {say_changed(name + ' written')}",
             "fi",
         ]
@@ -136,12 +190,27 @@ def undo_file(dir_expr: str, name: str, backup_suffix: str) -> str:
     return "\n".join(
         [
             f"f={dir_expr}/{q(name)}",
-            f'if [ -f "$f"{q(backup_suffix)} ]; then',
-            f'  mv -f "$f"{q(backup_suffix)} "$f"',
-            f"  {say_changed('restored the backup of ' + name)}",
-            'elif [ -f "$f" ]; then',
-            '  rm -f "$f"',
-            f"  {say_changed(name + ' removed')}",
+            *undo_replaced(
+                backup_suffix,
+                f"restored the backup of {name}",
+                f"{name} removed",
+                f"{name}: nothing of this fix run to undo",
+            ),
+        ]
+    )
+
+
+def only_if_marked(marker: str, command: str, done: str, untouched: str) -> str:
+    """An undo that acts only where its step left ``marker`` before acting (an install that
+    never started, or a package that was there before, is left alone)."""
+    return "\n".join(
+        [
+            f"if [ -e {marker} ]; then",
+            f"  {command}",
+            f"  rm -f {marker}",
+            f"  {say_changed(done)}",
+            "else",
+            f"  {say_unchanged(untouched)}",
             "fi",
         ]
     )

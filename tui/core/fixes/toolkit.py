@@ -11,7 +11,14 @@ from collections.abc import Mapping
 from tui.core.facts import Facts, PythonEnv
 from tui.core.fixes.envset import EnvChange, env_change, make_plan
 from tui.core.fixes.plan import FixError, FixPlan, Step
-from tui.core.fixes.shell import host_path, q, require_file, say_changed, say_unchanged
+from tui.core.fixes.shell import (
+    host_path,
+    only_if_marked,
+    q,
+    require_file,
+    say_changed,
+    say_unchanged,
+)
 from tui.core.fixes.targets import SYSTEM_PREFIXES, env_targets, pick_python
 from tui.core.hosts import Host
 
@@ -49,6 +56,8 @@ APT_URL = "https://developer.download.nvidia.com/compute/cuda/repos/{repo}/{arch
 APT_PACKAGE = "cuda-toolkit-13-0"  # never `cuda`/`cuda-13-0`: those pull in a driver
 APT_HOME = "/usr/local/cuda-13.0"
 APT_VERSION = "13.0"
+# where the apt steps leave their "installed by this run" markers on the host
+MARKER_DIR = "/var/lib/detective-tui"
 
 
 def _major(version: str | None) -> str | None:
@@ -161,6 +170,8 @@ def install_cuda_toolkit_pip(
     ]
     py_cmd = host_path(host, py.path)
     nvcc = host_path(host, home + "/bin/nvcc")
+    # left before pip runs: the undo uninstalls only what this run may have installed
+    marker = host_path(host, f"{site}/nvidia-cu13.detective-tui-{stamp}.absent")
     install = Step(
         title=f"Install NVIDIA's CUDA {version} toolkit wheels into {py.prefix or py.path}",
         command="\n".join(
@@ -168,6 +179,7 @@ def install_cuda_toolkit_pip(
                 f"if [ -x {nvcc} ]; then",
                 f"  {say_unchanged(f'{home}/bin/nvcc already installed')}",
                 "else",
+                f"  : > {marker}",
                 f"  {py_cmd} -m pip install --disable-pip-version-check {q(requirement)}",
                 "  " + require_file(nvcc, "-x", f"pip finished but {home}/bin/nvcc is missing"),
                 f"  {say_changed(f'installed {requirement}')}",
@@ -175,8 +187,12 @@ def install_cuda_toolkit_pip(
             ]
         ),
         undo=(
-            f"{py_cmd} -m pip uninstall -y {' '.join(q(p) for p in added)}\n"
-            + say_changed("uninstalled " + " ".join(added))
+            only_if_marked(
+                marker,
+                f"{py_cmd} -m pip uninstall -y {' '.join(q(p) for p in added)}",
+                "uninstalled " + " ".join(added),
+                "the wheels were not installed by this fix run",
+            )
             if added
             else None
         ),
@@ -227,6 +243,9 @@ def install_cuda_toolkit_apt(
     url = APT_URL.format(repo=repo, arch=arch)
     py = pick_python(facts, python)
     nvcc = host_path(host, APT_HOME + "/bin/nvcc")
+    keyring_marker = host_path(host, f"{MARKER_DIR}/cuda-keyring.detective-tui-{stamp}.absent")
+    toolkit_marker = host_path(host, f"{MARKER_DIR}/{APT_PACKAGE}.detective-tui-{stamp}.absent")
+    marker_dir = host_path(host, MARKER_DIR)
     keyring = Step(
         title=f"Add NVIDIA's CUDA apt repository ({repo}/{arch})",
         command="\n".join(
@@ -234,6 +253,8 @@ def install_cuda_toolkit_apt(
                 "if dpkg -s cuda-keyring >/dev/null 2>&1; then",
                 f"  {say_unchanged('cuda-keyring already installed')}",
                 "else",
+                f"  mkdir -p {marker_dir}",
+                f"  : > {keyring_marker}",
                 "  t=$(mktemp -d)",
                 f'  curl -fsSL -o "$t"/{APT_KEYRING} {q(url)} ||',
                 f'    wget -qO "$t"/{APT_KEYRING} {q(url)}',
@@ -243,7 +264,12 @@ def install_cuda_toolkit_apt(
                 "fi",
             ]
         ),
-        undo="dpkg -r cuda-keyring\n" + say_changed("removed cuda-keyring"),
+        undo=only_if_marked(
+            keyring_marker,
+            "dpkg -r cuda-keyring",
+            "removed cuda-keyring",
+            "cuda-keyring was not installed by this fix run",
+        ),
         changes=f"installs the cuda-keyring package (NVIDIA's key and the {repo}/{arch} source)",
         needs_root=True,
     )
@@ -262,6 +288,8 @@ def install_cuda_toolkit_apt(
                 f"if [ -x {nvcc} ]; then",
                 f"  {say_unchanged(f'{APT_HOME}/bin/nvcc already installed')}",
                 "else",
+                f"  mkdir -p {marker_dir}",
+                f"  : > {toolkit_marker}",
                 "  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "
                 + APT_PACKAGE,
                 "  " + require_file(nvcc, "-x", f"apt-get left no {APT_HOME}/bin/nvcc"),
@@ -269,8 +297,12 @@ def install_cuda_toolkit_apt(
                 "fi",
             ]
         ),
-        undo=f"DEBIAN_FRONTEND=noninteractive apt-get remove -y {APT_PACKAGE}\n"
-        + say_changed(f"removed {APT_PACKAGE}"),
+        undo=only_if_marked(
+            toolkit_marker,
+            f"DEBIAN_FRONTEND=noninteractive apt-get remove -y {APT_PACKAGE}",
+            f"removed {APT_PACKAGE}",
+            f"{APT_PACKAGE} was not installed by this fix run",
+        ),
         changes=f"installs {APT_PACKAGE} into {APT_HOME} (about 3 GB)",
         needs_root=True,
         deadline_s=3600.0,

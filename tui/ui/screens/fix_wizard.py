@@ -1,14 +1,15 @@
 """The fix wizard: preview → confirm → live output → before/after verdict → undo / restart offer.
 
 Self-contained: ``FixWizardScreen(host, plan, session)`` needs a ``tui.core.runner.Session``
-and a plan from ``tui.core.fixes.build_plan``. It dismisses with the last ``FixOutcome``
-(``None`` when nothing ran). Every run goes through ``tui.core.fixes.executor.apply_plan``,
-so the transcript gets the commands, their output and the user's decisions.
+and a plan from ``tui.core.fixes.build_plan`` (or, with ``undoing=record``, the undo plan of
+that record: its first run is then that undo, journaled in the record). It dismisses with the
+last ``FixOutcome`` (``None`` when nothing ran). Every run goes through
+``tui.core.fixes.executor.apply_plan``, so the transcript gets the commands, their output and
+the user's decisions.
 """
 
 from __future__ import annotations
 
-import contextlib
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from textual import on, work
@@ -28,7 +29,7 @@ from tui.core.fixes.executor import FixOutcome, apply_plan
 from tui.core.fixes.plan import FixPlan
 from tui.core.fixes.render import outcome_text, plan_heading, preview_text
 from tui.core.fixes.restart import restart_plan
-from tui.core.fixes.undo import UndoError, load_record, mark_undone, undo_plan
+from tui.core.fixes.undo import UndoError, UndoRecord, load_record, undo_plan
 from tui.core.hosts import Host
 
 if TYPE_CHECKING:
@@ -81,17 +82,26 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
     stage: reactive[Stage] = reactive("preview")
 
     def __init__(
-        self, host: Host, plan: FixPlan, session: Session, before: Facts | None = None
+        self,
+        host: Host,
+        plan: FixPlan,
+        session: Session,
+        before: Facts | None = None,
+        *,
+        undoing: UndoRecord | None = None,
     ) -> None:
         super().__init__()
         self.host = host
         self.plan = plan
         self.session = session
         self.before = before
+        self.undoing = undoing  # the record ``plan`` undoes (opened from the recovery screen)
         self.outcome: FixOutcome | None = None  # the last run (fix, undo or restart)
-        self.record: str | None = None  # undo record of the applied fix, until it is undone
+        # undo record of the applied fix, until it is undone
+        self.record: str | None = undoing.id if undoing else None
         self.restart_units: tuple[str, ...] = ()  # units still running the old environment
         self.pending: FixPlan | None = None  # an undo/restart plan shown, awaiting confirmation
+        self.pending_record: UndoRecord | None = None  # the record a pending undo reverses
 
     def compose(self) -> ComposeResult:
         with Vertical(id="fix-dialog"):
@@ -141,12 +151,15 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
             plan, self.pending = self.pending, None
             kind = "undo" if plan.fix_id.startswith("undo:") else "restart"
             self.session.record("decision", host=self.host.name, action=kind, answer="yes")
-            self._start(plan, kind)
+            self._start(plan, kind, self.pending_record)
             return
         if self.stage != "preview":
             return
         self.session.record("decision", host=self.host.name, fix=self.plan.fix_id, answer="yes")
-        self._start(self.plan, "fix")
+        if self.undoing is not None:
+            self._start(self.plan, "undo", self.undoing)
+        else:
+            self._start(self.plan, "fix")
 
     @on(Button.Pressed, "#undo")
     def action_undo(self) -> None:
@@ -157,6 +170,7 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
         except UndoError as exc:
             self._set_status(f"Cannot undo: {exc}")
             return
+        self.pending_record = record
         self._offer(undo_plan(record, self.host, sudo=self.plan.sudo, stamp=make_stamp()))
 
     @on(Button.Pressed, "#restart")
@@ -183,16 +197,16 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
         self.query_one("#apply", Button).label = "Confirm"
         self._set_status("Press Confirm (a) to run the commands above.")
 
-    def _start(self, plan: FixPlan, kind: str) -> None:
+    def _start(self, plan: FixPlan, kind: str, undoing: UndoRecord | None = None) -> None:
         log = self.query_one("#fix-output", Log)
         log.write_line(f"── {kind}: {plan.fix_id} on {self.host.name}")
         self.query_one("#apply", Button).label = "Apply"
         self.stage = "running"
         self._set_status("Running… every command and its output goes to the session transcript.")
-        self._run(plan, kind)
+        self._run(plan, kind, undoing)
 
     @work(exclusive=True, group="fix", exit_on_error=False)
-    async def _run(self, plan: FixPlan, kind: str) -> None:
+    async def _run(self, plan: FixPlan, kind: str, undoing: UndoRecord | None) -> None:
         before = self.before if kind == "fix" else None
         outcome = await apply_plan(
             self.session,
@@ -201,6 +215,7 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
             lambda line: self.post_message(FixLine(line)),
             before=before,
             record_undo=kind == "fix",
+            undoing=undoing if kind == "undo" else None,
         )
         self.post_message(FixDone(outcome, kind))
 
@@ -218,10 +233,8 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
         if message.kind == "fix":
             self.record = outcome.record
             self.restart_units = outcome.pending_restart
-        elif message.kind == "undo" and outcome.applied and self.record is not None:
-            with contextlib.suppress(UndoError, OSError):  # already gone: nothing to mark
-                mark_undone(load_record(self.host.name, self.record))
-            self.record = None
+        elif message.kind == "undo" and outcome.applied:  # the journal set the record aside
+            self.record = self.pending_record = None
             self.restart_units = outcome.pending_restart
         else:
             self.restart_units = ()
@@ -232,6 +245,13 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
         self.query_one("#restart", Button).disabled = not self.restart_units
         if not outcome.applied:
             status = f"Stopped: {outcome.error}"
+            if self.record is not None:
+                status += " — it may have changed something; Undo (u) reverses it."
+        elif message.kind == "undo":
+            now = ", ".join(outcome.findings_after) or "none"
+            status = f"Undone; the findings now: {now}."
+            if outcome.pending_restart:
+                status += " Restart (r) so the service starts without the fix."
         elif outcome.unresolved:
             status = "Applied, but these findings remain: " + ", ".join(outcome.unresolved)
         elif outcome.introduced:

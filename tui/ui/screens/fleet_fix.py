@@ -63,6 +63,7 @@ RESULT_WORDS = {
     "undone": ("undone", "bold green"),
     "unresolved": ("not fixed", "bold yellow"),
     "failed": ("failed", "bold red"),
+    "stopped": ("stopped (quit)", "bold yellow"),
     "not-planned": ("not planned", "yellow"),
     "skipped": ("skipped", "dim"),
     "unreachable": ("unreachable", "red"),

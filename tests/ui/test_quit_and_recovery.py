@@ -1,0 +1,179 @@
+"""Quitting with a fix in flight, and recovering an unfinished fix on the next start.
+
+The fleet fix runs for real on a private demo fleet (local transport, the real probe); ct201's
+``systemctl`` is wrapped by a shim that holds its first call (the daemon-reload of step 1)
+until the test releases it, so ``q`` lands while a step is in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+from step_shims import host_digest, shim_systemctl
+from textual.widgets import DataTable
+
+from tui.core.fixes.undo import list_records, records_dir
+from tui.core.hosts import Host
+from tui.core.transcript import read_events
+from tui.ui.screens.confirm import ConfirmScreen
+from tui.ui.screens.fix_wizard import FixWizardScreen
+from tui.ui.screens.fleet_fix import FleetFixScreen
+from tui.ui.screens.recovery import RecoveryScreen
+
+from .conftest import cursor_on_group, host_root, make_app, settle
+
+FINDING = "flashinfer-arch-rejected"
+FIX = "set-flashinfer-arch-list"
+
+
+async def _until(predicate, within_s: float = 120.0) -> None:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + within_s
+    while not predicate():
+        if loop.time() > end:
+            raise AssertionError("the expected state never came")
+        await asyncio.sleep(0.02)
+
+
+async def test_q_during_a_fleet_fix_asks_and_leaves_a_complete_journal(
+    fleet: tuple[Host, ...], tmp_path: Path
+) -> None:
+    shim = shim_systemctl(host_root(fleet, "ct201"), tmp_path / "shim", call=1, mode="hold")
+    app = make_app(fleet)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await cursor_on_group(pilot, FINDING, {"ct200", "ct201"})
+        await pilot.press("f")
+        await settle(pilot, lambda: isinstance(app.screen, FleetFixScreen))
+        screen = app.screen
+        table = screen.query_one("#fleet-choices", DataTable)
+        table.move_cursor(row=[c.fix_id for c in screen.choices].index(FIX))
+        await pilot.press("enter")
+        await settle(pilot, lambda: screen.stage == "preview")
+        await pilot.press("a")
+        await shim.wait_reached_async()  # ct201 is inside step 1 now
+
+        await pilot.press("q")
+        await _until(lambda: isinstance(app.screen, ConfirmScreen))
+        body = str(app.screen.query_one("#confirm-body").render())
+        assert "ct201: set-flashinfer-arch-list: step 1/2" in body
+        await pilot.press("n")  # stay: the run goes on
+        await _until(lambda: app.screen is screen)
+        assert screen.stage == "running" and app.return_code is None
+
+        await pilot.press("q")
+        await _until(lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await pilot.pause()
+        assert app.return_code is None  # the step in flight is not abandoned
+        shim.release()
+        await _until(lambda: app.return_code is not None)
+        transcript = app.transcript_path
+
+    (ct201,) = list_records("ct201")
+    assert ct201.state == "stopped" and not ct201.live
+    assert [s.status for s in ct201.journal] == ["changed", "not-run"]
+    assert "detective-tui was quit" in (ct201.journal[1].error or "")
+    assert not [s for r in (*list_records("ct200"), ct201) for s in r.journal if s.status in
+                ("pending", "running")]  # fmt: skip
+    saved = json.loads(ct201.path.read_text())
+    assert saved["state"] == "stopped"
+    assert [j["status"] for j in saved["journal"]] == ["changed", "not-run"]
+    events = read_events(transcript)
+    quits = [e for e in events if e["kind"] == "decision" and e.get("action") == "quit"]
+    assert [q["answer"] for q in quits] == ["no", "yes"]
+    assert ("ct201", 2, "not-run") in [
+        (e["host"], e["step"], e["status"]) for e in events if e["kind"] == "fix-journal"
+    ]
+
+
+def _kill_a_cli_fix_mid_step(fleet: tuple[Host, ...], tmp_path: Path) -> dict[str, str]:
+    """``detective-tui fix ct201 set-flashinfer-arch-list --yes`` killed with SIGKILL inside
+    step 1; the step then runs to its end without its client. Returns ct201's files before."""
+    root = host_root(fleet, "ct201")
+    shim = shim_systemctl(root, tmp_path / "shim", call=1, mode="hold")
+    before = host_digest(root)
+    ct201 = next(h for h in fleet if h.name == "ct201")
+    entry = {"name": "ct201", "local": True, "root": ct201.root, "env": dict(ct201.env)}
+    if ct201.python:
+        entry["python"] = list(ct201.python)
+    inv = tmp_path / "hosts.yaml"
+    inv.write_text(yaml.safe_dump({"hosts": [entry]}))
+    code = "import sys; from tui.cli import main; sys.exit(main(sys.argv[1:]))"
+    argv = ["fix", "ct201", FIX, "--yes", "--hosts", str(inv)]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, *argv],
+        env=os.environ.copy(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        asyncio.run(shim.wait_reached_async(300))
+    finally:
+        proc.kill()
+        proc.wait(60)
+    assert proc.returncode == -signal.SIGKILL
+    shim.release()
+    asyncio.run(_file(shim.finished(1)))
+    return before
+
+
+async def _file(path: Path) -> None:
+    await _until(path.exists)
+
+
+async def test_an_interrupted_fix_is_shown_on_start_and_undone_from_there(
+    fleet: tuple[Host, ...], tmp_path: Path
+) -> None:
+    before = await asyncio.to_thread(_kill_a_cli_fix_mid_step, fleet, tmp_path)
+    (record,) = list_records("ct201")
+    assert record.interrupted
+
+    app = make_app(fleet)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, lambda: isinstance(app.screen, RecoveryScreen))
+        table = app.screen.query_one("#recovery-table", DataTable)
+        assert [str(c) for c in table.get_row_at(0)] == ["ct201", FIX, "INTERRUPTED at step 1 of 2"]
+        what = str(app.screen.query_one("#recovery-what").render())
+        assert what.startswith(f"fix {FIX} on ct201 was interrupted at step 1 of 2 ({record.id})")
+        await pilot.press("i")
+        await pilot.pause()
+        shown = str(app.screen.query_one("#message-body").query_one("Static").render())
+        assert "1. Set FLASHINFER_CUDA_ARCH_LIST for sglang.service: UNKNOWN" in shown
+        await pilot.press("escape")
+        await settle(pilot, lambda: isinstance(app.screen, RecoveryScreen))
+
+        await pilot.press("u")  # the wizard with the record's undo: preview, then Apply
+        await settle(pilot, lambda: isinstance(app.screen, FixWizardScreen))
+        wizard = app.screen
+        assert wizard.plan.fix_id == f"undo:{FIX}"
+        await pilot.press("a")
+        await settle(pilot, lambda: wizard.stage == "done")
+        assert wizard.outcome is not None and wizard.outcome.applied
+    assert list_records("ct201") == []
+    assert (records_dir("ct201") / f"{record.id}.undone").is_file()
+    assert host_digest(host_root(fleet, "ct201")) == before
+
+
+async def test_mark_done_accepts_an_interrupted_fix_and_keeps_it_undoable(
+    fleet: tuple[Host, ...], tmp_path: Path
+) -> None:
+    await asyncio.to_thread(_kill_a_cli_fix_mid_step, fleet, tmp_path)
+    app = make_app(fleet)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, lambda: isinstance(app.screen, RecoveryScreen))
+        await pilot.press("d")
+        await settle(pilot, lambda: not isinstance(app.screen, RecoveryScreen))
+    (record,) = list_records("ct201")
+    assert record.marked_done and not record.needs_attention
+    assert record.steps  # still undoable
+    app = make_app(fleet)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        assert not isinstance(app.screen, RecoveryScreen)  # not asked again
