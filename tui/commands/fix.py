@@ -52,6 +52,7 @@ from tui.core.fixes.undo import (
 from tui.core.hostlist import split_list
 from tui.core.hosts import Host
 from tui.core.inventory import InventoryError
+from tui.core.redact import redact, redact_text
 from tui.core.runner import Session
 from tui.core.transcript import Transcript
 
@@ -214,7 +215,7 @@ def _history(host: Host, args: argparse.Namespace) -> int:
         _err(str(exc))
         return exitcodes.USAGE
     if args.json:
-        json.dump([r.summary_json() for r in records], sys.stdout, indent=2)
+        json.dump(redact([r.summary_json() for r in records]), sys.stdout, indent=2)
         sys.stdout.write("\n")
         return exitcodes.OK
     if not records:
@@ -226,10 +227,10 @@ def _history(host: Host, args: argparse.Namespace) -> int:
 
 def _say_record(r: UndoRecord, indent: str = "") -> None:
     """A record's line; for one that did not end cleanly, its journal step by step."""
-    _say(indent + record_line(r))
+    _say(redact_text(indent + record_line(r)))
     if r.state != "done" or (r.undo_run is not None and r.undo_run.state != "done"):
         for line in journal_lines(r, indent + "    "):
-            _say(line)
+            _say(redact_text(line))
 
 
 def _fleet_history(hosts: list[Host], args: argparse.Namespace) -> int:
@@ -257,7 +258,7 @@ def _fleet_history(hosts: list[Host], args: argparse.Namespace) -> int:
         for r in records:
             _say_record(r, "  ")
     if args.json:
-        _dump(listed)
+        _dump(redact(listed))
     return exitcodes.USAGE if bad else exitcodes.OK
 
 

@@ -22,6 +22,7 @@ from textual.widgets import DataTable, Footer, Static
 from tui.core.fixes.history import journal_lines, unfinished_notice
 from tui.core.fixes.journal import now
 from tui.core.fixes.undo import UndoError, UndoRecord, mark_done
+from tui.core.redact import redact_text
 from tui.ui.messages import UndoRecordRequested
 from tui.ui.screens.message import MessageScreen
 
@@ -95,7 +96,7 @@ class RecoveryScreen(ModalScreen[None]):
         r = self._current()
         if r is None:
             return
-        body = "\n".join([unfinished_notice(r), "", *journal_lines(r, "")])
+        body = redact_text("\n".join([unfinished_notice(r), "", *journal_lines(r, "")]))
         self.app.push_screen(MessageScreen(f"{r.host}: {r.id}", body, severity="warning"))
 
     def action_undo(self) -> None:
