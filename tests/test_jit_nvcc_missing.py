@@ -200,6 +200,7 @@ set -e
 if [ -x /venv/lib/python3.12/site-packages/nvidia/cu13/bin/nvcc ]; then
   echo '@@dt unchanged /venv/lib/python3.12/site-packages/nvidia/cu13/bin/nvcc already installed'
 else
+  : > /venv/lib/python3.12/site-packages/nvidia-cu13.detective-tui-20261129-120000.absent
   /venv/bin/python3 -m pip install --disable-pip-version-check 'cuda-toolkit[nvcc,cudart,crt,nvvm,cccl]==13.0.2'
   [ -x /venv/lib/python3.12/site-packages/nvidia/cu13/bin/nvcc ] || { echo 'pip finished but /venv/lib/python3.12/site-packages/nvidia/cu13/bin/nvcc is missing' >&2; exit 1; }
   echo '@@dt changed installed cuda-toolkit[nvcc,cudart,crt,nvvm,cccl]==13.0.2'
@@ -216,12 +217,19 @@ if [ -f "$f" ] && grep -qxF '# >>> detective-tui cuda >>>' "$f" && ! grep -qxF '
 if [ -f "$f" ] && [ "$(sed -n '/^# >>> detective-tui cuda >>>$/,/^# <<< detective-tui cuda <<<$/p' "$f")" = "$b" ]; then
   echo '@@dt unchanged block cuda already in place'
 else
+  t="$f".detective-tui-20261129-120000.tmp
   if [ -f "$f" ]; then
-    cp -p "$f" "$f".detective-tui-20261129-120000.bak
-    sed -i '/^# >>> detective-tui cuda >>>$/,/^# <<< detective-tui cuda <<<$/d' "$f"
-    if [ -s "$f" ] && [ -n "$(tail -c 1 "$f")" ]; then echo >> "$f"; fi
+    cp -p "$f" "$t"
+    mv -f "$t" "$f".detective-tui-20261129-120000.bak
+    cp -p "$f" "$t"
+  else
+    : > "$f".detective-tui-20261129-120000.absent
+    : > "$t"
   fi
-  printf '%s\n' "$b" >> "$f"
+  if [ -f "$f" ]; then sed '/^# >>> detective-tui cuda >>>$/,/^# <<< detective-tui cuda <<<$/d' "$f" > "$t"; fi
+  if [ -s "$t" ] && [ -n "$(tail -c 1 "$t")" ]; then echo >> "$t"; fi
+  printf '%s\n' "$b" >> "$t"
+  mv -f "$t" "$f"
   echo '@@dt changed block cuda written'
 fi
 else
