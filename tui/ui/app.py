@@ -227,6 +227,8 @@ class DetectiveApp(App[int]):
 
     # -- unfinished fixes from an earlier run -----------------------------------------------------
     async def _find_unfinished(self) -> None:
+        if not (locations.state_dir() / "fixes").is_dir():  # no fix ever ran here
+            return
         from tui.core.fixes.undo import unfinished
 
         names = list(self._hosts)
