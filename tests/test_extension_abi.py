@@ -154,13 +154,17 @@ DRY_RUN = r"""
 set -e
 f=/venv/.detective-tui/pip-freeze-20261129-120000.txt
 mkdir -p "$(dirname "$f")"
-[ -s "$f" ] || /venv/bin/python3 -m pip freeze --all > "$f"
+[ -s "$f" ] || { /venv/bin/python3 -m pip freeze --all > "$f".tmp; mv -f "$f".tmp "$f"; }
 /venv/bin/python3 -m pip install --disable-pip-version-check --extra-index-url https://download.pytorch.org/whl/cu128 --upgrade torchvision torch==2.8.0+cu128
 echo '@@dt changed pip installed --upgrade torchvision torch==2.8.0+cu128 (the packages before: /venv/.detective-tui/pip-freeze-20261129-120000.txt)'
 """
 UNDO = r"""
 f=/venv/.detective-tui/pip-freeze-20261129-120000.txt
-[ -s "$f" ] || { echo 'no record of the packages before the fix: /venv/.detective-tui/pip-freeze-20261129-120000.txt' >&2; exit 1; }
+rm -f "$f".tmp
+if [ ! -s "$f" ]; then
+  echo '@@dt unchanged nothing of this fix run: no record /venv/.detective-tui/pip-freeze-20261129-120000.txt, pip never ran'
+  exit 0
+fi
 /venv/bin/python3 -m pip freeze --all | sed -n 's/==.*//p' | sort > "$f".after
 sed -n 's/==.*//p' "$f" | sort > "$f".before
 added=$(comm -13 "$f".before "$f".after)

@@ -234,12 +234,19 @@ if [ -f "$f" ] && grep -qxF '# >>> detective-tui ld-path >>>' "$f" && ! grep -qx
 if [ -f "$f" ] && [ "$(sed -n '/^# >>> detective-tui ld-path >>>$/,/^# <<< detective-tui ld-path <<<$/p' "$f")" = "$b" ]; then
   echo '@@dt unchanged block ld-path already in place'
 else
+  t="$f".detective-tui-20261129-120000.tmp
   if [ -f "$f" ]; then
-    cp -p "$f" "$f".detective-tui-20261129-120000.bak
-    sed -i '/^# >>> detective-tui ld-path >>>$/,/^# <<< detective-tui ld-path <<<$/d' "$f"
-    if [ -s "$f" ] && [ -n "$(tail -c 1 "$f")" ]; then echo >> "$f"; fi
+    cp -p "$f" "$t"
+    mv -f "$t" "$f".detective-tui-20261129-120000.bak
+    cp -p "$f" "$t"
+  else
+    : > "$f".detective-tui-20261129-120000.absent
+    : > "$t"
   fi
-  printf '%s\n' "$b" >> "$f"
+  if [ -f "$f" ]; then sed '/^# >>> detective-tui ld-path >>>$/,/^# <<< detective-tui ld-path <<<$/d' "$f" > "$t"; fi
+  if [ -s "$t" ] && [ -n "$(tail -c 1 "$t")" ]; then echo >> "$t"; fi
+  printf '%s\n' "$b" >> "$t"
+  mv -f "$t" "$f"
   echo '@@dt changed block ld-path written'
 fi
 else

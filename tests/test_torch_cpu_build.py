@@ -88,7 +88,7 @@ DRY_RUN = r"""
 set -e
 f=/venv/.detective-tui/pip-freeze-20261129-120000.txt
 mkdir -p "$(dirname "$f")"
-[ -s "$f" ] || /venv/bin/python3 -m pip freeze --all > "$f"
+[ -s "$f" ] || { /venv/bin/python3 -m pip freeze --all > "$f".tmp; mv -f "$f".tmp "$f"; }
 /venv/bin/python3 -m pip install --disable-pip-version-check --extra-index-url https://download.pytorch.org/whl/cu128 --extra-index-url https://download.pytorch.org/whl/cpu torch==2.9.1+cu128
 echo '@@dt changed pip installed torch==2.9.1+cu128 (the packages before: /venv/.detective-tui/pip-freeze-20261129-120000.txt)'
 """

@@ -301,8 +301,17 @@ if [ -f "$f" ] && [ "$(cat "$f")" = "$c" ]; then
   echo '@@dt unchanged 50-detective-tui-triton-ptxas.conf already in place'
 else
   mkdir -p "$d"
-  if [ -f "$f" ]; then cp -p "$f" "$f".detective-tui-20261129-120000.bak; fi
-  printf '%s\n' "$c" > "$f"
+  t="$f".detective-tui-20261129-120000.tmp
+  if [ -f "$f" ]; then
+    cp -p "$f" "$t"
+    mv -f "$t" "$f".detective-tui-20261129-120000.bak
+    cp -p "$f" "$t"
+  else
+    : > "$f".detective-tui-20261129-120000.absent
+    : > "$t"
+  fi
+  printf '%s\n' "$c" > "$t"
+  mv -f "$t" "$f"
   echo '@@dt changed 50-detective-tui-triton-ptxas.conf written'
 fi
 if [ ! -f '/srv/fake hosts/spark/.detective-fakehost' ]; then
@@ -323,12 +332,19 @@ if [ -f "$f" ] && grep -qxF '# >>> detective-tui triton-ptxas >>>' "$f" && ! gre
 if [ -f "$f" ] && [ "$(sed -n '/^# >>> detective-tui triton-ptxas >>>$/,/^# <<< detective-tui triton-ptxas <<<$/p' "$f")" = "$b" ]; then
   echo '@@dt unchanged block triton-ptxas already in place'
 else
+  t="$f".detective-tui-20261129-120000.tmp
   if [ -f "$f" ]; then
-    cp -p "$f" "$f".detective-tui-20261129-120000.bak
-    sed -i '/^# >>> detective-tui triton-ptxas >>>$/,/^# <<< detective-tui triton-ptxas <<<$/d' "$f"
-    if [ -s "$f" ] && [ -n "$(tail -c 1 "$f")" ]; then echo >> "$f"; fi
+    cp -p "$f" "$t"
+    mv -f "$t" "$f".detective-tui-20261129-120000.bak
+    cp -p "$f" "$t"
+  else
+    : > "$f".detective-tui-20261129-120000.absent
+    : > "$t"
   fi
-  printf '%s\n' "$b" >> "$f"
+  if [ -f "$f" ]; then sed '/^# >>> detective-tui triton-ptxas >>>$/,/^# <<< detective-tui triton-ptxas <<<$/d' "$f" > "$t"; fi
+  if [ -s "$t" ] && [ -n "$(tail -c 1 "$t")" ]; then echo >> "$t"; fi
+  printf '%s\n' "$b" >> "$t"
+  mv -f "$t" "$f"
   echo '@@dt changed block triton-ptxas written'
 fi
 else

@@ -1,8 +1,9 @@
 """A pip install as a fix step whose undo puts the venv's packages back as they were.
 
 Before the first change the step records ``pip freeze --all`` under the venv
-(``<prefix>/.detective-tui/pip-freeze-<stamp>.txt``; a re-run keeps the first record, so
-undo always returns to the state before the fix). Undo uninstalls what the fix added and
+(``<prefix>/.detective-tui/pip-freeze-<stamp>.txt``, written whole through a temp file; a
+re-run keeps the first record, so undo always returns to the state before the fix; without
+the record pip never ran, and undo has nothing to do). Undo uninstalls what the fix added and
 reinstalls, without dependencies, the recorded ``name==version`` of every package whose
 version changed (pip skips those still at that version), from the same extra indexes.
 """
@@ -13,7 +14,7 @@ from collections.abc import Sequence
 
 from tui.core.facts import PythonEnv
 from tui.core.fixes.plan import FixError, Step
-from tui.core.fixes.shell import host_path, q, say_changed
+from tui.core.fixes.shell import host_path, q, say_changed, say_unchanged
 from tui.core.fixes.targets import SYSTEM_PREFIXES
 from tui.core.hosts import Host
 
@@ -50,7 +51,7 @@ def pip_step(
         [
             f"f={f}",
             'mkdir -p "$(dirname "$f")"',
-            f'[ -s "$f" ] || {pip} freeze --all > "$f"',
+            f'[ -s "$f" ] || {{ {pip} freeze --all > "$f".tmp; mv -f "$f".tmp "$f"; }}',
             f"{pip} install --disable-pip-version-check{index} {' '.join(q(a) for a in args)}",
             say_changed(f"pip installed {' '.join(args)} (the packages before: {state})"),
         ]
@@ -58,8 +59,11 @@ def pip_step(
     undo = "\n".join(
         [
             f"f={f}",
-            f'[ -s "$f" ] || {{ echo {q(f"no record of the packages before the fix: {state}")}'
-            " >&2; exit 1; }",
+            'rm -f "$f".tmp',
+            'if [ ! -s "$f" ]; then',  # written before pip ran: without it, pip never ran
+            f"  {say_unchanged(f'nothing of this fix run: no record {state}, pip never ran')}",
+            "  exit 0",
+            "fi",
             f"{pip} freeze --all | sed -n 's/==.*//p' | sort > \"$f\".after",
             'sed -n \'s/==.*//p\' "$f" | sort > "$f".before',
             'added=$(comm -13 "$f".before "$f".after)',
