@@ -259,9 +259,9 @@ def wheel_members(
     the members were fetched and each member's size, CRC32 and sha256.
     """
     dest, record_path = cache / name, cache / f"{name}.json"
-    if record_path.is_file():
-        if set(patterns) <= set(json.loads(record_path.read_text())["patterns"]):
-            return dest
+    done = json.loads(record_path.read_text()) if record_path.is_file() else None
+    if done is not None and set(patterns) <= set(done["patterns"]):
+        return dest
     (wheel,) = resolve([requirement], pip_args, env).values()
     if dest.exists():
         shutil.rmtree(dest)  # a fetch that stopped before its record: start again
@@ -356,8 +356,8 @@ def _extract(
     for member, got in members.items():
         if listed.get(member) != (got["sha256"], got["size"]):
             raise OSError(
-                f"{label}: {member}: sha256 {got['sha256']} and size {got['size']}, the wheel's RECORD "
-                f"says {listed.get(member)}"
+                f"{label}: {member}: sha256 {got['sha256']} and size {got['size']}, "
+                f"the wheel's RECORD says {listed.get(member)}"
             )
     return members
 
