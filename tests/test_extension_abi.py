@@ -10,9 +10,6 @@ torchvision 0.24.1 (built for torch 2.9.1) against the libraries of torch 2.9.1 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import zipfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -20,6 +17,7 @@ from typing import Any
 import pytest
 import yaml
 from factsmaker import make_facts
+from wheel_ranges import CACHE_ROOT, wheel_members
 
 from tui.cli import main
 from tui.core import exitcodes
@@ -33,7 +31,7 @@ from tui.demo.fakehost import VenvSpec, build_fake_host, healthy_h100
 from tui.demo.neighbours import extension_for_other_torch
 
 ID = "extension-torch-abi-mismatch"
-CACHE = Path.home() / ".cache" / "detective-tui-tests" / "ext-wheels"
+CACHE = CACHE_ROOT / "ext-wheel-members"
 
 
 def facts_with(torch: str, *exts: ExtensionBuild) -> Facts:
@@ -264,49 +262,33 @@ def test_fake_hosts_over_real_sshd(
 
 # -- slow: real wheels' symbol tables ------------------------------------------------------------
 
-WHEELS = {
-    "torch-2.9.1": "torch==2.9.1",
-    "torch-2.8.0": "torch==2.8.0",
-    "torchvision-0.24.1": "torchvision==0.24.1",
+TORCH_LIBS = ("libc10.so", "libtorch.so", "libtorch_cpu.so", "libtorch_python.so")
+VISION_SOS = ("torchvision/_C.so", "torchvision/image.so")
+WHEELS = {  # what each test host is built from: (requirement, the members it reads)
+    "torch-2.9.1": ("torch==2.9.1", tuple(f"torch/lib/{lib}" for lib in TORCH_LIBS)),
+    "torch-2.8.0": ("torch==2.8.0", tuple(f"torch/lib/{lib}" for lib in TORCH_LIBS)),
+    "torchvision-0.24.1": (
+        "torchvision==0.24.1",
+        (*VISION_SOS, "torchvision-0.24.1.dist-info/METADATA"),
+    ),
 }
+AARCH64_CP311 = (
+    "--only-binary=:all:",
+    "--platform",
+    "manylinux_2_28_aarch64",
+    "--python-version",
+    "3.11",
+)
 
 
 def _unpacked(name: str) -> Path:
-    """A real PyPI wheel (aarch64: the CPU builds, ~100 MB) downloaded and unpacked once."""
-    dest = CACHE / name
-    if (dest / ".done").is_file():
-        return dest
-    CACHE.mkdir(parents=True, exist_ok=True)
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--only-binary=:all:",
-            "--platform",
-            "manylinux_2_28_aarch64",
-            "--python-version",
-            "3.11",
-            WHEELS[name],
-            "-d",
-            str(CACHE),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=900,
-    )
-    wheel = next(CACHE.glob(f"{name.replace('-', '-', 1)}-cp311-*aarch64.whl"))
-    with zipfile.ZipFile(wheel) as z:
-        z.extractall(dest)
-    (dest / ".done").write_text("")
-    return dest
+    """The members the test reads from a real PyPI wheel (aarch64: the CPU builds, ~100 MB;
+    ~65 MB of it is libtorch_cpu.so), fetched once with HTTP Range requests."""
+    requirement, members = WHEELS[name]
+    return wheel_members(name, requirement, AARCH64_CP311, members, CACHE)
 
 
 def _real_host(torch_dir: Path, vision: Path) -> Any:
-    libs = ("libc10.so", "libtorch.so", "libtorch_cpu.so", "libtorch_python.so")
-    sos = ("torchvision/_C.so", "torchvision/image.so")
     meta = (vision / "torchvision-0.24.1.dist-info" / "METADATA").read_text()
     requires = tuple(
         line.split(":", 1)[1].strip()
@@ -318,10 +300,10 @@ def _real_host(torch_dir: Path, vision: Path) -> Any:
         path=venv.path,
         dists=(("torch", torch_dir.name.split("-")[1]), ("torchvision", "0.24.1")),
         requires={"torchvision": requires},
-        records={"torchvision": sos},
+        records={"torchvision": VISION_SOS},
         site_files={
-            **{f"torch/lib/{lib}": torch_dir / "torch" / "lib" / lib for lib in libs},
-            **{so: vision / so for so in sos},
+            **{f"torch/lib/{lib}": torch_dir / "torch" / "lib" / lib for lib in TORCH_LIBS},
+            **{so: vision / so for so in VISION_SOS},
         },
     )
     return replace(healthy_h100(), venvs=(venv,))

@@ -1,14 +1,13 @@
 """torch_arch's rows against the libraries of the torch wheels the test cache holds.
 
-The wheels are the ones ``tests/test_torch_libs_wheels_slow.py`` downloads (2.5.1 – 2.11.0);
-``libtorch_python.so`` is read from each zip and its arch-flag string compared with the row
-of that release.
+The wheels are the ones ``tests/test_torch_libs_wheels_slow.py`` reads (2.5.1 – 2.11.0, only
+the members these tests need, over HTTP Range requests); each wheel's ``libtorch_python.so``
+arch-flag string is compared with the row of that release.
 """
 
 from __future__ import annotations
 
 import re
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -17,18 +16,17 @@ from tui.core import torch_arch, torch_libs
 
 pytestmark = pytest.mark.slow
 
-CACHE = Path.home() / ".cache" / "detective-tui-tests" / "torch-wheels"
 # no NUL needed before it: in 2.8/2.9 the string is merged into the tail of another
 FLAGS = re.compile(rb"((?:sm|compute)_\d+[af]?(?: (?:sm|compute)_\d+[af]?)+)\0")
 
 
 @pytest.mark.parametrize("version", torch_libs.VERIFIED)
 def test_rows_are_the_wheels_own(version: str) -> None:
-    from test_torch_libs_wheels_slow import wheel  # downloads it when the cache lacks it
+    from test_torch_libs_wheels_slow import wheel  # fetches its members when the cache lacks them
 
-    with zipfile.ZipFile(wheel(version)) as zf:
-        lib = zf.read("torch/lib/libtorch_python.so")
-        version_py = zf.read("torch/version.py").decode()
+    root = wheel(version)
+    lib = (root / "torch/lib/libtorch_python.so").read_bytes()
+    version_py = (root / "torch/version.py").read_bytes().decode()
     cuda = re.search(r"^cuda: Optional\[str\] = '([\d.]+)'", version_py, re.M)
     assert cuda is not None
     (flags,) = {m.group(1).decode() for m in FLAGS.finditer(lib)}
@@ -37,12 +35,11 @@ def test_rows_are_the_wheels_own(version: str) -> None:
 
 
 @pytest.mark.parametrize("version", torch_libs.VERIFIED)
-def test_the_probe_reads_each_wheels_flags(version: str, tmp_path: Path) -> None:
+def test_the_probe_reads_each_wheels_flags(version: str) -> None:
     """pyfacts.py's own reader (its functions, without running its main) on the real library."""
     from test_torch_libs_wheels_slow import wheel
 
-    with zipfile.ZipFile(wheel(version)) as zf:
-        lib = Path(zf.extract("torch/lib/libtorch_python.so", tmp_path))
+    lib = wheel(version) / "torch/lib/libtorch_python.so"
     source = (Path(__file__).resolve().parents[1] / "probes" / "pyfacts.py").read_text()
     space: dict = {"__name__": "pyfacts"}
     exec(source.split("\ntry:\n    main()")[0], space)

@@ -1,9 +1,11 @@
 """The torch loader table against the real wheels: what ``_load_global_deps`` preloads.
 
-Downloads each torch release of ``tui.core.torch_libs.VERIFIED`` from the package index into
-the test cache (x86_64 cp312 wheels of 0.5–0.9 GB each, about 5 GB in all, kept for the next
-run), reads ``torch/__init__.py`` from the zip and the ``DT_RPATH`` of
-``torch/lib/libtorch_global_deps.so``, and compares with the table.
+Reads, from each torch release of ``tui.core.torch_libs.VERIFIED`` on the package index (x86_64
+cp312 wheels of 0.5–0.9 GB each), only the members these tests and ``test_torch_arch_slow.py``
+read — ``torch/__init__.py``, ``torch/version.py``, ``torch/lib/libtorch_python.so`` and
+``torch/lib/libtorch_global_deps.so``, about 10 MB a wheel — with HTTP Range requests
+(``tests/wheel_ranges.py``), kept in the test cache for the next run. Compares what
+``torch/__init__.py`` preloads and the ``DT_RPATH`` of ``libtorch_global_deps.so`` with the table.
 """
 
 from __future__ import annotations
@@ -11,32 +13,32 @@ from __future__ import annotations
 import ast
 import shutil
 import subprocess
-import sys
-import zipfile
 from pathlib import Path
 
 import pytest
+from wheel_ranges import CACHE_ROOT, wheel_members
 
 from tui.core import torch_libs
 
 pytestmark = pytest.mark.slow
 
-CACHE = Path.home() / ".cache" / "detective-tui-tests" / "torch-wheels"
+CACHE = CACHE_ROOT / "torch-wheel-members"
 PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64")
+PIP_ARGS = ("--only-binary=:all:", "--python-version", "3.12")
+MEMBERS = (
+    "torch/__init__.py",
+    "torch/version.py",
+    "torch/lib/libtorch_python.so",
+    "torch/lib/libtorch_global_deps.so",
+)
 
 
 def wheel(version: str) -> Path:
-    found = sorted(CACHE.glob(f"torch-{version}-*.whl"))
-    if not found:
-        CACHE.mkdir(parents=True, exist_ok=True)
-        cmd = [sys.executable, "-m", "pip", "download", f"torch=={version}", "--no-deps"]
-        cmd += ["--only-binary=:all:", "--python-version", "3.12", "-d", str(CACHE)]
-        for platform in (*PLATFORMS, "manylinux1_x86_64"):
-            cmd += ["--platform", platform]
-        subprocess.run(cmd, check=True, capture_output=True, timeout=1800)
-        found = sorted(CACHE.glob(f"torch-{version}-*.whl"))
-    assert found, f"pip saved no torch {version} wheel in {CACHE}"
-    return found[0]
+    """A directory holding ``MEMBERS`` of the torch ``version`` wheel (fetched when missing)."""
+    platforms = [arg for p in (*PLATFORMS, "manylinux1_x86_64") for arg in ("--platform", p)]
+    return wheel_members(
+        f"torch-{version}", f"torch=={version}", (*PIP_ARGS, *platforms), MEMBERS, CACHE
+    )
 
 
 def _strings(node: ast.AST) -> list[str]:
@@ -71,8 +73,7 @@ def preloads(source: str) -> tuple[set[str], str]:
 
 @pytest.mark.parametrize("version", torch_libs.VERIFIED)
 def test_the_table_says_what_the_wheels_init_preloads(version: str) -> None:
-    with zipfile.ZipFile(wheel(version)) as zf:
-        source = zf.read("torch/__init__.py").decode()
+    source = (wheel(version) / "torch/__init__.py").read_bytes().decode()
     stems, condition = preloads(source)
     row = torch_libs.loader_for(version)
     assert row is not None
@@ -82,15 +83,13 @@ def test_the_table_says_what_the_wheels_init_preloads(version: str) -> None:
     assert row.condition == condition, version
 
 
-def test_torch_links_its_libraries_with_rpath_not_runpath(tmp_path: Path) -> None:
+def test_torch_links_its_libraries_with_rpath_not_runpath() -> None:
     """DT_RPATH (searched before LD_LIBRARY_PATH), naming the wheels' nvidia/*/lib."""
     if shutil.which("readelf") is None:
         pytest.skip("readelf (binutils) is not installed")
     for version in ("2.5.1", "2.11.0"):
-        with zipfile.ZipFile(wheel(version)) as zf:
-            zf.extract("torch/lib/libtorch_global_deps.so", tmp_path / version)
         out = subprocess.run(
-            ["readelf", "-d", str(tmp_path / version / "torch/lib/libtorch_global_deps.so")],
+            ["readelf", "-d", str(wheel(version) / "torch/lib/libtorch_global_deps.so")],
             capture_output=True,
             text=True,
             check=True,

@@ -1,10 +1,12 @@
 """The Triton table against the real wheels: bundled ptxas versions, selection code, targets.
 
-Downloads each release of ``tui.core.triton_ptxas.VERIFIED`` from the package index into the
-test cache (x86_64, cp312 — a wheel is only unpacked, never installed), runs its bundled
-ptxas binaries, and runs its own selection code (``tests/triton_oracle.py``) for GPUs from
-SM 8.0 to 12.1 with each override variable set to a stand-in ptxas. Every row of the table
-and every file of ``tui/demo/captures/triton`` must agree.
+Reads, from each release of ``tui.core.triton_ptxas.VERIFIED`` on the package index (x86_64,
+cp312 wheels of 150–270 MB — never installed), only its bundled ptxas binaries,
+``triton/knobs.py`` and ``triton/backends/nvidia/compiler.py`` (10–28 MB a wheel) with HTTP
+Range requests (``tests/wheel_ranges.py``) into the test cache, runs the ptxas binaries, and
+runs the wheel's own selection code (``tests/triton_oracle.py``) for GPUs from SM 8.0 to 12.1
+with each override variable set to a stand-in ptxas. Every row of the table and every file of
+``tui/demo/captures/triton`` must agree.
 """
 
 from __future__ import annotations
@@ -14,17 +16,17 @@ import os
 import stat
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
+from wheel_ranges import CACHE_ROOT, wheel_members
 
 from tui.core import triton_ptxas
 from tui.core.triton_ptxas import PTXAS_BLACKWELL, release_for
 
 pytestmark = pytest.mark.slow
 
-CACHE = Path.home() / ".cache" / "detective-tui-tests" / "triton-wheels"
+CACHE = CACHE_ROOT / "triton-wheel-members"
 CAPTURES = Path(__file__).resolve().parents[1] / "tui" / "demo" / "captures" / "triton"
 ORACLE = Path(__file__).with_name("triton_oracle.py")
 PLATFORMS = (
@@ -37,31 +39,15 @@ MEMBERS = ("triton/knobs.py", "triton/backends/nvidia/compiler.py")
 BIN = "triton/backends/nvidia/bin/"
 
 
-def wheel(version: str) -> Path:
-    found = sorted(CACHE.glob(f"triton-{version}-*.whl"))
-    if not found:
-        CACHE.mkdir(parents=True, exist_ok=True)
-        cmd = [sys.executable, "-m", "pip", "download", f"triton=={version}", "--no-deps"]
-        cmd += ["--only-binary=:all:", "--python-version", "3.12", "-d", str(CACHE)]
-        for platform in PLATFORMS:
-            cmd += ["--platform", platform]
-        subprocess.run(cmd, check=True, capture_output=True, timeout=900)
-        found = sorted(CACHE.glob(f"triton-{version}-*.whl"))
-    assert found, f"pip saved no triton {version} wheel in {CACHE}"
-    return found[0]
-
-
 def unpacked(version: str) -> Path:
-    dest = CACHE / "unpacked" / version
-    done = dest / ".complete"
-    if not done.exists():
-        with zipfile.ZipFile(wheel(version)) as zf:
-            for name in zf.namelist():
-                if name in MEMBERS or (name.startswith(BIN) and "/ptxas" in name):
-                    zf.extract(name, dest)
-        for binary in (dest / BIN).glob("ptxas*"):
-            binary.chmod(binary.stat().st_mode | stat.S_IXUSR)
-        done.write_text("")
+    """A directory holding ``MEMBERS`` and the ptxas binaries of the triton ``version`` wheel."""
+    args = ["--only-binary=:all:", "--python-version", "3.12"]
+    args += [arg for platform in PLATFORMS for arg in ("--platform", platform)]
+    # every name under BIN with "/ptxas" in it
+    patterns = (*MEMBERS, f"{BIN}ptxas*", f"{BIN}*/ptxas*")
+    dest = wheel_members(f"triton-{version}", f"triton=={version}", args, patterns, CACHE)
+    for binary in (dest / BIN).glob("ptxas*"):
+        binary.chmod(binary.stat().st_mode | stat.S_IXUSR)
     return dest
 
 
