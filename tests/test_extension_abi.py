@@ -285,7 +285,8 @@ def _unpacked(name: str) -> Path:
     """The members the test reads from a real PyPI wheel (aarch64: the CPU builds, ~100 MB;
     ~65 MB of it is libtorch_cpu.so), fetched once with HTTP Range requests."""
     requirement, members = WHEELS[name]
-    return wheel_members(name, requirement, AARCH64_CP311, members, CACHE)
+    others = [req for req, _members in WHEELS.values()]
+    return wheel_members(name, requirement, AARCH64_CP311, members, CACHE, others)
 
 
 def _real_host(torch_dir: Path, vision: Path) -> Any:

@@ -36,9 +36,9 @@ MEMBERS = (
 def wheel(version: str) -> Path:
     """A directory holding ``MEMBERS`` of the torch ``version`` wheel (fetched when missing)."""
     platforms = [arg for p in (*PLATFORMS, "manylinux1_x86_64") for arg in ("--platform", p)]
-    return wheel_members(
-        f"torch-{version}", f"torch=={version}", (*PIP_ARGS, *platforms), MEMBERS, CACHE
-    )
+    args = (*PIP_ARGS, *platforms)
+    others = [f"torch=={v}" for v in torch_libs.VERIFIED]
+    return wheel_members(f"torch-{version}", f"torch=={version}", args, MEMBERS, CACHE, others)
 
 
 def _strings(node: ast.AST) -> list[str]:

@@ -45,7 +45,8 @@ def unpacked(version: str) -> Path:
     args += [arg for platform in PLATFORMS for arg in ("--platform", platform)]
     # every name under BIN with "/ptxas" in it
     patterns = (*MEMBERS, f"{BIN}ptxas*", f"{BIN}*/ptxas*")
-    dest = wheel_members(f"triton-{version}", f"triton=={version}", args, patterns, CACHE)
+    others = [f"triton=={v}" for v in triton_ptxas.VERIFIED]
+    dest = wheel_members(f"triton-{version}", f"triton=={version}", args, patterns, CACHE, others)
     for binary in (dest / BIN).glob("ptxas*"):
         binary.chmod(binary.stat().st_mode | stat.S_IXUSR)
     return dest

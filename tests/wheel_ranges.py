@@ -251,18 +251,21 @@ def wheel_members(
     pip_args: Sequence[str],
     patterns: Sequence[str],
     cache: Path,
+    siblings: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
 ) -> Path:
     """``cache/name``: the members of the wheel matching ``patterns`` (fnmatch), fetched once.
 
     ``cache/name.json`` (written last) records the wheel's URL and sha256, the patterns, how
-    the members were fetched and each member's size, CRC32 and sha256.
+    the members were fetched and each member's size, CRC32 and sha256. ``siblings``: the
+    other requirements (same ``pip_args``) the caller will ask for next — one pip run locates
+    them all (pip reads the project's index page once).
     """
     dest, record_path = cache / name, cache / f"{name}.json"
     done = json.loads(record_path.read_text()) if record_path.is_file() else None
     if done is not None and set(patterns) <= set(done["patterns"]):
         return dest
-    (wheel,) = resolve([requirement], pip_args, env).values()
+    wheel = _located(requirement, pip_args, siblings, env)
     if dest.exists():
         shutil.rmtree(dest)  # a fetch that stopped before its record: start again
     cache.mkdir(parents=True, exist_ok=True)
@@ -271,6 +274,24 @@ def wheel_members(
     tmp.write_text(json.dumps(record, indent=1) + "\n")
     os.replace(tmp, record_path)
     return dest
+
+
+_LOCATED: dict[tuple, IndexWheel] = {}
+
+
+def _located(
+    requirement: str,
+    pip_args: Sequence[str],
+    siblings: Sequence[str],
+    env: Mapping[str, str] | None,
+) -> IndexWheel:
+    context = (tuple(pip_args), tuple(sorted(env.items())) if env is not None else None)
+    if (requirement, *context) not in _LOCATED:
+        wanted = dict.fromkeys([requirement, *siblings])
+        todo = [req for req in wanted if (req, *context) not in _LOCATED]
+        for req, wheel in resolve(todo, pip_args, env).items():
+            _LOCATED[(req, *context)] = wheel
+    return _LOCATED[(requirement, *context)]
 
 
 def fetch(wheel: IndexWheel, patterns: Sequence[str], dest: Path) -> dict:
