@@ -202,3 +202,12 @@ def test_pip_locates_the_wheel_on_its_index_and_the_cache_keeps_it(tmp_path: Pat
     asked = server.requests
     assert wheel_members("demo-1.0", "demo==1.0", args, WANTED[1:], cache, env=env) == dest
     assert server.requests == asked  # a cache hit asks neither pip nor the server
+    wider = (*WANTED, "demo-1.0.dist-info/METADATA")
+    assert wheel_members("demo-1.0", "demo==1.0", args, wider, cache, env=env) == dest
+    assert server.requests > asked
+    assert sorted(p.name for p in dest.rglob("*") if p.is_file()) == [
+        "METADATA",
+        "libdemo.so",
+        "version.py",
+    ]
+    assert sorted(p.name for p in cache.iterdir()) == ["demo-1.0", "demo-1.0.json"]

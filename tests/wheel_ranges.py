@@ -262,18 +262,28 @@ def wheel_members(
     them all (pip reads the project's index page once).
     """
     dest, record_path = cache / name, cache / f"{name}.json"
-    done = json.loads(record_path.read_text()) if record_path.is_file() else None
-    if done is not None and set(patterns) <= set(done["patterns"]):
+    if _covers(record_path, patterns) and dest.is_dir():
         return dest
     wheel = _located(requirement, pip_args, siblings, env)
-    if dest.exists():
-        shutil.rmtree(dest)  # a fetch that stopped before its record: start again
     cache.mkdir(parents=True, exist_ok=True)
-    record = fetch(wheel, patterns, dest)
-    tmp = record_path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(record, indent=1) + "\n")
-    os.replace(tmp, record_path)
+    # fetched aside and moved in whole, so a run stopped half-way (or another run fetching the
+    # same wheel) never leaves a directory that looks complete
+    with tempfile.TemporaryDirectory(dir=cache, prefix=f".{name}-") as tmp:
+        record = fetch(wheel, patterns, Path(tmp) / name)
+        if _covers(record_path, patterns):  # another run finished first
+            return dest
+        if dest.exists():
+            shutil.rmtree(dest)  # members of an earlier, narrower fetch
+        os.replace(Path(tmp) / name, dest)
+        (Path(tmp) / "record").write_text(json.dumps(record, indent=1) + "\n")
+        os.replace(Path(tmp) / "record", record_path)
     return dest
+
+
+def _covers(record_path: Path, patterns: Sequence[str]) -> bool:
+    if not record_path.is_file():
+        return False
+    return set(patterns) <= set(json.loads(record_path.read_text())["patterns"])
 
 
 _LOCATED: dict[tuple, IndexWheel] = {}
