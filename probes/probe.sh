@@ -102,32 +102,97 @@ resolve() {
 
 is_exe() { [ -f "$R$1" ] && [ -x "$R$1" ]; }
 
-# secret NAME → status 0 (names containing TOKEN, SECRET, PASSWORD, KEY, CREDENTIAL, AUTH…)
-is_secret() {
+# maybe_secret TEXT → status 0 when TEXT holds a word that could make a name secret (a quick
+# test before is_secret, also for whole lines).
+maybe_secret() {
   case $1 in
-    *TOKENIZER* | *tokenizer*) return 1 ;;
-    *TOKEN* | *SECRET* | *PASSWORD* | *PASSWD* | *KEY* | *CREDENTIAL* | *AUTH* | *COOKIE*) return 0 ;;
-    *token* | *secret* | *password* | *passwd* | *key* | *credential* | *auth* | *cookie*) return 0 ;;
+    *[Tt][Oo][Kk][Ee][Nn]* | *[Kk][Ee][Yy]* | *[Aa][Uu][Tt][Hh]* | *[Ss][Ee][Cc][Rr][Ee][Tt]* | \
+      *[Pp][Aa][Ss][Ss]* | *[Pp][Ww][Dd]* | *[Pp][Aa][Tt]* | *[Cc][Rr][Ee][Dd][Ee][Nn][Tt]* | \
+      *[Cc][Oo][Oo][Kk][Ii][Ee]*) return 0 ;;
   esac
   return 1
 }
 
-# redact_line TEXT — TEXT with the value of each secret-looking NAME=value word masked; in _rl.
+# is_secret NAME → status 0 when a variable or --flag of that name holds a secret; word by word
+# as tui/core/redact.py's is_secret_name: a word ending in TOKEN, APIKEY, AUTH or AUTHORIZATION
+# or holding SECRET, PASSWORD, PASSWD, CREDENTIAL, COOKIE, PRIVATEKEY; a last word KEY; PASS,
+# PWD or PAT beside another word (HF_TOKEN, --api-key: yes; TOKENIZER, --max-total-tokens: no).
+is_secret() {
+  maybe_secret "$1" || return 1
+  _sn=$1 _sw= _slast= _snw=0 _scomp=
+  while :; do
+    _sn=${_sn#"${_sn%%[A-Za-z0-9]*}"}
+    _sw=${_sn%%[!A-Za-z0-9]*}
+    [ -n "$_sw" ] || break
+    _sn=${_sn#"$_sw"}
+    _snw=$((_snw + 1))
+    case $_sw in
+      *[Tt][Oo][Kk][Ee][Nn] | *[Aa][Pp][Ii][Kk][Ee][Yy] | *[Aa][Uu][Tt][Hh] | \
+        *[Aa][Uu][Tt][Hh][Oo][Rr][Ii][Zz][Aa][Tt][Ii][Oo][Nn] | *[Ss][Ee][Cc][Rr][Ee][Tt]* | \
+        *[Pp][Aa][Ss][Ss][Ww][Oo][Rr][Dd]* | *[Pp][Aa][Ss][Ss][Ww][Dd]* | \
+        *[Cc][Rr][Ee][Dd][Ee][Nn][Tt][Ii][Aa][Ll]* | *[Cc][Oo][Oo][Kk][Ii][Ee]* | \
+        *[Pp][Rr][Ii][Vv][Aa][Tt][Ee][Kk][Ee][Yy]*) return 0 ;;
+      [Pp][Aa][Ss][Ss] | [Pp][Ww][Dd] | [Pp][Aa][Tt]) _scomp=1 ;;
+    esac
+    _slast=$_sw
+    case $_sn in '') break ;; esac
+  done
+  case $_slast in [Kk][Ee][Yy]) return 0 ;; esac
+  [ -n "$_scomp" ] && [ "$_snw" -gt 1 ]
+}
+
+# redact_line TEXT — TEXT with the value of each secret NAME=value word masked, its quoting
+# kept balanced ("NAME=a b" → "NAME=***", NAME='a b' → NAME='***'); in _rl.
 redact_line() {
   _rl=$1
-  is_secret "$1" || return 0
-  _rl= _rifs=$IFS
+  maybe_secret "$1" || return 0
+  _rl= _rifs=$IFS _rq=
   IFS=" $TAB"
   set -f
   for _w in $1; do
+    if [ -n "$_rq" ]; then # the rest of a masked quoted value, up to its closing quote
+      case $_w in *"$_rq"*) _w=${_w#*"$_rq"} _rq= ;; *) continue ;; esac
+      _rl=$_rl$_w
+      continue
+    fi
     _nm=${_w%%=*}
-    if [ "$_nm" != "$_w" ] && is_secret "$_nm"; then
-      case $_nm in \"*) _w="$_nm=***\"" ;; *) _w="$_nm=***" ;; esac
+    if [ "$_nm" != "$_w" ]; then
+      _q=
+      case $_nm in \"* | \'*) _q=${_nm%"${_nm#?}"} _nm=${_nm#?} ;; esac
+      if is_secret "$_nm"; then
+        _v=${_w#*=}
+        if [ -z "$_q" ]; then
+          case $_v in \"* | \'*) _q=${_v%"${_v#?}"} _v=${_v#?} ;; esac
+        fi
+        _tail=
+        if [ -n "$_q" ]; then
+          case $_v in *"$_q"*) _tail=${_v#*"$_q"} ;; *) _rq=$_q ;; esac
+        fi
+        case $_w in
+          [\"\']*) _w="$_q$_nm=***$_q$_tail" ;;
+          *) _w="$_nm=$_q***$_q$_tail" ;;
+        esac
+      fi
     fi
     _rl="${_rl:+$_rl }$_w"
   done
   set +f
   IFS=$_rifs
+}
+
+# mask_url TEXT — status 0 and TEXT in _mu with the credentials of each scheme://user:pw@ or
+# scheme://TOKEN@ masked (scheme://***@host); status 1 when TEXT holds none.
+mask_url() {
+  case $1 in *://*@*) ;; *) return 1 ;; esac
+  _mu= _mr=$1
+  while :; do
+    case $_mr in *://*) ;; *) break ;; esac
+    _mu=$_mu${_mr%%://*}://
+    _mr=${_mr#*://}
+    _ma=${_mr%%[/ ]*}
+    case $_ma in *@*) _mu="$_mu***@" _mr=${_mr#"${_ma%@*}@"} ;; esac
+  done
+  _mu=$_mu$_mr
 }
 
 # ---- toolkit candidates: "source<TAB>home" lines, probed once per home at the end ----------
@@ -336,7 +401,7 @@ ctx_env() {
       CUDA_HOME | CUDA_PATH | PATH | LD_LIBRARY_PATH | FLASHINFER_* | TORCH_CUDA_ARCH_LIST | \
         CUDA_VISIBLE_DEVICES | CUDA_DEVICE_ORDER | NVIDIA_VISIBLE_DEVICES | VLLM_* | SGLANG_* | \
         HOME | USER | VIRTUAL_ENV | CONDA_PREFIX | TRITON_PTXAS* | PYTORCH_NVML_BASED_CUDA_CHECK | MAX_JOBS)
-        is_secret "$_k" && _v='***'
+        if is_secret "$_k"; then _v='***'; else mask_url "$_v" && _v=$_mu; fi
         rec env "$1" "$_k" "$_v"
         ;;
     esac
@@ -417,29 +482,92 @@ ctx_login() {
   # An interactive shell rewrites its history file on exit: not ours to touch.
   HISTFILE=/dev/null
   export HISTFILE
+  if [ -z "$DETACH" ] && [ "$_fl" = -ilc ] && { : </dev/tty; } 2>/dev/null; then
+    # under a terminal an interactive shell outside its foreground group stops (SIGTTIN);
+    # with no way to detach it, it runs as a plain login shell: its rc file is not read
+    _fl=-lc
+    rec error "login shell" "no setsid (or Python) to run it apart from the terminal: read as $_sh -lc, without its interactive rc file"
+  fi
   if [ -n "$BGDIR" ]; then
-    (
-      run "$_sh" "$_fl" 'echo __DT_LOGIN_ENV__; exec env'
-      printf '%s\n' "$_out" >"$BGDIR/login.out"
-      printf '%s\n' "$_rc" >"$BGDIR/login.rc"
-    ) &
+    login_job >"$BGDIR/login.out" 2>/dev/null &
     LOGIN_PID=$!
   else
-    run "$_sh" "$_fl" 'echo __DT_LOGIN_ENV__; exec env'
+    _out=$(login_job)
     login_env
   fi
+}
+
+# login_job — the login shell's environment, run in a session of its own (no controlling
+# terminal: see DETACH) under the step deadline. Its output goes through login_filter in this
+# pipe, so only the variables the probe reports, secrets masked, ever reach a file; its first
+# line gives the new session's id (for the kill path: cleanup), its last its exit status.
+login_job() {
+  set -- "$_sh" "$_fl" 'echo __DT_LOGIN_ENV__; exec env'
+  [ -n "$TO" ] && set -- "$TO" -k 2 "$T" "$@"
+  case $DETACH in
+    setsid) set -- setsid "$@" ;;
+    python) set -- "$DT_HOSTPY" -E -S -c "$DETACH_PY" "$@" ;;
+  esac
+  {
+    sh -c 'echo "__DT_LOGIN_PID__ $$"; exec "$@"' dt-login "$@" 2>&1 </dev/null
+    echo "__DT_LOGIN_RC__ $?"
+  } | login_filter
+}
+
+DETACH_PY='import os, sys
+os.setsid()
+os.execvp(sys.argv[1], sys.argv[1:])'
+
+# login_filter — login_job's output, keeping the marker, the exit status and a superset of the
+# variables ctx_env reports (values of secret names and URL credentials masked); rc-file noise
+# and every other variable are dropped here.
+login_filter() {
+  _lfe=
+  while IFS= read -r _ln; do
+    case $_ln in
+      "__DT_LOGIN_PID__ "*)
+        [ -n "$BGDIR" ] && printf '%s\n' "${_ln#* }" >"$BGDIR/login.pid"
+        continue
+        ;;
+      __DT_LOGIN_ENV__ | "__DT_LOGIN_RC__ "*)
+        _lfe=1
+        printf '%s\n' "$_ln"
+        continue
+        ;;
+    esac
+    [ -n "$_lfe" ] || continue
+    _k=${_ln%%=*}
+    [ "$_k" = "$_ln" ] && continue
+    case $_k in
+      CUDA_* | PATH | LD_LIBRARY_PATH | FLASHINFER_* | TORCH_* | NVIDIA_* | VLLM_* | SGLANG_* | \
+        TRITON_* | PYTORCH_* | PYTHON* | HOME | USER | VIRTUAL_ENV | CONDA_* | MAX_JOBS) ;;
+      *) continue ;;
+    esac
+    _v=${_ln#*=}
+    if is_secret "$_k"; then _v='***'; else mask_url "$_v" && _v=$_mu; fi
+    printf '%s=%s\n' "$_k" "$_v"
+  done
 }
 
 finish_login() {
   [ -n "$LOGIN_PID" ] || return 0
   wait "$LOGIN_PID"
+  LOGIN_PID=
   _out=
   { while IFS= read -r _ln; do _out="$_out$_ln$NL"; done <"$BGDIR/login.out"; } 2>/dev/null
-  { read -r _rc <"$BGDIR/login.rc"; } 2>/dev/null || _rc=
+  case $_out in
+    *"__DT_LOGIN_RC__ "*) ;;
+    *) # the temp file lost it (a full disk): once more, in the foreground
+      rec note tmp "login shell output lost in $BGDIR; run again in the foreground"
+      _out=$(login_job)
+      ;;
+  esac
   login_env
 }
 
 login_env() {
+  _rc=${_out##*__DT_LOGIN_RC__ }
+  _rc=${_rc%%[!0-9]*}
   if [ "$_rc" = 124 ] || [ "$_rc" = 137 ]; then
     rec timeout "login shell"
   fi
@@ -448,7 +576,7 @@ login_env() {
       ctx_env "$LOGIN_CID" "${_out#*__DT_LOGIN_ENV__"$NL"}"
       ctx_finish "$LOGIN_CID" "@login shell"
       ;;
-    *) rec error "login shell" "no environment from $_sh $_fl (exit $_rc)" ;;
+    *) rec error "login shell" "no environment from $_sh $_fl (exit ${_rc:-unknown})" ;;
   esac
 }
 
@@ -903,10 +1031,80 @@ probe_libcuda() {
   IFS=$_lifs
 }
 
+# ---- temp files and detaching ---------------------------------------------------------
+# The background steps (nvidia-smi, the login shell) write to a directory of our own: the first
+# of $TMPDIR, /tmp, /var/tmp, /dev/shm, $HOME that really holds data (a full filesystem still
+# creates directories, so a line is written and read back). With none they run one after the
+# other in the foreground, through pipes only. Directories left by probes that were killed
+# (named after their pid, which is gone) are removed on the way. The directory is announced to
+# the client (@@detective-tui-tmpdir), whose kill path removes it too.
+BGDIR=
+pick_tmpdir() {
+  command -v mktemp >/dev/null 2>&1 || return 0
+  _tseen=:
+  for _tb in "${TMPDIR:-}" /tmp /var/tmp /dev/shm "${HOME:-}"; do
+    _tb=${_tb%/}
+    case $_tb in /?*) ;; *) continue ;; esac
+    case $_tseen in *":$_tb:"*) continue ;; esac
+    _tseen="$_tseen$_tb:"
+    [ -d "$_tb" ] && [ -w "$_tb" ] || continue
+    sweep_tmp "$_tb"
+    _td=$(mktemp -d "$_tb/detective-tui.$$.XXXXXX" 2>/dev/null) || continue
+    _tl=
+    { echo detective-tui >"$_td/probe" && read -r _tl <"$_td/probe"; } 2>/dev/null
+    if [ "$_tl" = detective-tui ]; then
+      BGDIR=$_td
+      printf '@@detective-tui-tmpdir %s\n' "$BGDIR"
+      return 0
+    fi
+    rm -rf "$_td"
+    rec note tmp "$_tb cannot hold data (full?)"
+  done
+  rec note tmp "no temp dir that holds data: the background steps run one after the other"
+}
+
+# sweep_tmp DIR — remove our own detective-tui.PID.* directories whose probe is gone.
+sweep_tmp() {
+  for _old in "$1"/detective-tui.*.??????; do
+    [ -d "$_old" ] && [ -O "$_old" ] || continue
+    _op=${_old##*/detective-tui.}
+    _op=${_op%%.*}
+    case $_op in '' | *[!0-9]*) continue ;; esac
+    kill -0 "$_op" 2>/dev/null && continue
+    rm -rf "$_old"
+  done
+}
+
+cleanup() {
+  if [ -n "$LOGIN_PID" ] && [ -n "$BGDIR" ]; then
+    # stopped mid-probe: the login shell's own session goes too
+    _lsid=
+    { read -r _lsid <"$BGDIR/login.pid"; } 2>/dev/null
+    case $_lsid in '' | *[!0-9]* | 1) ;; *) kill -TERM "-$_lsid" 2>/dev/null ;; esac
+  fi
+  [ -n "$BGDIR" ] && rm -rf "$BGDIR"
+}
+trap cleanup EXIT
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 141' PIPE
+trap 'exit 143' TERM
+
+# How to start the login shell in a session of its own, apart from any controlling terminal:
+# under a PTY (ssh -tt, srun --pty, kubectl exec -t, Ansible) an interactive shell outside the
+# terminal's foreground process group stops on SIGTTIN until its deadline. setsid, else the
+# host's Python (os.setsid), else none (ctx_login then reads a plain login shell).
+DETACH=
+DT_HOSTPY=
+if command -v setsid >/dev/null 2>&1; then
+  DETACH=setsid
+elif DT_HOSTPY=$(command -v python3 2>/dev/null) && [ -n "$DT_HOSTPY" ]; then
+  DETACH=python
+fi
+
 # the nvidia-smi part runs in the background (it is the slowest, and can hang)
 SMI_PID=
 LOGIN_PID=
-BGDIR=$(mktemp -d 2>/dev/null) || BGDIR=
 smi_job() {
   _smi=
   _sifs=$IFS
@@ -963,7 +1161,10 @@ smi_job() {
 
 start_smi() {
   if [ -n "$BGDIR" ]; then
-    smi_job >"$BGDIR/smi.out" 2>&1 &
+    (
+      smi_job
+      echo __DT_SMI_DONE__
+    ) >"$BGDIR/smi.out" 2>&1 &
     SMI_PID=$!
   else
     smi_job
@@ -973,14 +1174,21 @@ start_smi() {
 finish_smi() {
   [ -n "$SMI_PID" ] || return 0
   wait "$SMI_PID"
-  while IFS= read -r _ln || [ -n "$_ln" ]; do
-    case $_ln in @@DT1"$TAB"*) printf '%s\n' "$_ln" ;; esac
-  done <"$BGDIR/smi.out"
+  SMI_PID=
+  _sout= _sdone=
+  { while IFS= read -r _ln || [ -n "$_ln" ]; do
+    case $_ln in
+      @@DT1"$TAB"*) _sout="$_sout$_ln$NL" ;;
+      __DT_SMI_DONE__) _sdone=1 ;;
+    esac
+  done <"$BGDIR/smi.out"; } 2>/dev/null
+  if [ -n "$_sdone" ]; then
+    printf '%s' "$_sout"
+  else # the temp file lost it (a full disk): once more, in the foreground
+    rec note tmp "nvidia-smi output lost in $BGDIR; run again in the foreground"
+    smi_job
+  fi
 }
-
-cleanup() { [ -n "$BGDIR" ] && rm -rf "$BGDIR"; }
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
 
 probe_pythons() {
   _i=0
@@ -1200,6 +1408,11 @@ probe_toolkit() {
 
 # ---- main ------------------------------------------------------------------------------
 rec begin "$DT_VERSION" "$R"
+if [ -n "$R" ] && [ ! -d "$R/" ]; then
+  rec error root "$R is not a directory"
+  exit 3
+fi
+pick_tmpdir
 step host
 probe_host
 step driver

@@ -57,7 +57,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_app(args)
     try:
-        return int(args.func(args))
+        code = int(args.func(args))
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit (status 120)
+        return code
     except BrokenPipeError:
         # the reader went away (`detective-tui … | head`): no traceback, and the status a
         # program killed by SIGPIPE has (the result was not fully delivered, so not 0)

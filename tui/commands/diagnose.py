@@ -15,7 +15,6 @@ import argparse
 import asyncio
 import json
 import shlex
-import sys
 from collections.abc import Mapping
 from importlib import resources
 from typing import Any
@@ -23,9 +22,10 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from tui.commands import command_help
+from tui.commands import command_help, output
 from tui.commands.targets import add_fleet_targets, hosts_for
 from tui.core import exitcodes
+from tui.core.completeness import partial_verdict, unseen
 from tui.core.diagnosis import Diagnosis, deep_invocation, diagnose, with_deep
 from tui.core.facts import Facts
 from tui.core.hosts import Host
@@ -124,9 +124,11 @@ async def _diagnose_all(
 
 
 def exit_code(results: list[tuple[ProbeResult, Diagnosis | None, Any]]) -> int:
+    """1 critical; else 2 when a host could not be reached or probed, or its probe could not
+    see everything (``tui.core.completeness``); else 0."""
     if any(d is not None and d.worst() == "critical" for _r, d, _x in results):
         return exitcodes.CRITICAL
-    if any(r.error is not None for r, _d, _x in results):
+    if any(unseen(r) for r, _d, _x in results):
         return exitcodes.UNREACHABLE
     return exitcodes.OK
 
@@ -136,20 +138,18 @@ def run(args: argparse.Namespace) -> int:
     try:
         hosts = hosts_for(args, args.targets, args.all_hosts)
     except InventoryError as exc:
-        print(f"detective-tui diagnose: {exc}", file=sys.stderr)
+        output.warn(f"detective-tui diagnose: {exc}")
         return exitcodes.USAGE
     with Transcript.open_session() as transcript:
         transcript.record("cli", command="diagnose", targets=[h.name for h in hosts])
         results = asyncio.run(_diagnose_all(hosts, args.deep, transcript, err))
     if args.json:
-        data = [host_json(r, d, deeps or None) for r, d, deeps in results]
-        json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+        output.write_json([host_json(r, d, deeps or None) for r, d, deeps in results])
     elif args.markdown:
         deep_by_host = {r.host.name: deeps for r, _d, deeps in results if deeps}
-        sys.stdout.write(markdown_report([(r, d) for r, d, _x in results], deep_by_host))
+        output.write_text(markdown_report([(r, d) for r, d, _x in results], deep_by_host))
     else:
-        console = Console(soft_wrap=False)
+        console = output.console(soft_wrap=False)
         for r, d, deeps in results:
             print_host(console, host_json(r, d, deeps or None))
     return exit_code(results)
@@ -161,10 +161,13 @@ def print_host(console: Console, data: Mapping[str, Any]) -> None:
     if not data["reachable"]:
         console.print(f"[red]unreachable[/]: {escape(data['error'] or '')}")
         return
-    if data["error"]:
-        console.print(f"[yellow]probe problem[/]: {escape(data['error'])}")
+    for reason in data["unseen"]:
+        console.print(f"[yellow]probe problem[/]: {escape(reason)}")
     if not data["findings"]:
-        console.print("[green]No problems found.[/]")
+        if data["unseen"]:
+            console.print(f"[yellow]{escape(partial_verdict(tuple(data['unseen'])))}[/]")
+        else:
+            console.print("[green]No problems found.[/]")
     for f in data["findings"]:
         style = SEVERITY_STYLE[f["severity"]]
         console.print(

@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from collections.abc import Callable
 from typing import Any
 
-from tui.commands import command_help
+from tui.commands import command_help, output
 from tui.commands.targets import add_host_options, hosts_for, report_unfinished
 from tui.core import exitcodes
 from tui.core.findings import FIX_IDS
@@ -107,11 +106,11 @@ class UsageError(Exception):
 
 
 def _say(text: str = "") -> None:
-    print(text, flush=True)
+    output.say(text)
 
 
 def _err(text: str) -> None:
-    print(f"detective-tui fix: {text}", file=sys.stderr, flush=True)
+    output.warn(f"detective-tui fix: {text}")
 
 
 def _parse_params(items: list[str]) -> tuple[dict[str, str], str | None]:
@@ -215,8 +214,7 @@ def _history(host: Host, args: argparse.Namespace) -> int:
         _err(str(exc))
         return exitcodes.USAGE
     if args.json:
-        json.dump(redact([r.summary_json() for r in records]), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        output.write_json([r.summary_json() for r in records])
         return exitcodes.OK
     if not records:
         _say(f"No fixes to undo on {host.name}.")
@@ -344,8 +342,7 @@ def _item_json(item: FleetItem) -> dict[str, Any]:
 
 
 def _dump(data: object) -> None:
-    json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
-    sys.stdout.write("\n")
+    output.write_json(data)
 
 
 def _planning_code(items: list[FleetItem]) -> int:

@@ -10,20 +10,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import sys
-from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from tui.commands import command_help
+from tui.commands import command_help, output
 from tui.commands.targets import add_fleet_targets, hosts_for
 from tui.core import exitcodes
+from tui.core.completeness import unseen
 from tui.core.factbuild import ProbeProgress
 from tui.core.facts import Facts
 from tui.core.hosts import Host
 from tui.core.inventory import InventoryError
+from tui.core.redact import redact_text
+from tui.core.report import result_json
 from tui.core.runner import ProbeResult, Session
 from tui.core.transcript import Transcript
 
@@ -37,17 +38,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_fleet_targets(p)
     p.add_argument("--json", action="store_true", help="print the JSON array of CONTRACT.md")
     p.set_defaults(func=run)
-
-
-def probe_json(result: ProbeResult) -> dict[str, Any]:
-    """One element of ``probe --json``."""
-    return {
-        "host": result.host.name,
-        "reachable": result.reachable,
-        "error": result.error,
-        "error_kind": result.error_kind,
-        "facts": result.facts.to_json() if result.facts is not None else None,
-    }
 
 
 class _Progress:
@@ -100,18 +90,17 @@ def run(args: argparse.Namespace) -> int:
     try:
         hosts = hosts_for(args, args.targets, args.all_hosts)
     except InventoryError as exc:
-        print(f"detective-tui probe: {exc}", file=sys.stderr)
+        output.warn(f"detective-tui probe: {exc}")
         return exitcodes.USAGE
     with Transcript.open_session() as transcript:
         transcript.record("cli", command="probe", targets=[h.name for h in hosts])
         with _Progress(err, len(hosts)) as progress:
             results = asyncio.run(_probe_all(hosts, progress, transcript))
     if args.json:
-        json.dump([probe_json(r) for r in results], sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+        output.write_json([result_json(r) for r in results])
     else:
-        Console().print(summary_table(results))
-    return exitcodes.UNREACHABLE if any(r.error for r in results) else exitcodes.OK
+        output.console().print(summary_table(results))
+    return exitcodes.UNREACHABLE if any(unseen(r) for r in results) else exitcodes.OK
 
 
 def summary_table(results: list[ProbeResult]) -> Table:
@@ -119,12 +108,17 @@ def summary_table(results: list[ProbeResult]) -> Table:
     for column in ("host", "status", "driver", "GPUs", "toolkits", "python / torch / FlashInfer"):
         table.add_column(column, overflow="fold")
     for r in results:
-        status = "[green]ok[/]" if r.ok else f"[red]{r.error_kind}[/]\n{r.error}"
+        reasons = unseen(r)
+        status = "[green]ok[/]"
+        if r.error:
+            status = f"[red]{r.error_kind}[/]\n{escape(r.error)}"
+        elif reasons:
+            status = "[yellow]partial[/]\n" + "\n".join(escape(x) for x in reasons)
         f = r.facts
-        if f is None:
-            table.add_row(r.host.name, status, "", "", "", "")
-            continue
-        table.add_row(r.host.name, status, _driver(f), _gpus(f), _toolkits(f), _pythons(f))
+        cells = ("", "", "", "") if f is None else (_driver(f), _gpus(f), _toolkits(f), _pythons(f))
+        table.add_row(
+            escape(r.host.name), redact_text(status), *(escape(redact_text(c)) for c in cells)
+        )
     return table
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from tui.commands import command_help
+from tui.commands import command_help, output
 from tui.core import exitcodes, locations
 from tui.core.transcript import (
     EXPORT_FORMATS,
@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
             _list()
         else:
             fmt = args.format if args.action == "export" else "md"
-            sys.stdout.write(export(resolve_session(args.file), fmt))
+            output.write_text(export(resolve_session(args.file), fmt))
     except TranscriptError as exc:
         print(f"detective-tui transcript: {exc}", file=sys.stderr)
         return exitcodes.USAGE
@@ -58,8 +58,8 @@ def _list() -> None:
         try:
             events = read_events(path)
         except TranscriptError as exc:
-            print(f"{path.name}  (unreadable: {exc})")
+            output.say(f"{path.name}  (unreadable: {exc})")
             continue
         hosts = sorted({str(e["host"]) for e in events if e.get("host")})
         started = events[0].get("ts", "?") if events else "?"
-        print(f"{path.name}  {started}  {len(events)} events  {', '.join(hosts) or '-'}")
+        output.say(f"{path.name}  {started}  {len(events)} events  {', '.join(hosts) or '-'}")

@@ -12,7 +12,7 @@ import argparse
 import asyncio
 import sys
 
-from tui.commands import command_help
+from tui.commands import command_help, output
 from tui.commands.targets import one_host
 from tui.core import exitcodes, locations
 from tui.core.hostkeys import HostKeyChanged, HostKeyError, HostKeyRevoked, add_known_host
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         _say(f"detective-tui trust: {exc}")
         return exitcodes.UNREACHABLE
     if status == "trusted":
-        print(f"{host.target}: host key already trusted ({info.key_type} {info.fingerprint})")
+        output.say(f"{host.target}: host key already trusted ({info.key_type} {info.fingerprint})")
         return exitcodes.OK
     if status in ("changed", "revoked"):
         refused = (HostKeyChanged if status == "changed" else HostKeyRevoked)(
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         )
         _say(f"detective-tui trust: {refused}")
         return exitcodes.UNREACHABLE
-    print(
+    output.say(
         f"The authenticity of {info.known_hosts_name} ({host.target}) can't be established.\n"
         f"{info.key_type} key fingerprint is {info.fingerprint}."
     )
@@ -97,5 +97,5 @@ def run(args: argparse.Namespace) -> int:
     except (HostKeyChanged, HostKeyRevoked) as exc:  # someone else wrote known_hosts meanwhile
         _say(f"detective-tui trust: {exc}")
         return exitcodes.UNREACHABLE
-    print(f"Added {info.known_hosts_name} to {known}.")
+    output.say(f"Added {info.known_hosts_name} to {known}.")
     return exitcodes.OK

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 
-from tui.commands import command_help
+from tui.commands import command_help, output
 from tui.commands.targets import add_host_options, one_host
 from tui.core import exitcodes
 from tui.core.hosts import Host
@@ -63,7 +62,7 @@ async def _validate(
     host: Host, args: argparse.Namespace, transcript: Transcript
 ) -> ValidationResult:
     def progress(text: str) -> None:
-        print(f"{host.name}: {text}", file=sys.stderr, flush=True)
+        output.warn(f"{host.name}: {text}")
 
     async with Session(transcript=transcript) as session:
         return await validate_host(
@@ -95,8 +94,7 @@ def run(args: argparse.Namespace) -> int:
         transcript.record("cli", command="validate", targets=[host.name])
         result = asyncio.run(_validate(host, args, transcript))
     if args.json:
-        json.dump(result.to_json(), sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+        output.write_json(result.to_json())
     else:
-        sys.stdout.write(result.to_markdown())
+        output.write_text(result.to_markdown())
     return result.exit_code

@@ -1,10 +1,21 @@
-"""Secret redaction for everything that leaves the process (transcripts, exports, JSON).
+"""Secret redaction: the one path for everything that leaves the process (stdout in every
+format, Markdown reports, transcripts and their exports, the TUI's screens and raw output).
 
-Two rules, as data:
-- a variable or mapping key whose *name* looks secret (``HF_TOKEN``, ``AWS_SECRET_ACCESS_KEY``,
-  ``DB_PASSWORD``…) has its value replaced by ``***``;
-- text that *looks* like a credential (bearer tokens, ``user:password@`` in URLs, private-key
-  blocks, well-known token prefixes) is replaced wherever it appears.
+``redact(value)`` takes a JSON-like value or a string and returns it with secrets masked;
+every writer calls it (``tui.commands.output`` for stdout, ``Transcript.record`` and
+``transcript.export`` for sessions, ``tui.core.report`` for reports, the TUI's widgets).
+
+Rules, as data:
+- a *name* that looks secret (``HF_TOKEN``, ``AWS_SECRET_ACCESS_KEY``, ``--api-key``,
+  ``DB_PASSWORD``…) has its value masked wherever a value follows it: ``NAME=value`` in any
+  shell, systemd (``Environment=A=B "C=D"``), env-file or ``export`` syntax, ``setenv NAME v``,
+  ``set -x NAME v``, ``"NAME": "v"``/``NAME: v``, a mapping key, ``--flag value`` and
+  ``--flag=value`` (in text and in argv lists);
+- text that *looks* like a credential (``user:password@`` in URLs, bearer and basic
+  authorization, JWTs, private-key blocks, well-known token prefixes: ``hf_``, ``sk-``,
+  ``ghp_``, ``AKIA``…) is masked wherever it appears.
+``probes/probe.sh`` masks the same names on the host (its ``is_secret`` follows
+``is_secret_name``), so a value under a secret name never leaves the host at all.
 """
 
 from __future__ import annotations
@@ -15,19 +26,33 @@ from typing import Any
 
 MASK = "***"
 
-# Names of variables / keys whose values are secrets. Upper-case env-style names only for the
-# generic ``_KEY`` suffix, so fields such as ``key_type`` or ``fingerprint`` stay readable.
-SECRET_NAME = re.compile(
-    r"(?i:TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|API_?KEY|PRIVATE_?KEY|COOKIE)"
-    r"|(?:^|_)KEY$"
-)
+# -- names ------------------------------------------------------------------------------------
 
-# NAME=value (optionally `export NAME=...`, quoted or not) inside free text.
-_ASSIGNMENT = re.compile(
-    r"(?P<name>\b[A-Za-z_][A-Za-z0-9_]*)=(?P<value>'[^'\n]*'|\"[^\"\n]*\"|[^\s'\";&|]+)"
+_WORD = re.compile(r"[A-Za-z0-9]+")
+# a word (case-insensitive) that makes a name secret wherever it stands in the name
+_SECRET_WORD = re.compile(
+    r"^(?:.*(?:token|apikey|auth|authorization)|.*(?:secret|password|passwd|credential|cookie|privatekey).*)$"
 )
+# words that make a name secret only beside another word (``DB_PASS``, ``GITHUB_PAT``; ``PWD``
+# alone is the working directory)
+_SECRET_COMPANION = frozenset({"pass", "pwd", "pat"})
 
-# (pattern, replacement) applied to any text.
+
+def is_secret_name(name: str) -> bool:
+    """Does a variable, key or flag with this name hold a secret? Judged word by word
+    (``HF_TOKEN``, ``hfToken``, ``--api-key``, ``AWS_SECRET_ACCESS_KEY``: yes; ``TOKENIZER``,
+    ``--max-total-tokens``, ``key_type``, ``PWD``: no)."""
+    words = [w.lower() for w in _WORD.findall(name)]
+    if not words:
+        return False
+    if words[-1] == "key" or any(_SECRET_WORD.match(w) for w in words):
+        return True
+    return len(words) > 1 and any(w in _SECRET_COMPANION for w in words)
+
+
+# -- text -------------------------------------------------------------------------------------
+
+# (pattern, replacement) for credential-shaped text, applied to any text first.
 TEXT_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     (
         re.compile(
@@ -35,48 +60,109 @@ TEXT_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
         ),
         "-----BEGIN PRIVATE KEY----- *** -----END PRIVATE KEY-----",
     ),
-    (re.compile(r"(?i)\b(authorization:\s*(?:bearer|basic|token)\s+)\S+"), r"\1" + MASK),
-    (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1" + MASK),
-    (re.compile(r"(\b[a-z][a-z0-9+.-]*://)[^\s/:@]+:[^\s/@]+@"), r"\1" + MASK + "@"),
+    (re.compile(r"(?i)\b((?:proxy-)?authorization:\s*(?:bearer|basic|token)\s+)\S+"), r"\1***"),
+    (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1***"),
+    # scheme://user:password@ and scheme://TOKEN@ (the last @ before the path)
+    (re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)[^\s/@'\"<>]*:[^\s/'\"<>]*@"), r"\1***@"),
+    (re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)[A-Za-z0-9_.~-]{20,}@"), r"\1***@"),
+    (re.compile(r"\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"), MASK),  # JWT
     (re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{20,}"), MASK),
+    (re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}"), MASK),
     (re.compile(r"\bhf_[A-Za-z0-9]{20,}"), MASK),
     (re.compile(r"\bsk-[A-Za-z0-9_-]{20,}"), MASK),
-    (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), MASK),
+    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), MASK),
+    (re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"), MASK),
     (re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), MASK),
 )
 
+# A value after a name: quoted, or a run without blanks and shell separators.
+_VALUE = r"(?P<value>'[^'\n]*'|\"[^\"\n]*\"|[^\s'\";&|]+)"
+# NAME= anywhere (also after another '=' as in ``Environment=NAME=v``, or after a quote)
+_NAME_EQ = re.compile(r"(?<![A-Za-z0-9_])(?P<name>[A-Za-z_][A-Za-z0-9_]*)=")
+_UNQUOTED_VALUE = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|[^\s'\";&|]*")
+# --flag value, --flag=value, -flag value
+_FLAG = re.compile(r"(?<![\w-])(?P<flag>--?[A-Za-z][A-Za-z0-9_.-]*)(?P<sep>=|[ \t]+)" + _VALUE)
+# setenv NAME value (csh), set [-gx…] NAME value (fish)
+_SET = re.compile(
+    r"\b(?P<head>setenv[ \t]+|set(?:[ \t]+-[A-Za-z]+)*[ \t]+)(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
+    r"(?P<sep>[ \t]+)" + _VALUE
+)
+# "NAME": "value", NAME: value (JSON, YAML)
+_COLON = re.compile(
+    r"(?<![/\w.-])(?P<q>[\"']?)(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)(?P=q)(?P<sep>[ \t]*:[ \t]*)"
+    r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s,}\]]+)"
+)
+# - name: HF_TOKEN / value: … (Kubernetes env lists)
+_K8S_ENV = re.compile(
+    r"(?P<head>\bname:[ \t]*[\"']?(?P<name>[A-Za-z_][A-Za-z0-9_]*)[\"']?[ \t]*\n[ \t-]*"
+    r"value:[ \t]*)(?P<value>\"[^\"\n]*\"|'[^'\n]*'|\S+)"
+)
 
-def is_secret_name(name: str) -> bool:
-    return bool(SECRET_NAME.search(name))
+
+def _masked_value(value: str) -> str:
+    quote = value[0] if value[:1] in ("'", '"') and len(value) > 1 else ""
+    return f"{quote}{MASK}{quote}"
 
 
-def _mask_assignment(m: re.Match[str]) -> str:
-    if not is_secret_name(m.group("name")):
+def _assignments(text: str) -> str:
+    """Mask the value of every secret ``NAME=value``, wherever it stands: shell and env-file
+    lines, ``export``, systemd ``Environment=A=B "C=D"``, ``'NAME=v w'`` as shlex quotes it."""
+    out: list[str] = []
+    pos = 0
+    for m in _NAME_EQ.finditer(text):
+        if m.start() < pos or not is_secret_name(m.group("name")):
+            continue
+        start = m.end()
+        opener = text[m.start() - 1] if m.start() > 0 else ""
+        if opener in ("'", '"'):  # "NAME=v w": the value runs to the closing quote
+            close = text.find(opener, start)
+            end = close if close >= 0 and "\n" not in text[start:close] else start
+            if end == start:
+                end = _UNQUOTED_VALUE.match(text, start).end()  # type: ignore[union-attr]
+            value = MASK
+        else:
+            end = _UNQUOTED_VALUE.match(text, start).end()  # type: ignore[union-attr]
+            value = _masked_value(text[start:end])
+        if end == start:
+            continue
+        out += [text[pos:start], value]
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _mask_named(m: re.Match[str]) -> str:
+    if not is_secret_name(m.group("name")) or m.group("value") == MASK:
         return m.group(0)
+    head = m.group(0)[: m.start("value") - m.start(0)]
+    return head + _masked_value(m.group("value"))
+
+
+def _mask_flag(m: re.Match[str]) -> str:
     value = m.group("value")
-    quote = value[0] if value[:1] in ("'", '"') else ""
-    return f"{m.group('name')}={quote}{MASK}{quote}"
-
-
-# 'NAME=value with spaces' as shlex.quote writes an ``env`` argument on a command line.
-_QUOTED_ASSIGNMENT = re.compile(r"'(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>[^'\n]*)'")
-
-
-def _mask_quoted(m: re.Match[str]) -> str:
-    return f"'{m.group('name')}={MASK}'" if is_secret_name(m.group("name")) else m.group(0)
+    if not is_secret_name(m.group("flag")) or value.startswith("-") or value == MASK:
+        return m.group(0)
+    return f"{m.group('flag')}{m.group('sep')}{_masked_value(value)}"
 
 
 def redact_text(text: str) -> str:
-    """Mask credentials inside free text (command lines, output, messages)."""
+    """Mask credentials inside free text (command lines, output, files, messages)."""
     for pattern, replacement in TEXT_RULES:
         text = pattern.sub(replacement, text)
-    text = _QUOTED_ASSIGNMENT.sub(_mask_quoted, text)
-    return _ASSIGNMENT.sub(_mask_assignment, text)
+    text = _K8S_ENV.sub(_mask_named, text)
+    text = _SET.sub(_mask_named, text)
+    text = _assignments(text)
+    text = _FLAG.sub(_mask_flag, text)
+    return _COLON.sub(_mask_named, text)
 
+
+# -- structures -------------------------------------------------------------------------------
 
 # Lower-case mapping keys that hold secrets; other lower-case keys (``author``, package names
-# such as ``authlib``) are data, so only env-style upper-case keys are judged by SECRET_NAME.
+# such as ``authlib``, ``key_type``) are data, so only env-style upper-case keys are judged by
+# ``is_secret_name``.
 SECRET_KEYS = frozenset({"password", "passwd", "token", "secret", "api_key", "authorization"})
+_FLAG_WORD = re.compile(r"^--?[A-Za-z][A-Za-z0-9_.-]*$")
 
 
 def _secret_key(key: object) -> bool:
@@ -85,12 +171,30 @@ def _secret_key(key: object) -> bool:
     return key.lower() in SECRET_KEYS or (key.isupper() and is_secret_name(key))
 
 
+def _redact_list(items: list[Any] | tuple[Any, ...]) -> list[Any]:
+    """Each item redacted; in an argv, the word after a secret ``--flag`` is masked too."""
+    out = [redact(v) for v in items]
+    for i in range(len(out) - 1):
+        flag, value = out[i], out[i + 1]
+        if (
+            isinstance(flag, str)
+            and isinstance(value, str)
+            and _FLAG_WORD.match(flag)
+            and is_secret_name(flag)
+            and value
+            and not value.startswith("-")
+        ):
+            out[i + 1] = MASK
+    return out
+
+
 def redact(value: Any) -> Any:
-    """Redact a JSON-like value: mapping values under secret names, and every string."""
+    """The one redaction for every output: a JSON-like value (mapping values under secret
+    names, argv lists, every string) or a string. Returns a redacted copy."""
     if isinstance(value, str):
         return redact_text(value)
     if isinstance(value, Mapping):
         return {k: (MASK if _secret_key(k) and v else redact(v)) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [redact(v) for v in value]
+        return _redact_list(value)
     return value

@@ -9,11 +9,27 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tui.core.completeness import partial_verdict, unseen
 from tui.core.diagnosis import Diagnosis, deep_differences
 from tui.core.redact import redact
 from tui.core.runner import ProbeResult
 
 SEVERITY_MARK = {"critical": "🔴 critical", "warning": "🟠 warning", "info": "🔵 info"}
+
+
+def result_json(result: ProbeResult) -> dict[str, Any]:
+    """One element of ``probe --json`` (and the first keys of ``diagnose --json``), redacted.
+    ``unseen``: what the probe could not see (``tui.core.completeness``; empty: everything)."""
+    return redact(
+        {
+            "host": result.host.name,
+            "reachable": result.reachable,
+            "error": result.error,
+            "error_kind": result.error_kind,
+            "unseen": list(unseen(result)),
+            "facts": result.facts.to_json() if result.facts is not None else None,
+        }
+    )
 
 
 def host_json(
@@ -31,26 +47,27 @@ def host_json(
             entry["deep"] = dict(got)
             entry["agrees"] = None if "error" in got else not deep_differences(replayed, got)
         flashinfer.append(entry)
-    out = {
-        "host": result.host.name,
-        "reachable": result.reachable,
-        "error": result.error,
-        "error_kind": result.error_kind,
-        "facts": result.facts.to_json() if result.facts is not None else None,
-        "findings": [f.to_json() for f in diagnosis.findings] if diagnosis else [],
-        "flashinfer": flashinfer,
+    return {
+        **result_json(result),
+        **redact(
+            {
+                "findings": [f.to_json() for f in diagnosis.findings] if diagnosis else [],
+                "flashinfer": flashinfer,
+            }
+        ),
     }
-    return redact(out)
 
 
 # -- Markdown --------------------------------------------------------------------------------
 
 
-def _summary(diagnosis: Diagnosis | None) -> str:
+def _summary(diagnosis: Diagnosis | None, partial: bool) -> str:
     if diagnosis is None:
         return "not diagnosed"
     counts = {s: sum(f.severity == s for f in diagnosis.findings) for s in SEVERITY_MARK}
     parts = [f"{n} {s}" for s, n in counts.items() if n]
+    if partial:
+        parts.append("probe incomplete")
     return ", ".join(parts) or "no findings"
 
 
@@ -120,9 +137,13 @@ def markdown_report(
         if not result.reachable:
             lines += [f"{head} — unreachable", "", f"`{data['error']}`", ""]
             continue
-        lines += [f"{head} — {_summary(diagnosis)}", ""]
-        if data["error"]:
-            lines += [f"> probe: {data['error']}", ""]
+        lines += [f"{head} — {_summary(diagnosis, bool(data['unseen']))}", ""]
+        if data["unseen"]:
+            if not data["findings"]:
+                lines += [f"**{partial_verdict(tuple(data['unseen']))}**", ""]
+            lines += ["The probe could not see:", ""]
+            lines += [f"- `{reason}`" for reason in data["unseen"]]
+            lines.append("")
         for finding in data["findings"]:
             lines += _finding_md(finding)
         for entry in data["flashinfer"]:
@@ -134,4 +155,4 @@ def markdown_report(
             )
         if data["facts"] is not None:
             lines += _details(f"Facts: {result.host.name}", _flatten(data["facts"]))
-    return "\n".join(lines).rstrip() + "\n"
+    return redact("\n".join(lines).rstrip() + "\n")

@@ -225,4 +225,5 @@ def export(path: Path, fmt: str) -> str:
         raise ValueError(
             f"unknown export format {fmt!r}; use one of {', '.join(EXPORT_FORMATS)}"
         ) from None
-    return exporter(Path(path), read_events(path))
+    # redacted again on the way out: a session written before a redaction rule existed
+    return exporter(Path(path), redact(read_events(path)))

@@ -26,7 +26,7 @@ import re
 import shlex
 import shutil
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -63,6 +63,9 @@ __all__ = [
 ]
 
 PGID_MARK = "@@detective-tui-pgid "
+# a script's own temp dir (``@@detective-tui-tmpdir PATH``): removed by the kill path too
+TMPDIR_MARK = "@@detective-tui-tmpdir "
+_TMPDIR = re.compile(r"^/(?:[^/\0\n]+/)*detective-tui\.[0-9]+\.[A-Za-z0-9]{6,}$")
 KILL_AFTER_S = 5  # timeout -k: SIGKILL this long after SIGTERM
 CLIENT_GRACE_S = 5  # the client waits deadline + KILL_AFTER_S + this before killing it itself
 KILL_DEADLINE_S = 10.0  # the kill command itself
@@ -114,11 +117,15 @@ def command_line(
     return "exec " + shlex.join(argv)
 
 
-def kill_command(pgid: int) -> str:
-    """TERM the group and the session now, KILL whatever is left two seconds later."""
+def kill_command(pgid: int, tmpdirs: Sequence[str] = ()) -> str:
+    """TERM the group and the session now, KILL whatever is left two seconds later, then
+    remove the command's announced temp dirs (``TMPDIR_MARK``). ``kill -SIG -PGID`` without
+    ``--``: dash's kill refuses ``--``."""
+    remove = "".join(f"; rm -rf {shlex.quote(d)}" for d in tmpdirs if _TMPDIR.match(d))
     return (
-        f"kill -TERM -- -{pgid} 2>/dev/null; pkill -TERM -s {pgid} 2>/dev/null; "
-        f"(sleep 2; kill -KILL -- -{pgid}; pkill -KILL -s {pgid}) >/dev/null 2>&1 </dev/null &"
+        f"kill -TERM -{pgid} 2>/dev/null; pkill -TERM -s {pgid} 2>/dev/null; "
+        f"(sleep 2; kill -KILL -{pgid}; pkill -KILL -s {pgid}{remove}) "
+        ">/dev/null 2>&1 </dev/null &"
     )
 
 
@@ -133,6 +140,7 @@ class _Collector:
         self.size = 0
         self.dropped = 0
         self.pgid: int | None = None
+        self.tmpdirs: list[str] = []
 
     def feed(self, data: bytes, final: bool = False) -> None:
         self.pending += self.decoder.decode(data, final)
@@ -149,6 +157,8 @@ class _Collector:
             if digits.isdigit() and int(digits) > 1:
                 self.pgid = int(digits)
                 return
+        if line.startswith(TMPDIR_MARK):
+            self.tmpdirs.append(line[len(TMPDIR_MARK) :])
         if self.size + len(line) < MAX_OUTPUT_CHARS:
             self.kept.append(line)
             self.size += len(line) + 1
@@ -198,12 +208,13 @@ class Transport(abc.ABC):
     async def close(self) -> None:
         return None
 
-    async def kill_group(self, pgid: int | None) -> None:
-        """Best effort, bounded: TERM then KILL the command's process group and session."""
+    async def kill_group(self, pgid: int | None, tmpdirs: Sequence[str] = ()) -> None:
+        """Best effort, bounded: TERM then KILL the command's process group and session, and
+        remove the temp dirs it announced."""
         if pgid is None:
             return
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(self._run_kill(kill_command(pgid)), KILL_DEADLINE_S)
+            await asyncio.wait_for(self._run_kill(kill_command(pgid, tmpdirs)), KILL_DEADLINE_S)
 
     async def execute(
         self,
@@ -240,15 +251,15 @@ class Transport(abc.ABC):
                 else "the host never reported a process id, so nothing could be killed"
             )
             error_kind = "timeout"
-            await self.kill_group(out.pgid)
+            await self.kill_group(out.pgid, out.tmpdirs)
         except asyncio.CancelledError:
-            await asyncio.shield(self.kill_group(out.pgid))
+            await asyncio.shield(self.kill_group(out.pgid, out.tmpdirs))
             raise
         except ssh_errors() as exc:
             error = f"connection lost: {reason_of(exc)}"
             error_kind = "connection-lost"
         except BaseException:
-            await asyncio.shield(self.kill_group(out.pgid))
+            await asyncio.shield(self.kill_group(out.pgid, out.tmpdirs))
             raise
         finally:
             with contextlib.suppress(Exception):

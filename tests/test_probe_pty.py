@@ -1,0 +1,129 @@
+"""The probe under a terminal (issue 10 item 9): run through OpenSSH's own client with
+``ssh -tt`` (a PTY, as Ansible, ``srun --pty`` and ``kubectl exec -t`` give), the background
+login shell runs in a session of its own, so it neither stops on SIGTTIN nor escapes the step
+deadline or the kill path. Against the real loopback sshd."""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import _start, home_with_bashrc, make_ssh_env
+from sshd import SSHD, gone, processes_with, unique_sleep
+
+from probes import probe_env, probe_script
+from tui.core.factbuild import facts_from_output
+from tui.core.facts import Facts
+from tui.core.hosts import Host
+from tui.core.runner import Session
+
+SSH = shutil.which("ssh")
+pytestmark = pytest.mark.skipif(SSH is None, reason="OpenSSH's ssh client is not installed")
+
+STEP_S = 8
+
+
+def probe_over_ssh_tt(server: SSHD, tmp_path: Path, *, tools: Path | None = None) -> str:
+    """The probe script run as a file by ``ssh -tt`` (stdout is the PTY's output)."""
+    config, known = server.write_client_files(tmp_path / "client")
+    script = tmp_path / "probe.sh"
+    script.write_text(probe_script())
+    env = probe_env([], step_timeout_s=STEP_S)
+    if tools is not None:
+        env["PATH"] = str(tools)
+    remote = "env " + " ".join(shlex.quote(f"{k}={v}") for k, v in env.items())
+    remote += f" sh {shlex.quote(str(script))}"
+    proc = subprocess.run(
+        [SSH, "-tt", "-F", str(config), "-o", f"UserKnownHostsFile={known}", "-o",
+         "BatchMode=yes", "-o", "StrictHostKeyChecking=yes", "fakehost", remote],
+        stdin=subprocess.DEVNULL, capture_output=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
+    return proc.stdout.decode(errors="replace")
+
+
+def login(facts: Facts):
+    return next(c for c in facts.contexts if c.kind == "login")
+
+
+def test_login_shell_under_a_pty_does_not_stop(sshd: SSHD, tmp_path: Path) -> None:
+    """Before: bash -ilc stopped on SIGTTIN, the step deadline killed it, and the login
+    context had no variables (+STEP_S seconds per host)."""
+    facts = facts_from_output(probe_over_ssh_tt(sshd, tmp_path))
+    assert facts.probe.complete, facts.probe
+    assert "login shell" not in facts.probe.timed_out, facts.probe
+    assert not [e for e in facts.probe.errors if e.startswith("login shell")], facts.probe
+    assert login(facts).label == "login shell (bash -ilc)"
+    assert login(facts).vars.get("PATH"), login(facts)
+
+
+def test_without_setsid_the_hosts_python_detaches_it(sshd: SSHD, tmp_path: Path) -> None:
+    """No setsid on the host (a minimal image): the host's python3 starts the session."""
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    for name in ("sh", "bash", "env", "timeout", "mktemp", "rm", "cat", "id", "uname", "grep",
+                 "tr", "readlink", "od", "head", "sleep", "kill", "python3"):  # fmt: skip
+        found = shutil.which(name, path="/usr/bin:/bin")  # the system's (no pyenv shims)
+        if found:
+            (tools / name).symlink_to(found)
+    assert not (tools / "setsid").exists()
+    facts = facts_from_output(probe_over_ssh_tt(sshd, tmp_path, tools=tools))
+    assert "login shell" not in facts.probe.timed_out, facts.probe
+    assert login(facts).vars.get("PATH"), login(facts)
+
+
+@pytest.fixture(scope="module")
+def sshd_slow_login(tmp_path_factory: pytest.TempPathFactory):
+    """An sshd whose sessions' ~/.bashrc hangs (a unique ``sleep``) when read by the probe."""
+    n = unique_sleep()
+    rc = f"case $- in *i*) sleep {n} ;; esac\n"
+    home = home_with_bashrc(tmp_path_factory, "slow-home", rc)
+    (home / ".profile").write_text(rc)  # what a login shell reads
+    for server in _start(tmp_path_factory, "sshd-slow", extra=f"SetEnv HOME={home}\n"):
+        yield server, n
+
+
+def test_a_hanging_rc_file_under_a_pty_still_meets_the_deadline(
+    sshd_slow_login: tuple[SSHD, str], tmp_path: Path
+) -> None:
+    server, n = sshd_slow_login
+    facts = facts_from_output(probe_over_ssh_tt(server, tmp_path))
+    assert facts.probe.complete and "login shell" in facts.probe.timed_out, facts.probe
+    assert processes_with("sleep", n) == [] or asyncio.run(gone("sleep", n)), (
+        "the login shell's sleep outlived the step deadline"
+    )
+
+
+async def test_a_cancelled_probe_kills_the_detached_login_shell(
+    sshd_slow_login: tuple[SSHD, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kill path (a cancelled probe) reaches the login shell in its own session, and the
+    probe's temp dir is removed."""
+    server, n = sshd_slow_login
+    env = make_ssh_env(server, tmp_path / "ssh", monkeypatch)
+    host = Host(name="slow", ssh=env.alias)
+    seen: list[str] = []
+    async with Session(
+        known_hosts=env.known_hosts, ssh_config=env.ssh_config, step_timeout_s=300
+    ) as session:
+        task = asyncio.create_task(session.probe(host, lambda _h, line: seen.append(str(line))))
+        for _ in range(400):
+            if processes_with("sleep", n):
+                break
+            await asyncio.sleep(0.05)
+        assert processes_with("sleep", n), "the slow rc file never ran"
+        tmpdirs = [Path(p) for p in Path("/tmp").glob("detective-tui.*") if p.is_dir()]
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    assert await gone("sleep", n), "the detached login shell survived the kill path"
+    for _ in range(100):
+        if not any(p.exists() for p in tmpdirs):
+            break
+        await asyncio.sleep(0.05)
+    left = [p for p in tmpdirs if p.exists() and (p / "login.pid").exists()]
+    assert left == [], left

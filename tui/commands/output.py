@@ -1,0 +1,50 @@
+"""stdout (and stderr messages) of every headless command: the one way results leave it.
+
+Everything goes through ``tui.core.redact.redact``: JSON values (``write_json``), text
+(``write_text``, ``say``, ``warn``); Rich renderables are built from redacted values by the
+callers and printed on ``console()``. A reader that goes away (``… | head``) raises
+``BrokenPipeError`` from every one of them — Rich's own Console would exit 1 instead — so
+``tui.cli`` exits 141 for every command.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from rich.console import Console
+
+from tui.core.redact import redact, redact_text
+
+
+def write_json(value: Any) -> None:
+    """``value`` as indented JSON on stdout, redacted."""
+    json.dump(redact(value), sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
+
+
+def write_text(text: str) -> None:
+    """Text (a report, a table) on stdout as it is, redacted."""
+    sys.stdout.write(redact_text(text))
+
+
+def say(text: str = "") -> None:
+    """One line on stdout, redacted, flushed (progress a person watches)."""
+    sys.stdout.write(redact_text(text) + "\n")
+    sys.stdout.flush()
+
+
+def warn(text: str) -> None:
+    """One line on stderr, redacted."""
+    print(redact_text(text), file=sys.stderr, flush=True)
+
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:  # Rich would raise SystemExit(1)
+        raise BrokenPipeError
+
+
+def console(**kwargs: Any) -> Console:
+    """A Rich console on stdout whose broken pipe is a ``BrokenPipeError``."""
+    return _Console(**kwargs)

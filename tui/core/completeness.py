@@ -1,0 +1,35 @@
+"""What a probe could not see. Every report (CLI text, ``--json``, Markdown, the TUI) shows
+this list instead of an all-clear when it is not empty: a failed or partial probe never ends
+in "No problems found"."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tui.core.runner import ProbeResult
+
+
+def unseen(result: ProbeResult | None) -> tuple[str, ...]:
+    """Why the facts of ``result`` may be missing something, one reason a line (empty: the
+    probe saw everything it looks at)."""
+    if result is None:
+        return ()
+    reasons: list[str] = []
+    if result.error:
+        reasons.append(result.error)
+    facts = result.facts
+    if facts is None:
+        return tuple(reasons) or ("no facts were collected",)
+    probe = facts.probe
+    if not probe.complete and not result.error:
+        reasons.append("the probe's output ended before its end record")
+    reasons += [f"{step}: no answer before the step deadline" for step in probe.timed_out]
+    reasons += list(probe.errors)
+    return tuple(dict.fromkeys(reasons))
+
+
+def partial_verdict(reasons: tuple[str, ...]) -> str:
+    """The line that replaces an all-clear for a partial probe."""
+    more = f" (+{len(reasons) - 1} more)" if len(reasons) > 1 else ""
+    return f"No findings in what the probe could see, but it could not see: {reasons[0]}{more}"
