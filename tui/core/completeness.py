@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tui.core.facts import Facts
+from tui.core.hosts import Host
+
 if TYPE_CHECKING:
     from tui.core.runner import ProbeResult
 
@@ -33,3 +36,29 @@ def partial_verdict(reasons: tuple[str, ...]) -> str:
     """The line that replaces an all-clear for a partial probe."""
     more = f" (+{len(reasons) - 1} more)" if len(reasons) > 1 else ""
     return f"No findings in what the probe could see, but it could not see: {reasons[0]}{more}"
+
+
+def inventory_problems(facts: Facts, host: Host) -> tuple[str, ...]:
+    """Inventory ``python:`` interpreters the probe found missing or not executable, each
+    naming the inventory line that lists it."""
+    where = "this machine" if host.local else host.target
+    out = []
+    for py in facts.pythons:
+        if py.source != "inventory":
+            continue
+        problem = "does not exist" if not py.exists else py.error
+        if problem in ("does not exist", "not executable"):
+            out.append(
+                f"{host.origin(f'python {py.path}')}: `python: {py.path}` {problem} on {where}; "
+                "correct the path in the inventory or remove it"
+            )
+    return tuple(out)
+
+
+def root_problem(host: Host) -> str:
+    """The error for a ``root:`` that is not a directory, naming the inventory line."""
+    where = "this machine" if host.local else host.target
+    return (
+        f"{host.origin('root')}: `root: {host.root}` is not a directory on {where}; mount the "
+        "filesystem there, or correct or remove `root:` in the inventory"
+    )

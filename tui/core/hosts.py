@@ -21,9 +21,16 @@ class Host:
     source: str | None = None  # "hosts.yaml:12" — where it was defined, for error messages
     exec: tuple[str, ...] = ()  # a command (argv) that runs the script instead of SSH; one
     # word is SCRIPT_WORD (the script as one argument), ``{name}`` already filled in
+    # where single values were written: "root" and "python <path>" → "hosts.yaml:14"
+    origins: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "env", MappingProxyType(dict(self.env)))
+        object.__setattr__(self, "origins", MappingProxyType(dict(self.origins)))
+
+    def origin(self, key: str) -> str:
+        """``file:line`` where ``key`` ("root", "python <path>") was set, else the host's."""
+        return self.origins.get(key) or self.source or self.name
 
     @property
     def target(self) -> str:

@@ -304,8 +304,7 @@ class _Loader:
         return value
 
     def strings(self, node: yaml.Node, key: str) -> tuple[str, ...]:
-        items = node.value if isinstance(node, yaml.SequenceNode) else [node]
-        return tuple(self.string(i, key, "a string or a list of strings") for i in items)
+        return tuple(self.string(i, key, "a string or a list of strings") for i in self.items(node))
 
     def hosts(self, node: yaml.Node) -> list[Host]:
         """One entry: one host, or one per name of a node set (``name: gpu[001-128]``)."""
@@ -378,6 +377,12 @@ class _Loader:
             ssh = name
 
         pythons = self.strings(get["python"], "python") if "python" in get else ()
+        origins = {
+            f"python {p}": self.where(n)
+            for p, n in zip(pythons, self.items(get.get("python")), strict=True)
+        }
+        if "root" in get:
+            origins["root"] = self.where(get["root"])
         tags = self.strings(get["tags"], "tags") if "tags" in get else ()
         root = self.string(get["root"], "root", "an absolute path") if "root" in get else None
         if root is not None and not root.startswith("/"):
@@ -398,8 +403,9 @@ class _Loader:
             root=root,
             env=self.env(get["env"]) if "env" in get else {},
             simulate=simulate,
-            source=f"{self.file}:{node.start_mark.line + 1}",
+            source=self.where(node),
             exec=command,
+            origins=origins,
         )
 
     def exec_words(self, node: yaml.Node, name: str) -> tuple[str, ...]:
@@ -409,6 +415,15 @@ class _Loader:
         except ValueError as exc:
             raise self.error(node, f"`exec`: {exc}", key="exec") from exc
         return words
+
+    def where(self, node: yaml.Node) -> str:
+        return f"{self.file}:{node.start_mark.line + 1}"
+
+    @staticmethod
+    def items(node: yaml.Node | None) -> list[yaml.Node]:
+        if node is None:
+            return []
+        return list(node.value) if isinstance(node, yaml.SequenceNode) else [node]
 
     def env(self, node: yaml.Node) -> dict[str, str]:
         if not isinstance(node, yaml.MappingNode):

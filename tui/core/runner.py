@@ -16,6 +16,7 @@ from pathlib import Path
 
 from probes import probe_env, probe_script
 from tui.core import locations
+from tui.core.completeness import inventory_problems, root_problem
 from tui.core.factbuild import FactBuilder, ProbeProgress
 from tui.core.facts import Facts
 from tui.core.hostkeys import (
@@ -28,6 +29,7 @@ from tui.core.hostkeys import (
 from tui.core.hostkeys import add_known_host as _append_known_host
 from tui.core.hosts import Host
 from tui.core.pool import ConnectionPool
+from tui.core.redact import redact_text
 from tui.core.transcript import Transcript
 from tui.core.transport import CommandResult, Unreachable, command_line, fetch_host_key
 
@@ -300,8 +302,18 @@ class Session:
                 started,
             )
         facts = builder.facts()
+        errors = facts.probe.errors
+        bad_root = any(e.startswith("root: ") for e in errors)
+        if bad_root:  # the probe's own words → the inventory line that set it
+            errors = tuple(root_problem(host) if e.startswith("root: ") else e for e in errors)
+        errors += inventory_problems(facts, host)
+        if errors != facts.probe.errors:
+            probe = dataclasses.replace(facts.probe, errors=errors)
+            facts = dataclasses.replace(facts, probe=probe)
         error = kind = None
-        if result.timed_out:
+        if bad_root:
+            error, kind = root_problem(host), PROBE_FAILED
+        elif result.timed_out:
             error = (
                 f"probe stopped by its {self.probe_deadline_s:g} s deadline; "
                 "the facts collected until then are kept"
@@ -311,7 +323,7 @@ class Session:
             error = f"{result.error} (mid-probe); partial facts kept"
             kind = PROBE_FAILED
         elif not facts.probe.complete:
-            tail = " | ".join(raw[-3:]) or "no output"
+            tail = redact_text(" | ".join(raw[-3:])) or "no output"
             error = f"the probe ended early (exit status {result.exit_status}): {tail}"
             kind = PROBE_FAILED
         return self._probe_done(

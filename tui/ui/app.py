@@ -31,6 +31,7 @@ from textual.worker import Worker, WorkerState
 from tui.core import exitcodes, locations
 from tui.core.hosts import Host
 from tui.core.inventory import InventoryError, find_inventory, load_inventory
+from tui.core.redact import redact_text
 from tui.demo.fleet import demo_fleet
 from tui.ui.commands import FleetCommands
 from tui.ui.config import ConfigError, Settings, config_path, load_settings, save_theme
@@ -588,6 +589,7 @@ class DetectiveApp(App[int]):
         worker = event.worker
         error = worker.error
         text = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        text = redact_text(text)
         if worker.group == "probe":
             name = worker.name.removeprefix("probe ")
             if name in self._hosts:

@@ -13,6 +13,7 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal
 
+from tui.core.completeness import unseen
 from tui.core.facts import Facts, PythonEnv, Toolkit
 from tui.core.findings import SEVERITY_ORDER, FlashInferReplay
 from tui.core.hosts import Host
@@ -214,6 +215,8 @@ def status_text(state: HostState) -> str:
     text = STATUS_TEXT[state.status]
     if state.status in ("unreachable", "timeout", "probe-failed") and state.error:
         text = f"{text}: {state.error.splitlines()[0]}"
+    elif state.status == "done" and (reasons := unseen(state.result)):
+        text = f"partial: {reasons[0].splitlines()[0]}"
     return text
 
 

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from tui.core.completeness import unseen
 from tui.core.findings import SEVERITY_ORDER, Finding
 from tui.ui.fleet import HostState, status_text
 
@@ -78,6 +79,11 @@ def group_by_finding(states: Iterable[HostState]) -> tuple[FindingGroup, ...]:
             meta[key] = ("unreachable", None, status_text(state).split(":")[0], "")
             continue
         if state.diagnosis is None:
+            continue
+        if not state.diagnosis.findings and unseen(state.result):
+            key = ("partial",)
+            members.setdefault(key, []).append(state.name)
+            meta[key] = ("warning", None, "probe incomplete", "no findings in what it could see")
             continue
         if not state.diagnosis.findings:
             key = ("healthy",)

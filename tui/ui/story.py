@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from tui.core.completeness import partial_verdict
 from tui.core.facts import Facts
 from tui.core.findings import SEVERITY_ORDER
 from tui.ui.fleet import path_nvcc, primary_python, primary_replay
@@ -92,10 +93,13 @@ def cuda_boxes(facts: Facts, diagnosis: Diagnosis | None) -> tuple[CudaBox, ...]
     )
 
 
-def headline(diagnosis: Diagnosis | None) -> tuple[str, str]:
-    """(severity, one line) for the top of the host screen."""
+def headline(diagnosis: Diagnosis | None, unseen: tuple[str, ...] = ()) -> tuple[str, str]:
+    """(severity, one line) for the top of the host screen. ``unseen``: what the probe could
+    not see (``tui.core.completeness``); then no all-clear is given."""
     if diagnosis is None:
         return "info", "not diagnosed yet"
+    if not diagnosis.findings and unseen:
+        return "warning", partial_verdict(unseen)
     if not diagnosis.findings:
         return "healthy", "No findings: driver, torch, nvcc and FlashInfer agree."
     first = diagnosis.findings[0]

@@ -31,6 +31,8 @@ from tui.core.fixes.render import outcome_text, plan_heading, preview_text
 from tui.core.fixes.restart import restart_plan
 from tui.core.fixes.undo import UndoError, UndoRecord, load_record, undo_plan
 from tui.core.hosts import Host
+from tui.core.redact import redact_text
+from tui.ui.widgets.redacted_log import RedactedLog
 
 if TYPE_CHECKING:
     from tui.core.runner import Session
@@ -111,8 +113,11 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
                 id="fix-title",
             )
             with VerticalScroll(id="fix-preview"):
-                yield Static(Content(preview_text(self.plan, heading=False)), id="fix-preview-text")
-            yield Log(id="fix-output", highlight=False)
+                yield Static(
+                    Content(redact_text(preview_text(self.plan, heading=False))),
+                    id="fix-preview-text",
+                )
+            yield RedactedLog(id="fix-output", highlight=False)
             with VerticalScroll(id="fix-verdict"):
                 yield Static(id="fix-verdict-text")
             yield Static(self._status_text(), id="fix-status")
@@ -191,7 +196,7 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
     def _offer(self, plan: FixPlan) -> None:
         """Show a follow-up plan (undo, restart) and wait for Apply as its own confirmation."""
         self.pending = plan
-        self.query_one("#fix-verdict-text", Static).update(Content(preview_text(plan)))
+        self.query_one("#fix-verdict-text", Static).update(Content(redact_text(preview_text(plan))))
         self.query_one("#fix-verdict", VerticalScroll).scroll_home(animate=False)
         self.query_one("#apply", Button).disabled = False
         self.query_one("#apply", Button).label = "Confirm"
@@ -238,7 +243,9 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
             self.restart_units = outcome.pending_restart
         else:
             self.restart_units = ()
-        self.query_one("#fix-verdict-text", Static).update(Content(outcome_text(outcome)))
+        self.query_one("#fix-verdict-text", Static).update(
+            Content(redact_text(outcome_text(outcome)))
+        )
         self.stage = "done" if outcome.applied else "failed"
         can_undo = self.record is not None
         self.query_one("#undo", Button).disabled = not can_undo

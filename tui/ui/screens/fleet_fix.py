@@ -45,9 +45,11 @@ from tui.core.fixes.fleet import (
 )
 from tui.core.fixes.render import outcome_text, preview_text
 from tui.core.fixes.restart import restart_plan
+from tui.core.redact import redact_text
 from tui.ui.fleet import HostState
 from tui.ui.messages import ProbeRequested
 from tui.ui.screens.message import MessageScreen
+from tui.ui.widgets.redacted_log import RedactedLog
 
 if TYPE_CHECKING:
     from tui.core.runner import Session
@@ -305,7 +307,7 @@ class FleetFixScreen(Screen[None]):
         yield Static(id="fleet-choice")
         yield VerticalScroll(id="fleet-preview")
         yield DataTable(id="fleet-hosts", cursor_type="row")
-        yield Log(id="fleet-output", highlight=False)
+        yield RedactedLog(id="fleet-output", highlight=False)
         yield Static(id="fleet-undo")
         yield Footer()
 
@@ -511,13 +513,15 @@ class FleetFixScreen(Screen[None]):
         for item in self.items:
             name = item.host.name
             if item.plan is None:
-                widgets.append(Static(Content(self._unplanned(item)), classes="unplanned"))
+                widgets.append(
+                    Static(Content(redact_text(self._unplanned(item))), classes="unplanned")
+                )
                 continue
             steps = len(item.plan.steps)
             root = ", needs root" if item.plan.needs_root else ""
             widgets.append(
                 Collapsible(
-                    Static(Content(preview_text(item.plan))),
+                    Static(Content(redact_text(preview_text(item.plan)))),
                     title=f"{name}: {steps} step(s){root}",
                     collapsed=not first,
                 )
@@ -602,7 +606,7 @@ class FleetFixScreen(Screen[None]):
             )
         environment = "the fixed environment" if self.kind == "undo" else "the old environment"
         notes = self._undo_notes() + restart_lines(self.results, environment)
-        self.query_one("#fleet-undo", Static).update(Content("\n".join(notes)))
+        self.query_one("#fleet-undo", Static).update(Content(redact_text("\n".join(notes))))
         ran = tuple(r.item.host.name for r in self.results if r.item.plan is not None)
         self.stage = "done"
         self._follow_output()

@@ -14,14 +14,17 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Log, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
+from tui.core.completeness import unseen
 from tui.core.findings import Finding, FixSuggestion
 from tui.core.hosts import Host
+from tui.core.redact import redact_text
 from tui.demo.fleet import DEMO_SOURCE
 from tui.ui.fleet import FleetState, HostState, gpu_summary, sm_summary, status_text
 from tui.ui.messages import FixRequested, ProbeRequested, ValidateRequested
 from tui.ui.story import cuda_boxes, headline
 from tui.ui.widgets.cuda_compare import CudaComparison
 from tui.ui.widgets.finding_view import FindingView, severity_label
+from tui.ui.widgets.redacted_log import RedactedLog
 from tui.ui.widgets.replay_view import ReplayView
 
 HEADLINE_STYLE = {
@@ -90,7 +93,7 @@ class HostScreen(Screen[None]):
             with TabPane("Fixes (what-if)", id="tab-fixes"):
                 yield DataTable(id="fixes", cursor_type="row")
             with TabPane("Probe output", id="tab-output"):
-                yield Log(id="output", max_lines=20_000)
+                yield RedactedLog(id="output", max_lines=20_000)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -136,7 +139,7 @@ class HostScreen(Screen[None]):
         compare.display = facts is not None
         if facts is not None:
             compare.boxes = cuda_boxes(facts, diagnosis)
-        severity, line = headline(diagnosis)
+        severity, line = headline(diagnosis, unseen(state.result))
         if facts is None:
             severity = "critical" if state.error else "info"
             if state.busy:
@@ -144,7 +147,7 @@ class HostScreen(Screen[None]):
             else:
                 line = state.error or "Not probed yet: press p to probe this host."
         self.query_one("#host-headline", Static).update(
-            Content.styled(line, HEADLINE_STYLE.get(severity, ""))
+            Content.styled(redact_text(line), HEADLINE_STYLE.get(severity, ""))
         )
         self._findings = diagnosis.findings if diagnosis else ()
         options = self.query_one("#findings", OptionList)
@@ -171,7 +174,7 @@ class HostScreen(Screen[None]):
                 finding.id,
                 ", ".join(fix.resolves) or "—",
                 "yes" if fix.needs_root else "no",
-                " ".join(f"{k}={v}" for k, v in fix.params.items()),
+                redact_text(" ".join(f"{k}={v}" for k, v in fix.params.items())),
                 key=str(i),
             )
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
 from tui.core.findings import Finding
+from tui.core.redact import redact_text
 
 SEVERITY_STYLE = {"critical": "bold $error", "warning": "bold $warning", "info": "bold $primary"}
 
@@ -16,6 +19,17 @@ def severity_label(severity: str) -> tuple[str, str]:
 
 
 def finding_content(finding: Finding) -> Content:
+    """The finding as shown, its texts redacted."""
+    shown = replace(
+        finding,
+        title=redact_text(finding.title),
+        explanation=redact_text(finding.explanation),
+        evidence=tuple(redact_text(e) for e in finding.evidence),
+    )
+    return _content(shown)
+
+
+def _content(finding: Finding) -> Content:
     parts: list[str | Content | tuple[str, str]] = [
         severity_label(finding.severity),
         " ",

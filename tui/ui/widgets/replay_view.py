@@ -7,9 +7,11 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from tui.core.findings import FlashInferReplay
+from tui.core.redact import redact_text
 
 
 def _row(label: str, value: str, style: str = "") -> list[str | tuple[str, str]]:
+    value = redact_text(value)
     return [(f"{label:<22}", "bold"), (value, style) if style else value, "\n"]
 
 
