@@ -233,7 +233,7 @@ scan_paths() {
   IFS=":=\"' $TAB"
   set -f
   for _tok in $2; do
-    case $_tok in /*) ;; *) continue ;; esac
+    case $_tok in //*) continue ;; /*) ;; *) continue ;; esac # //: a URL's authority, no path
     if is_exe "$_tok/nvcc"; then rec nvccdir "$_tok" 1; else rec nvccdir "$_tok" 0; fi
     [ -e "$R$_tok/bin/nvcc" ] && tk_add "$1" "$_tok"
   done
@@ -463,7 +463,7 @@ ctx_login() {
           *=*)
             redact_line "$_ln"
             rec profile "$CID" "$_rl"
-            case $_ln in *PATH* | *CUDA_HOME* | *CUDA_PATH*) scan_paths profile "$_ln" ;; esac
+            case $_ln in *PATH* | *CUDA_HOME* | *CUDA_PATH*) scan_paths profile "$_rl" ;; esac
             scan_ptxas "$_ln"
             scan_ld "$CID" "${_pf#"$R"}" "$_ln" 1
             ;;
@@ -589,7 +589,7 @@ unit_env_file() {
       Environment=*)
         redact_line "${_ul#Environment=}"
         rec unitenv "$2" "$_rl"
-        scan_paths "unit $3" "${_ul#Environment=}"
+        scan_paths "unit $3" "$_rl"
         scan_ptxas "${_ul#Environment=}"
         scan_ld "$2" "$_uf" "$_ul" 1
         ;;
@@ -601,7 +601,7 @@ unit_env_file() {
           while IFS= read -r _el || [ -n "$_el" ]; do
             redact_line "$_el"
             rec unitenvfile "$2" "$_rl"
-            scan_paths "unit $3" "$_el"
+            scan_paths "unit $3" "$_rl"
             scan_ptxas "$_el"
             scan_ld "$2" "$_ef" "$_el" 1
           done <"$R$_ef"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -135,3 +137,37 @@ def ssh_env(sshd: SSHD, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SSHE
     """ssh_config with alias ``fakehost`` → the sshd, a known_hosts that trusts it, and the
     DETECTIVE_TUI_SSH_CONFIG / DETECTIVE_TUI_KNOWN_HOSTS variables pointing at them."""
     return make_ssh_env(sshd, tmp_path / "ssh", monkeypatch)
+
+
+SERVING_ARGV = ("-m", "sglang.launch_server", "--model-path", "/models/stand-in", "--port", "1")
+_STAND_IN = "import signal, time\nsignal.signal(signal.SIGTERM, lambda *_: exit())\ntime.sleep(1e5)"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def serving_process_on_this_machine(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[subprocess.Popen[bytes]]:
+    """For the whole suite, a process named like the servers a GPU host runs (``python -m
+    sglang.launch_server …``: a harmless Python that sleeps), so every test proves it does not
+    depend on what else runs on the machine (the probe discovers such processes on ``local``)."""
+    pkg = tmp_path_factory.mktemp("stand-in-server") / "sglang"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "launch_server.py").write_text(_STAND_IN)
+    proc = subprocess.Popen(
+        [sys.executable, *SERVING_ARGV],
+        cwd=pkg.parent,
+        env={**os.environ, "PYTHONPATH": str(pkg.parent)},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

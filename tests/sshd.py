@@ -15,6 +15,7 @@ import shutil
 import socket
 import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -119,12 +120,17 @@ class SSHD:
 
 
 def start_sshd(
-    workdir: Path, extra: str = "", host_key: Path | None = None, log_level: str = "ERROR"
+    workdir: Path,
+    extra: str = "",
+    host_key: Path | None = None,
+    log_level: str = "ERROR",
+    wrapper: Sequence[str] = (),
 ) -> SSHD:
     """Start sshd in the foreground (``-D -e``) on a free loopback port and wait until it
     answers. ``host_key`` reuses an existing key (to test a changed key, pass a new one);
     ``log_level`` ``VERBOSE`` logs every connection to ``sshd.log`` (sshd keeps the first
-    value of a keyword, so it cannot come in ``extra``)."""
+    value of a keyword, so it cannot come in ``extra``). ``wrapper``: a command that execs its
+    arguments (e.g. into a private mount namespace)."""
     workdir.mkdir(parents=True, exist_ok=True)
     Path("/run/sshd").mkdir(parents=True, exist_ok=True)  # privilege-separation dir
     if host_key is None:
@@ -155,7 +161,10 @@ def start_sshd(
         )
         log = open(workdir / "sshd.log", "ab")  # noqa: SIM115 - kept open for sshd's lifetime
         proc = subprocess.Popen(
-            [SSHD_BIN, "-D", "-e", "-f", str(cfg)], stdout=log, stderr=log, stdin=subprocess.DEVNULL
+            [*wrapper, SSHD_BIN, "-D", "-e", "-f", str(cfg)],
+            stdout=log,
+            stderr=log,
+            stdin=subprocess.DEVNULL,
         )
         log.close()
         deadline = time.monotonic() + 10

@@ -483,16 +483,19 @@ OLD_AND_NEW = sorted(PYENV.glob("[23].*/bin/python[23].*[0-9]")) if PYENV.is_dir
 
 
 @pytest.mark.skipif(not OLD_AND_NEW, reason="no pyenv interpreters on this machine")
-def test_snippet_on_every_python_here() -> None:
-    """pyfacts.py runs on 3.8+ (3.6 too); Python 2 gives a clear error, not a crash."""
+def test_snippet_on_every_python_here(serving_process_on_this_machine) -> None:
+    """pyfacts.py runs on 3.8+ (3.6 too); Python 2 gives a clear error, not a crash. This
+    machine is probed as it is: the serving processes on it (the suite runs one) add their own
+    interpreters, which are not the ones asked for."""
     env = {**os.environ, **probe_env([str(p) for p in OLD_AND_NEW], step_timeout_s=20)}
     out = subprocess.run(
         ["sh", "-s"], input=probe_script(), capture_output=True, text=True, env=env, timeout=300
     ).stdout
-    # serving processes running on this machine (another test's stand-in server) are not ours
-    pythons = [p for p in facts_from_output(out).pythons if p.source == "inventory"]
-    assert len(pythons) == len(OLD_AND_NEW)
-    for path, py in zip(OLD_AND_NEW, pythons, strict=True):
+    facts = facts_from_output(out)
+    assert any(c.kind == "process" and "sglang" in (c.cmdline or "") for c in facts.contexts)
+    asked = [py for py in facts.pythons if py.source == "inventory"]
+    assert len(asked) == len(OLD_AND_NEW)
+    for path, py in zip(OLD_AND_NEW, asked, strict=True):
         minor = path.name.removeprefix("python")
         if minor.startswith("2."):
             assert py.version is None and py.error.startswith("not a Python 3.6+"), py
