@@ -1049,7 +1049,10 @@ pick_tmpdir() {
     _tseen="$_tseen$_tb:"
     [ -d "$_tb" ] && [ -w "$_tb" ] || continue
     sweep_tmp "$_tb"
-    _td=$(mktemp -d "$_tb/detective-tui.$$.XXXXXX" 2>/dev/null) || continue
+    if ! _td=$(mktemp -d "$_tb/detective-tui.$$.XXXXXX" 2>/dev/null); then
+      rec note tmp "$_tb cannot hold data (full?)"
+      continue
+    fi
     _tl=
     { echo detective-tui >"$_td/probe" && read -r _tl <"$_td/probe"; } 2>/dev/null
     if [ "$_tl" = detective-tui ]; then
