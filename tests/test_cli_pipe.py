@@ -1,4 +1,5 @@
-"""A reader that stops early (`detective-tui … | head`) gets no traceback."""
+"""A reader that goes away (`detective-tui … | head -1`): every command exits 141, as a program
+killed by SIGPIPE, with no traceback — text output included (Rich's console would exit 1)."""
 
 from __future__ import annotations
 
@@ -7,27 +8,85 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from conftest import SSHEnv
+
 from tui.core import exitcodes
+from tui.core.transcript import Transcript
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def test_closed_stdout_is_not_a_traceback(tmp_path: Path) -> None:
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    env["XDG_STATE_HOME"] = str(tmp_path / "state")
+def run_with_closed_stdout(*args: str) -> subprocess.CompletedProcess[bytes]:
     read_end, write_end = os.pipe()
     os.close(read_end)  # the reader is gone before anything is written, as after `head` exits
     try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "tui.cli", "--demo", "diagnose", "ct200", "--markdown"],
+        return subprocess.run(
+            [sys.executable, "-m", "tui.cli", *args],
             stdout=write_end,
             stderr=subprocess.PIPE,
-            env=env,
+            stdin=subprocess.DEVNULL,
             cwd=REPO,
-            timeout=120,
+            timeout=300,
         )
     finally:
         os.close(write_end)
+
+
+def assert_broken_pipe(proc: subprocess.CompletedProcess[bytes]) -> None:
     err = proc.stderr.decode()
     assert "Traceback" not in err and "BrokenPipeError" not in err, err
-    assert proc.returncode == exitcodes.BROKEN_PIPE
+    assert proc.returncode == exitcodes.BROKEN_PIPE, (proc.returncode, err[-2000:])
+
+
+@pytest.fixture
+def a_session() -> Path:
+    """One recorded session, so `transcript list|show|export` have something to print."""
+    with Transcript.open_session() as tr:
+        tr.record("cli", command="probe", targets=["ct200"])
+        return tr.path
+
+
+COMMANDS = {
+    "help": ("--help",),
+    "probe --help": ("probe", "--help"),
+    "probe": ("--demo", "probe", "ct200"),
+    "probe --json": ("--demo", "probe", "ct200", "--json"),
+    "diagnose": ("--demo", "diagnose", "ct200"),
+    "diagnose --json": ("--demo", "diagnose", "ct200", "--json"),
+    "diagnose --markdown": ("--demo", "diagnose", "ct200", "--markdown"),
+    "fix --dry-run": ("--demo", "fix", "ct201", "use-installed-toolkit", "--dry-run"),
+    "fix --dry-run --json": (
+        *("--demo", "fix", "ct201", "use-installed-toolkit"),
+        *("--dry-run", "--json"),
+    ),
+    "fix --history": ("--demo", "fix", "ct201", "--history"),
+    "fix --history --json": ("--demo", "fix", "ct201", "--history", "--json"),
+    "validate": ("--demo", "validate", "ct201"),
+    "validate --json": ("--demo", "validate", "ct201", "--json"),
+    "transcript list": ("transcript", "list"),
+    "transcript show": ("transcript", "show", "{session}"),
+    "transcript export": ("transcript", "export", "{session}", "--format", "html"),
+}
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_every_command_exits_141_when_its_reader_is_gone(name: str, a_session: Path) -> None:
+    args = [a.format(session=a_session) for a in COMMANDS[name]]
+    assert_broken_pipe(run_with_closed_stdout(*args))
+
+
+def test_trust_exits_141_when_its_reader_is_gone(ssh_env: SSHEnv) -> None:
+    assert_broken_pipe(run_with_closed_stdout("trust", ssh_env.alias, "--yes"))
+
+
+def test_a_shell_pipeline_into_head_gets_141() -> None:
+    """`detective-tui diagnose ct200 | head -1` as a shell runs it (text output, more than a
+    pipe holds after head has gone)."""
+    proc = subprocess.run(
+        ["bash", "-c", f"{sys.executable} -m tui.cli --demo diagnose --all | head -1 >/dev/null;"
+         ' echo "${PIPESTATUS[0]}"'],
+        capture_output=True, text=True, cwd=REPO, timeout=300,
+    )  # fmt: skip
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stdout.strip() == str(exitcodes.BROKEN_PIPE), proc.stderr[-2000:]

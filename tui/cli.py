@@ -7,12 +7,17 @@ import importlib
 import os
 import sys
 from collections.abc import Collection, Sequence
+from typing import IO
 
 from tui.commands import COMMAND_MODULES, COMMANDS
 from tui.core import exitcodes
 
 
 class _Parser(argparse.ArgumentParser):
+    def print_help(self, file: IO[str] | None = None) -> None:
+        # argparse ignores a failed write; a closed pipe must reach main() (exit 141)
+        (file or sys.stdout).write(self.format_help())
+
     def error(self, message: str) -> None:  # argparse exits 2; the contract says 3
         self.print_usage(sys.stderr)
         self.exit(exitcodes.USAGE, f"{self.prog}: error: {message}\n")
@@ -48,23 +53,31 @@ def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentPa
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    # which command runs: global options and the command names are enough (and the top-level
-    # --help is answered here); then only that command's module is imported
-    known, _ = build_parser(commands=()).parse_known_args(argv)
-    args = build_parser(commands=[known.command] if known.command else ()).parse_args(argv)
-    if args.command is None:
-        from tui.ui.app import run_app
-
-        return run_app(args)
     try:
-        code = int(args.func(args))
-        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit (status 120)
-        return code
+        return _run(argv)
     except BrokenPipeError:
         # the reader went away (`detective-tui … | head`): no traceback, and the status a
         # program killed by SIGPIPE has (the result was not fully delivered, so not 0)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return exitcodes.BROKEN_PIPE
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    try:
+        # which command runs: global options and the command names are enough (and the
+        # top-level --help is answered here); then only that command's module is imported
+        known, _ = build_parser(commands=()).parse_known_args(argv)
+        args = build_parser(commands=[known.command] if known.command else ()).parse_args(argv)
+    except SystemExit:
+        sys.stdout.flush()  # --help into a closed pipe
+        raise
+    if args.command is None:
+        from tui.ui.app import run_app
+
+        return run_app(args)
+    code = int(args.func(args))
+    sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit (status 120)
+    return code
 
 
 if __name__ == "__main__":
