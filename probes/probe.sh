@@ -141,11 +141,41 @@ is_secret() {
   [ -n "$_scomp" ] && [ "$_snw" -gt 1 ]
 }
 
+# looks_secret VALUE → status 0 when VALUE holds a credential shape (as tui/core/redact.py's
+# TEXT_RULES: hf_, sk-, AKIA/ASIA, JWT, GitHub/GitLab/Slack/Google tokens, bearer or basic
+# authorization). Judged for values of names that may hold anything (VLLM_*, SGLANG_*, …).
+looks_secret() {
+  case $1 in
+    hf_* | *[!A-Za-z0-9_]hf_* | sk-* | *[!A-Za-z0-9_-]sk-* | AKIA* | *[!A-Za-z0-9]AKIA* | \
+      ASIA* | *[!A-Za-z0-9]ASIA* | eyJ*.* | *[!A-Za-z0-9]eyJ*.* | gh[opusr]_* | \
+      *[!A-Za-z0-9]gh[opusr]_* | github_pat_* | *[!A-Za-z0-9]github_pat_* | glpat-* | \
+      *[!A-Za-z0-9]glpat-* | xox[abprs]-* | *[!A-Za-z0-9]xox[abprs]-* | AIza* | \
+      *[!A-Za-z0-9]AIza* | *[Bb]earer\ * | *[Bb]asic\ *) return 0 ;;
+  esac
+  return 1
+}
+
+# mask_value NAME VALUE — VALUE as the probe may send or store it, in _mv: *** for a secret
+# name or a credential shape (not judged for paths), URL credentials masked.
+mask_value() {
+  _mv=$2
+  if is_secret "$1"; then
+    _mv='***'
+    return 0
+  fi
+  case $1 in
+    *PATH* | *HOME* | *_DIR | *PREFIX | PWD | USER | SHELL) ;;
+    *) looks_secret "$2" && _mv='***' && return 0 ;;
+  esac
+  mask_url "$2" && _mv=$_mu
+  return 0
+}
+
 # redact_line TEXT — TEXT with the value of each secret NAME=value word masked, its quoting
 # kept balanced ("NAME=a b" → "NAME=***", NAME='a b' → NAME='***'); in _rl.
 redact_line() {
   _rl=$1
-  maybe_secret "$1" || return 0
+  case $1 in *://*@*) ;; *) maybe_secret "$1" || looks_secret "$1" || return 0 ;; esac
   _rl= _rifs=$IFS _rq=
   IFS=" $TAB"
   set -f
@@ -159,8 +189,9 @@ redact_line() {
     if [ "$_nm" != "$_w" ]; then
       _q=
       case $_nm in \"* | \'*) _q=${_nm%"${_nm#?}"} _nm=${_nm#?} ;; esac
-      if is_secret "$_nm"; then
-        _v=${_w#*=}
+      _v=${_w#*=}
+      mask_value "$_nm" "$_v"
+      if [ "$_mv" = '***' ]; then
         if [ -z "$_q" ]; then
           case $_v in \"* | \'*) _q=${_v%"${_v#?}"} _v=${_v#?} ;; esac
         fi
@@ -172,6 +203,8 @@ redact_line() {
           [\"\']*) _w="$_q$_nm=***$_q$_tail" ;;
           *) _w="$_nm=$_q***$_q$_tail" ;;
         esac
+      elif [ "$_mv" != "$_v" ]; then
+        _w=${_w%%=*}=$_mv
       fi
     fi
     _rl="${_rl:+$_rl }$_w"
@@ -401,8 +434,8 @@ ctx_env() {
       CUDA_HOME | CUDA_PATH | PATH | LD_LIBRARY_PATH | FLASHINFER_* | TORCH_CUDA_ARCH_LIST | \
         CUDA_VISIBLE_DEVICES | CUDA_DEVICE_ORDER | NVIDIA_VISIBLE_DEVICES | VLLM_* | SGLANG_* | \
         HOME | USER | VIRTUAL_ENV | CONDA_PREFIX | TRITON_PTXAS* | PYTORCH_NVML_BASED_CUDA_CHECK | MAX_JOBS)
-        if is_secret "$_k"; then _v='***'; else mask_url "$_v" && _v=$_mu; fi
-        rec env "$1" "$_k" "$_v"
+        mask_value "$_k" "$_v"
+        rec env "$1" "$_k" "$_mv"
         ;;
     esac
     case $_k in TRITON_PTXAS*) ptxas_add "$_v" ;; LD_LIBRARY_PATH) ld_dirs "$1" "$_v" ;; esac
@@ -543,9 +576,8 @@ login_filter() {
         TRITON_* | PYTORCH_* | PYTHON* | HOME | USER | VIRTUAL_ENV | CONDA_* | MAX_JOBS) ;;
       *) continue ;;
     esac
-    _v=${_ln#*=}
-    if is_secret "$_k"; then _v='***'; else mask_url "$_v" && _v=$_mu; fi
-    printf '%s=%s\n' "$_k" "$_v"
+    mask_value "$_k" "${_ln#*=}"
+    printf '%s=%s\n' "$_k" "$_mv"
   done
 }
 

@@ -20,6 +20,7 @@ from tui.core.factbuild import facts_from_output
 from tui.core.facts import Facts
 from tui.core.hosts import Host
 from tui.core.runner import Session
+from tui.core.transport import TMPDIR_MARK
 
 SSH = shutil.which("ssh")
 pytestmark = pytest.mark.skipif(SSH is None, reason="OpenSSH's ssh client is not installed")
@@ -116,14 +117,14 @@ async def test_a_cancelled_probe_kills_the_detached_login_shell(
                 break
             await asyncio.sleep(0.05)
         assert processes_with("sleep", n), "the slow rc file never ran"
-        tmpdirs = [Path(p) for p in Path("/tmp").glob("detective-tui.*") if p.is_dir()]
+        (tmpdir,) = [Path(ln.split(" ", 1)[1]) for ln in seen if ln.startswith(TMPDIR_MARK)]
+        assert tmpdir.is_dir()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
     assert await gone("sleep", n), "the detached login shell survived the kill path"
-    for _ in range(100):
-        if not any(p.exists() for p in tmpdirs):
+    for _ in range(200):
+        if not tmpdir.exists():
             break
         await asyncio.sleep(0.05)
-    left = [p for p in tmpdirs if p.exists() and (p / "login.pid").exists()]
-    assert left == [], left
+    assert not tmpdir.exists(), "the probe's temp dir survived the kill path"
