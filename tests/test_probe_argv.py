@@ -23,6 +23,7 @@ from tui.core.fixes.render import outcome_text
 from tui.core.fixes.restart import restart_plan
 from tui.core.fixes.unitenv import parse_exec_argv
 from tui.core.hosts import Host
+from tui.core.redact import is_secret_name
 from tui.core.runner import Session
 from tui.core.systemd_syntax import exec_start_value, quote_exec_arg, split_exec_start
 from tui.demo import fakehost
@@ -168,11 +169,9 @@ def test_a_stream_cut_within_the_arguments_leaves_them_unknown(tmp_path: Path) -
 
 
 def sh_is_secret(name: str) -> bool:
-    """probe.sh's is_secret, as written there (case patterns, TOKENIZER excepted)."""
-    if "TOKENIZER" in name or "tokenizer" in name:
-        return False
-    words = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "KEY", "CREDENTIAL", "AUTH", "COOKIE")
-    return any(w in name or w.lower() in name for w in words)
+    """probe.sh's is_secret: the same judgement as the one redaction path
+    (tests/test_redact.py checks that they agree)."""
+    return is_secret_name(name)
 
 
 def masked(argv: tuple[str, ...]) -> tuple[str, ...]:
