@@ -542,7 +542,7 @@ login_job() {
     python) set -- "$DT_HOSTPY" -E -S -c "$DETACH_PY" "$@" ;;
   esac
   {
-    sh -c 'echo "__DT_LOGIN_PID__ $$"; exec "$@"' dt-login "$@" 2>&1 </dev/null
+    "$DT_SH" -c 'echo "__DT_LOGIN_PID__ $$"; exec "$@"' dt-login "$@" 2>&1 </dev/null
     echo "__DT_LOGIN_RC__ $?"
   } | login_filter
 }
@@ -1129,6 +1129,7 @@ trap 'exit 143' TERM
 # under a PTY (ssh -tt, srun --pty, kubectl exec -t, Ansible) an interactive shell outside the
 # terminal's foreground process group stops on SIGTTIN until its deadline. setsid, else the
 # host's Python (os.setsid), else none (ctx_login then reads a plain login shell).
+DT_SH=$(command -v sh 2>/dev/null) || DT_SH=/bin/sh
 DETACH=
 DT_HOSTPY=
 if command -v setsid >/dev/null 2>&1; then

@@ -30,6 +30,7 @@ from tui.core.diagnosis import Diagnosis, deep_invocation, diagnose, with_deep
 from tui.core.facts import Facts
 from tui.core.hosts import Host
 from tui.core.inventory import InventoryError
+from tui.core.redact import redact_text
 from tui.core.report import SEVERITY_MARK, host_json, markdown_report
 from tui.core.runner import ProbeResult, Session
 from tui.core.transcript import Transcript
@@ -96,7 +97,9 @@ async def _diagnose_all(
 ) -> list[tuple[ProbeResult, Diagnosis | None, DeepResults]]:
     def finished(result: ProbeResult) -> None:
         err.print(
-            f"{result.host.name}: {result.error or 'probed'} ({result.duration_s:.1f} s)",
+            redact_text(
+                f"{result.host.name}: {result.error or 'probed'} ({result.duration_s:.1f} s)"
+            ),
             highlight=False,
             markup=False,
         )

@@ -72,7 +72,7 @@ class _Progress:
         self.done += 1
         outcome = result.error or "ok"
         self.console.print(
-            f"{result.host.name}: {outcome} ({result.duration_s:.1f} s)",
+            redact_text(f"{result.host.name}: {outcome} ({result.duration_s:.1f} s)"),
             highlight=False,
             markup=False,
         )
