@@ -507,20 +507,22 @@ ctx_login() {
     return 0
   fi
   case ${_sh##*/} in bash | zsh) _fl=-ilc ;; *) _fl=-lc ;; esac
+  _flnote=
+  if [ -z "$DETACH" ] && [ "$_fl" = -ilc ] && (: </dev/tty) 2>/dev/null; then
+    # under a terminal an interactive shell outside its foreground group stops (SIGTTIN);
+    # with no way to detach it, it runs as a plain login shell: its rc file is not read
+    _fl=-lc
+    _flnote="no setsid (or Python) to run it apart from the terminal: read as $_sh -lc, without its interactive rc file"
+  fi
   LOGIN_CID=$CID
   rec ctx "$CID" login "login shell (${_sh##*/} $_fl)"
   rec ctxkv "$CID" usr_local_cuda_exists "$ULC_EXISTS"
   ld_sources "$CID"
+  [ -n "$_flnote" ] && rec error "login shell" "$_flnote"
   # rc files can be slow (conda, pyenv): the shell runs in the background, read by finish_login.
   # An interactive shell rewrites its history file on exit: not ours to touch.
   HISTFILE=/dev/null
   export HISTFILE
-  if [ -z "$DETACH" ] && [ "$_fl" = -ilc ] && { : </dev/tty; } 2>/dev/null; then
-    # under a terminal an interactive shell outside its foreground group stops (SIGTTIN);
-    # with no way to detach it, it runs as a plain login shell: its rc file is not read
-    _fl=-lc
-    rec error "login shell" "no setsid (or Python) to run it apart from the terminal: read as $_sh -lc, without its interactive rc file"
-  fi
   if [ -n "$BGDIR" ]; then
     login_job >"$BGDIR/login.out" 2>/dev/null &
     LOGIN_PID=$!

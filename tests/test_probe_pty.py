@@ -62,19 +62,36 @@ def test_login_shell_under_a_pty_does_not_stop(sshd: SSHD, tmp_path: Path) -> No
     assert login(facts).vars.get("PATH"), login(facts)
 
 
-def test_without_setsid_the_hosts_python_detaches_it(sshd: SSHD, tmp_path: Path) -> None:
-    """No setsid on the host (a minimal image): the host's python3 starts the session."""
+def tools_without_setsid(tmp_path: Path, *extra: str) -> Path:
+    """A PATH of the tools a minimal image has, without setsid."""
     tools = tmp_path / "tools"
     tools.mkdir()
     for name in ("sh", "bash", "env", "timeout", "mktemp", "rm", "cat", "id", "uname", "grep",
-                 "tr", "readlink", "od", "head", "sleep", "kill", "python3"):  # fmt: skip
+                 "tr", "readlink", "od", "head", "sleep", "kill", *extra):  # fmt: skip
         found = shutil.which(name, path="/usr/bin:/bin")  # the system's (no pyenv shims)
         if found:
             (tools / name).symlink_to(found)
-    assert not (tools / "setsid").exists()
+    return tools
+
+
+def test_without_setsid_the_hosts_python_detaches_it(sshd: SSHD, tmp_path: Path) -> None:
+    """No setsid on the host (a minimal image): the host's python3 starts the session."""
+    tools = tools_without_setsid(tmp_path, "python3")
     facts = facts_from_output(probe_over_ssh_tt(sshd, tmp_path, tools=tools))
     assert "login shell" not in facts.probe.timed_out, facts.probe
     assert login(facts).vars.get("PATH"), login(facts)
+
+
+def test_with_nothing_to_detach_it_a_plain_login_shell_is_read(sshd: SSHD, tmp_path: Path) -> None:
+    """Neither setsid nor Python: under the terminal the probe reads ``bash -lc`` (no SIGTTIN,
+    no stall) and says that the interactive rc file was not read."""
+    facts = facts_from_output(
+        probe_over_ssh_tt(sshd, tmp_path, tools=tools_without_setsid(tmp_path))
+    )
+    assert facts.probe.complete and "login shell" not in facts.probe.timed_out, facts.probe
+    assert login(facts).label == "login shell (bash -lc)" and login(facts).vars.get("PATH")
+    (error,) = facts.probe.errors
+    assert error.startswith("login shell: no setsid (or Python)"), error
 
 
 @pytest.fixture(scope="module")
@@ -128,3 +145,17 @@ async def test_a_cancelled_probe_kills_the_detached_login_shell(
             break
         await asyncio.sleep(0.05)
     assert not tmpdir.exists(), "the probe's temp dir survived the kill path"
+
+
+def test_with_nothing_to_detach_and_no_terminal_the_probe_goes_on(tmp_path: Path) -> None:
+    """The terminal check itself must not end the probe where there is no terminal (a failed
+    redirection of a special built-in ends a POSIX shell)."""
+    env = {"PATH": str(tools_without_setsid(tmp_path)), "HOME": str(tmp_path), "SHELL": "/bin/bash"}
+    env |= probe_env([], step_timeout_s=STEP_S)
+    proc = subprocess.run(
+        ["sh", "-s"], input=probe_script(), capture_output=True, text=True, env=env,
+        timeout=120, start_new_session=True,
+    )  # fmt: skip
+    facts = facts_from_output(proc.stdout)
+    assert facts.probe.complete and facts.probe.errors == (), (facts.probe, proc.stderr)
+    assert login(facts).vars.get("PATH"), login(facts)
