@@ -40,11 +40,25 @@ def assert_broken_pipe(proc: subprocess.CompletedProcess[bytes]) -> None:
 
 
 @pytest.fixture
-def a_session() -> Path:
-    """One recorded session, so `transcript list|show|export` have something to print."""
+def inputs(tmp_path: Path) -> dict[str, Path]:
+    """What the commands read: a recorded session (`transcript`), the demo host ct200's probe
+    output as another engine captures it (`ingest`), an MPI hostfile (`import`)."""
     with Transcript.open_session() as tr:
         tr.record("cli", command="probe", targets=["ct200"])
-        return tr.path
+    script = tmp_path / "probe.sh"
+    script.write_text(
+        subprocess.run(
+            [sys.executable, "-m", "tui.cli", "probe-script", "--demo", "ct200"],
+            capture_output=True, text=True, check=True, cwd=REPO,
+        ).stdout
+    )  # fmt: skip
+    captured = tmp_path / "captured"
+    captured.mkdir()
+    with (captured / "ct200").open("w") as out:
+        subprocess.run(["sh", str(script)], stdout=out, check=True, timeout=120)
+    hostfile = tmp_path / "hostfile"
+    hostfile.write_text("node1 slots=8\nnode2 slots=8\n")
+    return {"session": tr.path, "captured": captured, "hostfile": hostfile}
 
 
 COMMANDS = {
@@ -67,12 +81,19 @@ COMMANDS = {
     "transcript list": ("transcript", "list"),
     "transcript show": ("transcript", "show", "{session}"),
     "transcript export": ("transcript", "export", "{session}", "--format", "html"),
+    "probe-script": ("--demo", "probe-script", "ct200"),
+    "ingest": ("ingest", "{captured}"),
+    "ingest --json": ("ingest", "{captured}", "--json"),
+    "ingest --markdown": ("ingest", "{captured}", "--markdown"),
+    "import": ("import", "hostfile", "{hostfile}", "--output", "-"),
 }
 
 
 @pytest.mark.parametrize("name", COMMANDS)
-def test_every_command_exits_141_when_its_reader_is_gone(name: str, a_session: Path) -> None:
-    args = [a.format(session=a_session) for a in COMMANDS[name]]
+def test_every_command_exits_141_when_its_reader_is_gone(
+    name: str, inputs: dict[str, Path]
+) -> None:
+    args = [a.format(**inputs) for a in COMMANDS[name]]
     assert_broken_pipe(run_with_closed_stdout(*args))
 
 

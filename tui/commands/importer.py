@@ -11,10 +11,9 @@ imported and the ``~/.ssh/config`` lines to add go to stderr (and into the file 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from tui.commands import command_help
+from tui.commands import command_help, output
 from tui.core import exitcodes
 from tui.core.importer import (
     ImportProblem,
@@ -62,7 +61,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _say(text: str) -> None:
-    print(text, file=sys.stderr)
+    output.warn(text)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -90,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     if config:
         _say("Add to ~/.ssh/config (these hosts' `ssh:` names these aliases):\n" + config)
     if path is None:
-        sys.stdout.write(text)
+        output.write_text(text)
     else:
         verb = "added to" if args.append else "wrote"
         _say(f"detective-tui import: {verb} {path}: {len(imported.entries)} entries")

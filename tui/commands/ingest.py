@@ -10,13 +10,11 @@ that does not match, skipped files) go to stderr and, per host, into ``--json`` 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from pathlib import Path
 
 from rich.console import Console
 
-from tui.commands import command_help
+from tui.commands import command_help, output
 from tui.commands.diagnose import exit_code, print_host
 from tui.commands.targets import add_host_options, hosts_for
 from tui.core import exitcodes
@@ -63,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
             inventory = hosts_for(args, [], True)
         done = ingest(args.paths, args.format, inventory)
     except (InventoryError, IngestError) as exc:
-        print(f"detective-tui ingest: {exc}", file=sys.stderr)
+        output.warn(f"detective-tui ingest: {exc}")
         return exitcodes.USAGE
     for note in done.notes:
         err.print(f"note: {redact_text(note)}", highlight=False, markup=False)
@@ -91,12 +89,11 @@ def run(args: argparse.Namespace) -> int:
             entry = host_json(r, d)
             entry["warnings"] = redact(done.warnings.get(r.host.name, []))
             data.append(entry)
-        json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+        output.write_json(data)
     elif args.markdown:
-        sys.stdout.write(markdown_report([(r, d) for r, d, _x in results]))
+        output.write_text(markdown_report([(r, d) for r, d, _x in results]))
     else:
-        console = Console(soft_wrap=False)
+        console = output.console(soft_wrap=False)
         for r, d, _x in results:
             print_host(console, host_json(r, d))
     return exit_code(results)
