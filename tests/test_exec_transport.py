@@ -128,7 +128,7 @@ async def test_cancel_kills_the_pod_side_through_a_second_exec(kubectl) -> None:
         await cancel_after_start(s, pod(shim), n)
     assert await gone("sleep", n)
     run, kill = calls(log)
-    assert kill[:8] == run[:8] and kill[8].count("kill -TERM -- -") == 1
+    assert kill[:8] == run[:8] and kill[8].startswith("kill -TERM -")
 
 
 async def test_engine_failure_is_unreachable_with_its_message(kubectl) -> None:
