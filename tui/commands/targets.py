@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 
 from tui.core import locations
@@ -75,9 +74,10 @@ def report_unfinished(hosts: Sequence[Host]) -> None:
     """Each fix cut or stopped mid-run on these hosts, and how to inspect, undo or accept it."""
     if not (locations.state_dir() / "fixes").is_dir():  # no fix ever ran: skip the imports
         return
+    from tui.commands.output import warn
     from tui.core.fixes.history import unfinished_notice
     from tui.core.fixes.undo import unfinished
 
     for host in hosts:
         for record in unfinished(host.name):
-            print(f"detective-tui: {unfinished_notice(record)}", file=sys.stderr, flush=True)
+            warn(f"detective-tui: {unfinished_notice(record)}")
