@@ -5,71 +5,39 @@ deadline, cancel kills the remote group, clear errors when the engine or the siz
 
 from __future__ import annotations
 
-import asyncio
 import io
-import json
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 from conftest import SSHEnv
-from sshd import gone, processes_with, unique_sleep
+from exec_engines import (
+    KUBECTL,
+    calls,
+    cancel_after_start,
+    comparable,
+    install_shim,
+    ssh_client_config,
+    tree_host,
+)
+from sshd import gone, unique_sleep
 
 from tui.cli import main
 from tui.core.exec_transport import MAX_ARG_BYTES
-from tui.core.facts import Facts
 from tui.core.hosts import SCRIPT_WORD, Host
 from tui.core.runner import Session
 from tui.core.transcript import Transcript, read_events
-from tui.demo.fakehost import FakeHost, build_fake_host, reference_ct200
-
-KUBECTL = f"""#!{sys.executable}
-# kubectl exec [-i] [-n NS] POD -- COMMAND…: records its arguments, then runs COMMAND in a new
-# session and relays its exit status. A pod named "missing" is not found.
-import json, os, subprocess, sys
-with open(os.environ["KUBECTL_SHIM_LOG"], "a") as log:
-    log.write(json.dumps(sys.argv[1:]) + "\\n")
-cut = sys.argv.index("--")
-if sys.argv[cut - 1] == "missing":
-    print('Error from server (NotFound): pods "missing" not found', file=sys.stderr)
-    sys.exit(1)
-status = subprocess.run(sys.argv[cut + 1 :], start_new_session=True).returncode
-sys.exit(status if status >= 0 else 128 - status)
-"""
+from tui.demo.fakehost import build_fake_host, reference_ct200
 
 
 @pytest.fixture
 def kubectl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
-    shim = tmp_path / "bin" / "kubectl"
-    shim.parent.mkdir()
-    shim.write_text(KUBECTL)
-    shim.chmod(0o755)
-    log = tmp_path / "kubectl.log"
-    monkeypatch.setenv("KUBECTL_SHIM_LOG", str(log))
-    return shim, log
+    return install_shim(tmp_path, "kubectl", KUBECTL, monkeypatch), tmp_path / "kubectl.log"
 
 
 def pod(shim: Path, name: str = "ct200", **kw: object) -> Host:
     words = (str(shim), "exec", "-i", "-n", "ml", name, "--", "sh", "-c", SCRIPT_WORD)
     return Host(name=name, exec=words, **kw)  # type: ignore[arg-type]
-
-
-def calls(log: Path) -> list[list[str]]:
-    return [json.loads(line) for line in log.read_text().splitlines()]
-
-
-def comparable(facts: Facts | None) -> dict:
-    assert facts is not None
-    data = facts.to_json()
-    data["probe"].pop("duration_s")
-    return data
-
-
-def tree_host(tree: FakeHost, base: Host) -> Host:
-    return Host(
-        name=base.name, exec=base.exec, root=str(tree.root), env=tree.env, python=tree.pythons
-    )
 
 
 async def test_probe_through_kubectl_equals_local(kubectl, tmp_path: Path) -> None:
@@ -107,18 +75,6 @@ async def test_remote_deadline(kubectl) -> None:
         r = await s.run_script(pod(shim), f"echo started; sleep {n}; echo never", deadline_s=1)
     assert r.timed_out and r.error_kind == "timeout" and r.output == "started\n"
     assert await gone("sleep", n)
-
-
-async def cancel_after_start(s: Session, host: Host, n: str) -> None:
-    task = asyncio.create_task(s.run_script(host, f"sleep {n} & sleep {n}; wait", deadline_s=600))
-    loop = asyncio.get_running_loop()
-    end = loop.time() + 20
-    while len(processes_with("sleep", n)) < 2 and loop.time() < end:
-        await asyncio.sleep(0.05)
-    assert processes_with("sleep", n), "the remote command never started"
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
 
 
 async def test_cancel_kills_the_pod_side_through_a_second_exec(kubectl) -> None:
@@ -159,13 +115,7 @@ async def test_a_script_over_the_argument_limit_is_refused_before_running(kubect
 
 @pytest.fixture
 def ssh_words(ssh_env: SSHEnv) -> tuple[str, ...]:
-    config = ssh_env.ssh_config
-    config.write_text(
-        config.read_text()
-        + f"Host *\n  UserKnownHostsFile {ssh_env.known_hosts}\n  StrictHostKeyChecking yes\n"
-        "  BatchMode yes\n"
-    )
-    return ("ssh", "-F", str(config), "-T", ssh_env.alias, SCRIPT_WORD)
+    return ("ssh", "-F", str(ssh_client_config(ssh_env)), "-T", ssh_env.alias, SCRIPT_WORD)
 
 
 @pytest.mark.sshd

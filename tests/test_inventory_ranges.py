@@ -74,7 +74,7 @@ def test_duplicate_after_expansion_names_both_lines(tmp_path: Path) -> None:
         ("hosts:\n  - name: p\n    exec: kubectl exec p -- sh -c '{script}x'\n", 3, "exactly"),
         ("hosts:\n  - name: p\n    exec: kubectl exec {pod} -- sh -c {script}\n", 3, "unknown"),
         ('hosts:\n  - name: p\n    exec: "sh -c \'x {script}"\n', 3, "cannot split"),
-        ("hosts:\n  - name: p\n    exec: ssh -T {name} sh -c {script}\n", 3, "ssh -T {name}"),
+        ("hosts:\n  - name: p\n    exec: ssh -T {script}\n", 3, "after the destination"),
         ("hosts:\n  - name: p\n    ssh: p\n    exec: x {script}\n", 4, "not both"),
         ("hosts:\n  - name: p\n    local: true\n    exec: x {script}\n", 4, "not both"),
         ("hosts:\n  - name: p[1-2]\n    exec: kubectl exec p -- {script}\n", 3, "same for all"),

@@ -21,10 +21,18 @@ killed as a session here. Limits, as well as they can hold:
   remote side runs until its own deadline;
 - killing the client alone does not stop the remote command (``kubectl exec`` leaves it running,
   ``ssh -T`` lets it run until it writes to the closed channel), hence the kill command;
-- Linux limits one argument to 128 KiB (``MAX_ARG_STRLEN``): the probe is about 43 KB, a script
-  beyond the limit is refused with the size before anything runs;
-- ssh joins its arguments and the remote shell splits them again, so with ssh the template is
-  ``ssh -T {name} {script}`` (the remote shell runs the program), not ``… sh -c {script}``.
+- Linux limits one argument to 128 KiB (``MAX_ARG_STRLEN``): the probe is about 62 KB, a script
+  beyond the limit is refused with the size before anything runs (with ssh, the size of the
+  whole remote command, which the remote shell gets as one argument).
+
+How ``{script}`` is passed: as one raw argument where the engine hands its words to the remote
+program as they are (``kubectl exec … -- sh -c {script}``, ``srun … sh -c {script}``). ssh does
+not: it joins its command words with spaces and the remote login shell splits them again
+(``tui.core.ssh_argv``). So with ``ssh`` as the program, ``{script}`` as a later word of the
+remote command (``ssh -T {name} sh -c {script}``) is shell-quoted (``shlex.quote``), which makes
+the remote shell give ``sh`` exactly one argument; as the first word (``ssh -T {name}
+{script}``) it is the command line the remote shell runs, and stays as it is. Either way the
+remote login shell must be a POSIX shell, as for the SSH transport.
 """
 
 from __future__ import annotations
@@ -34,9 +42,12 @@ import contextlib
 import dataclasses
 import os
 import secrets
+import shlex
 import signal
+from pathlib import Path
 
 from tui.core.hosts import SCRIPT_WORD
+from tui.core.ssh_argv import remote_command_start
 from tui.core.transport import (
     KILL_DEADLINE_S,
     CommandResult,
@@ -64,8 +75,29 @@ def heredoc_program(command: str, stdin: str | None) -> str:
     return f"{start}{command} <<'{end}'\n{body}{end}\n"
 
 
+def _remote_shell_words(words: tuple[str, ...]) -> int | None:
+    """Where the words a remote shell joins and splits again begin (ssh's remote command);
+    ``None`` when the engine passes its words on as they are."""
+    return remote_command_start(words) if Path(words[0]).name == "ssh" else None
+
+
 def exec_argv(words: tuple[str, ...], program: str) -> list[str]:
+    """The template's words with ``program`` in place of ``{script}``: shell-quoted where a
+    remote shell splits the words again and ``{script}`` is not its command's first word."""
+    start = _remote_shell_words(words)
+    if start is not None and words.index(SCRIPT_WORD) > start:
+        program = shlex.quote(program)
     return [program if w == SCRIPT_WORD else w for w in words]
+
+
+def argument_size(words: tuple[str, ...], argv: list[str]) -> int:
+    """Bytes of the largest single argument the script ends up in: its own word, or the whole
+    remote command where a remote shell gets it as one ``-c`` argument."""
+    start = _remote_shell_words(words)
+    at = words.index(SCRIPT_WORD)
+    if start is not None and start <= at:
+        return len(" ".join(argv[start:]).encode())
+    return len(argv[at].encode())
 
 
 class _ExecProc(_LocalProc):
@@ -92,11 +124,11 @@ class ExecTransport(Transport):
         on_line: LineCallback | None = None,
     ) -> CommandResult:
         program = heredoc_program(command, stdin)
-        size = len(program.encode())
+        size = argument_size(self.host.exec, exec_argv(self.host.exec, program))
         if size > MAX_ARG_BYTES:
             raise Unreachable(
-                f"{self.host.name}: the script is {size} bytes as the one {SCRIPT_WORD} "
-                f"argument, over Linux's limit of {MAX_ARG_BYTES + 1} bytes for one argument "
+                f"{self.host.name}: the script makes one argument of {size} bytes (as "
+                f"{SCRIPT_WORD}), over Linux's limit of {MAX_ARG_BYTES + 1} bytes for one argument "
                 "(MAX_ARG_STRLEN); it cannot be run through `exec:`"
             )
         started = False

@@ -31,6 +31,7 @@ import yaml
 from tui.core import locations
 from tui.core.hostlist import HostlistError, expand, is_pattern
 from tui.core.hosts import SCRIPT_WORD, Host
+from tui.core.ssh_argv import remote_command_start
 
 LOCAL = "local"
 ENV_VAR = "DETECTIVE_TUI_HOSTS"
@@ -207,13 +208,13 @@ def exec_template(text: str, name: str) -> tuple[str, ...]:
     odd = [w for w in filled if w != SCRIPT_WORD and ("{" in w or "}" in w)]
     if odd:
         raise ValueError(f"unknown placeholder in {odd[0]!r}; only {{name}} and {SCRIPT_WORD}")
-    at = filled.index(SCRIPT_WORD)
-    if Path(filled[0]).name == "ssh" and at >= 1 and filled[at - 1] == "-c":
-        raise ValueError(
-            "ssh joins its arguments with spaces and the remote shell splits them again, so "
-            "`sh -c {script}` would not get the script as one argument; write "
-            "`ssh -T {name} {script}` (the remote shell runs the script itself)"
-        )
+    if Path(filled[0]).name == "ssh":
+        start = remote_command_start(filled)
+        if start is None or filled.index(SCRIPT_WORD) < start:
+            raise ValueError(
+                f"with ssh, {SCRIPT_WORD} goes in the remote command, after the destination "
+                "(ssh -T {name} sh -c {script})"
+            )
     return filled
 
 
