@@ -193,20 +193,18 @@ class FactBuilder:
 
     # -- input ------------------------------------------------------------------------
     def feed(self, line: str) -> ProbeProgress | None:
-        at = line.find(SENTINEL + "\t")
+        at = line.find(_MARK)
         if at < 0:
             return None
-        parts = line[at:].rstrip("\r\n").split("\t", 1)
-        if len(parts) < 2:
+        kind, _, rest = line[at + len(_MARK) :].rstrip("\r\n").partition("\t")
+        found = _HANDLERS.get(kind)
+        if found is None:
             return None
-        kind, _, rest = parts[1].partition("\t")
-        arity = ARITY.get(kind)
-        if arity is None:
-            return None
+        arity, handler = found
         fields = rest.split("\t", arity - 1) if arity > 1 else [rest]
-        fields += [""] * (arity - len(fields))
-        handler = getattr(self, "_on_" + kind.replace("-", "_"))
-        return handler(*fields)
+        if len(fields) < arity:
+            fields += [""] * (arity - len(fields))
+        return handler(self, *fields)
 
     def _on_begin(self, version: str, root: str) -> None:
         self._begin = (version, root)
@@ -689,6 +687,14 @@ def _argv(c: _Ctx) -> tuple[tuple[str, ...] | None, str | None]:
         except ValueError as e:
             return None, f"argv[{i}] ({text}) cannot be carried exactly: {e}"
     return tuple(args), None
+
+
+_MARK = SENTINEL + "\t"  # what starts a record, wherever it is in the line
+# record kind → (its number of fields, its FactBuilder._on_<kind> method)
+_HANDLERS = {
+    kind: (arity, getattr(FactBuilder, "_on_" + kind.replace("-", "_")))
+    for kind, arity in ARITY.items()
+}
 
 
 def _ptxas(path: str, p: _Ptxas) -> PtxasBinary:

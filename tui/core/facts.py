@@ -14,6 +14,7 @@ Conventions
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from collections.abc import Mapping
@@ -303,9 +304,20 @@ class Facts:
         return _from_jsonable(cls, data)
 
 
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...] | None:
+    """The fields of a dataclass, None for any other type."""
+    if not dataclasses.is_dataclass(cls):
+        return None
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
 def _to_jsonable(obj: Any) -> Any:
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: _to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if obj is None or isinstance(obj, (str, bool, int, float)):
+        return obj
+    names = _field_names(type(obj))
+    if names is not None:
+        return {name: _to_jsonable(getattr(obj, name)) for name in names}
     if isinstance(obj, Mapping):
         return {str(k): _to_jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (tuple, list)):

@@ -316,7 +316,7 @@ def result_of(host: Host, captures: Sequence[Capture]) -> tuple[ProbeResult, lis
     raw = tuple(_lines(cap.text))
     if cap.unreachable is not None and not _has_records(cap.text):
         return ProbeResult(host, None, cap.unreachable, UNREACHABLE, raw_lines=raw), []
-    begins = [i + 1 for i, line in enumerate(raw) if _kind(line) == "begin"]
+    begins = [i + 1 for i, line in enumerate(raw) if "begin" in line and _kind(line) == "begin"]
     if len(begins) > 1:
         return ProbeResult(
             host,

@@ -296,7 +296,18 @@ def parse_proc_driver_version(text: str) -> ProcDriverVersion | None:
 # ---------------------------------------------------------------------------------------
 
 
+# what shlex.split (posix, whitespace_split, no comments) gives as it is: a word with no
+# whitespace, quote or backslash, or one such quoted word with no quote or backslash inside
+_PLAIN_WORD = re.compile(r"[^ \t\r\n'\"\\]*")
+_QUOTED_WORD = re.compile(r"\"([^\"\\]*)\"|'([^']*)'")
+
+
 def _unquote(value: str) -> str:
+    if _PLAIN_WORD.fullmatch(value):
+        return value
+    quoted = _QUOTED_WORD.fullmatch(value)
+    if quoted:
+        return quoted.group(1) if quoted.group(1) is not None else quoted.group(2)
     try:
         parts = shlex.split(value, comments=False, posix=True)
     except ValueError:

@@ -20,6 +20,7 @@ Rules, as data:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -38,6 +39,7 @@ _SECRET_WORD = re.compile(
 _SECRET_COMPANION = frozenset({"pass", "pwd", "pat"})
 
 
+@functools.lru_cache(maxsize=4096)  # names repeat: variable names, keys, flags
 def is_secret_name(name: str) -> bool:
     """Does a variable, key or flag with this name hold a secret? Judged word by word
     (``HF_TOKEN``, ``hfToken``, ``--api-key``, ``AWS_SECRET_ACCESS_KEY``: yes; ``TOKENIZER``,
@@ -145,15 +147,34 @@ def _mask_flag(m: re.Match[str]) -> str:
     return f"{m.group('flag')}{m.group('sep')}{_masked_value(value)}"
 
 
+# Every match of a TEXT_RULES pattern contains one of these (a private-key block's "-----BEGIN ",
+# "authorization" or "bearer" in any case, a URL's "://", a token prefix), and every assignment
+# an "=": text without them is returned as it is, without running the patterns (most text is
+# paths and versions). No replacement adds an "=".
+_TEXT_RULE_HINT = re.compile(
+    r"-----BEGIN |(?i:authorization|bearer)|://|eyJ|(?:gh[pousr]|github_pat)_|glpat-|hf_|sk-"
+    r"|AKIA|ASIA|AIza|xox[abprs]-"
+)
+
+
 def redact_text(text: str) -> str:
     """Mask credentials inside free text (command lines, output, files, messages)."""
-    for pattern, replacement in TEXT_RULES:
-        text = pattern.sub(replacement, text)
-    text = _K8S_ENV.sub(_mask_named, text)
-    text = _SET.sub(_mask_named, text)
-    text = _assignments(text)
-    text = _FLAG.sub(_mask_flag, text)
-    return _COLON.sub(_mask_named, text)
+    if _TEXT_RULE_HINT.search(text):
+        for pattern, replacement in TEXT_RULES:
+            text = pattern.sub(replacement, text)
+    # Each pattern below needs a character it names ("name:", "set", "=", "-", ":"): text
+    # without it is returned as it is (most text is paths and versions).
+    if "name:" in text:
+        text = _K8S_ENV.sub(_mask_named, text)
+    if "set" in text:
+        text = _SET.sub(_mask_named, text)
+    if "=" in text:
+        text = _assignments(text)
+    if "-" in text:
+        text = _FLAG.sub(_mask_flag, text)
+    if ":" in text:
+        text = _COLON.sub(_mask_named, text)
+    return text
 
 
 # -- structures -------------------------------------------------------------------------------
@@ -165,10 +186,13 @@ SECRET_KEYS = frozenset({"password", "passwd", "token", "secret", "api_key", "au
 _FLAG_WORD = re.compile(r"^--?[A-Za-z][A-Za-z0-9_.-]*$")
 
 
-def _secret_key(key: object) -> bool:
-    if not isinstance(key, str):
-        return False
+@functools.lru_cache(maxsize=4096)  # keys repeat: the facts' field names, variable names
+def _secret_str_key(key: str) -> bool:
     return key.lower() in SECRET_KEYS or (key.isupper() and is_secret_name(key))
+
+
+def _secret_key(key: object) -> bool:
+    return isinstance(key, str) and _secret_str_key(key)
 
 
 def _redact_list(items: list[Any] | tuple[Any, ...]) -> list[Any]:
@@ -193,7 +217,9 @@ def redact(value: Any) -> Any:
     names, argv lists, every string) or a string. Returns a redacted copy."""
     if isinstance(value, str):
         return redact_text(value)
-    if isinstance(value, Mapping):
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, (dict, Mapping)):  # a dict is told without the Mapping ABC's check
         return {k: (MASK if _secret_key(k) and v else redact(v)) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return _redact_list(value)
