@@ -245,7 +245,10 @@ class FactBuilder:
         ctx.kind, ctx.label = kind, label
 
     def _ctx_of(self, cid: str) -> _Ctx:
-        return self._ctx.setdefault(cid, _Ctx("process", f"context {cid}"))
+        ctx = self._ctx.get(cid)  # not setdefault: that would build a _Ctx for every record
+        if ctx is None:
+            ctx = self._ctx[cid] = _Ctx("process", f"context {cid}")
+        return ctx
 
     def _on_ctxkv(self, cid: str, key: str, value: str) -> None:
         self._ctx_of(cid).kv[key] = value
@@ -278,7 +281,10 @@ class FactBuilder:
         self._nvccdir[directory] = flag == "1"
 
     def _py_of(self, idx: str) -> _Py:
-        return self._py.setdefault(idx, _Py())
+        py = self._py.get(idx)  # not setdefault: that would build a _Py for every record
+        if py is None:
+            py = self._py[idx] = _Py()
+        return py
 
     def _on_py(self, idx: str, key: str, value: str) -> None:
         py = self._py_of(idx)
