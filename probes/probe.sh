@@ -1005,16 +1005,22 @@ probe_host() {
   fi
 }
 
+ctr_marker() {
+  _inctr=1
+  rec ctr marker "$1"
+}
+
 # container markers, NVIDIA device nodes and driver libraries a GPU runtime injects
 probe_container() {
-  [ -e "$R/.dockerenv" ] && rec ctr marker /.dockerenv
-  [ -e "$R/run/.containerenv" ] && rec ctr marker /run/.containerenv
-  [ -d "$R/var/run/secrets/kubernetes.io/serviceaccount" ] && rec ctr marker kubernetes
-  [ -z "$R" ] && [ -n "${KUBERNETES_SERVICE_HOST:-}" ] && rec ctr marker KUBERNETES_SERVICE_HOST
+  _inctr=
+  [ -e "$R/.dockerenv" ] && ctr_marker /.dockerenv
+  [ -e "$R/run/.containerenv" ] && ctr_marker /run/.containerenv
+  [ -d "$R/var/run/secrets/kubernetes.io/serviceaccount" ] && ctr_marker kubernetes
+  [ -z "$R" ] && [ -n "${KUBERNETES_SERVICE_HOST:-}" ] && ctr_marker KUBERNETES_SERVICE_HOST
   if [ -r "$R/proc/1/cgroup" ]; then
     while IFS= read -r _cg || [ -n "$_cg" ]; do
       case $_cg in *docker* | *kubepods* | *containerd* | *libpod* | *lxc*)
-        rec ctr marker "cgroup $_cg"
+        ctr_marker "cgroup $_cg"
         break
         ;;
       esac
@@ -1027,6 +1033,27 @@ probe_container() {
       [ -e "$_lc" ] && rec ctr lib "${_lc#"$R"}"
     done
   done
+  # inside one, the GPUs the runtime was asked for: PID 1's NVIDIA_VISIBLE_DEVICES (as the
+  # container was started) and the device plugin's volume-mounts list (a file per device)
+  if [ -n "$_inctr" ]; then
+    _cenv=
+    [ -r "$R/proc/1/environ" ] && _cenv=$(deadline tr '\0' '\n' 2>/dev/null <"$R/proc/1/environ")
+    _cifs=$IFS
+    IFS=$NL
+    set -f
+    for _cv in $_cenv; do
+      case $_cv in NVIDIA_VISIBLE_DEVICES=* | NVIDIA_DRIVER_CAPABILITIES=* | CUDA_VISIBLE_DEVICES=*)
+        rec ctr env "$_cv"
+        ;;
+      esac
+    done
+    set +f
+    IFS=$_cifs
+    _cdv="$R/var/run/nvidia-container-devices"
+    for _cd in "$_cdv"/* "$_cdv"/cdi/*/*/*; do
+      if [ -f "$_cd" ] || [ -c "$_cd" ]; then rec ctr alloc "${_cd#"$_cdv"/}"; fi
+    done
+  fi
 }
 
 # the dynamic loader's configuration and the libcuda.so.<version> files in CUDA compat dirs,

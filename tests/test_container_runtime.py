@@ -111,6 +111,9 @@ def _check(capsys: pytest.CaptureFixture[str], inv: str) -> None:
         "markers": ["/.dockerenv"],
         "devices": [],
         "driver_libs": [],
+        "scope": "container",
+        "runtime_env": {},
+        "allocated": [],
     }
     assert hosts["with-runtime"]["facts"]["container"]["devices"] == [
         "/dev/nvidia-uvm",

@@ -28,6 +28,7 @@ from tui.core import exitcodes
 from tui.core.completeness import partial_verdict, unseen
 from tui.core.diagnosis import Diagnosis, deep_invocation, diagnose, with_deep
 from tui.core.facts import Facts
+from tui.core.gpu_scope import scope_note
 from tui.core.hosts import Host
 from tui.core.inventory import InventoryError
 from tui.core.redact import redact_text
@@ -166,6 +167,9 @@ def print_host(console: Console, data: Mapping[str, Any]) -> None:
         return
     for reason in data["unseen"]:
         console.print(f"[yellow]probe problem[/]: {escape(reason)}")
+    note = scope_note(data["facts"]["container"]) if data["facts"] is not None else None
+    if note:
+        console.print(f"[dim]{escape(note)}[/]")
     if not data["findings"]:
         if data["unseen"]:
             console.print(f"[yellow]{escape(partial_verdict(tuple(data['unseen'])))}[/]")

@@ -134,7 +134,9 @@ def _gpus(f: Facts) -> str:
     for g in f.gpus:
         label = f"{g.name} (SM {g.compute_cap or '?'})"
         counts[label] = counts.get(label, 0) + 1
-    return "\n".join(f"{n}× {label}" for label, n in counts.items()) or "none"
+    listed = "\n".join(f"{n}× {label}" for label, n in counts.items()) or "none"
+    scope = f.container.scope
+    return f"{listed}\n(the {scope}'s)" if scope else listed
 
 
 def _toolkits(f: Facts) -> str:

@@ -32,6 +32,7 @@ from tui.core.facts import (
     PythonEnv,
     Toolkit,
 )
+from tui.core.gpu_scope import container_scope
 from tui.core.redact import MASK, is_secret_name
 
 
@@ -407,6 +408,11 @@ class FactBuilder:
                 markers=tuple(self._ctr["marker"]),
                 devices=tuple(self._ctr["dev"]),
                 driver_libs=tuple(self._ctr["lib"]),
+                scope=container_scope(self._ctr["marker"]),
+                runtime_env={
+                    n: v for n, _, v in (e.partition("=") for e in self._ctr.get("env", ()))
+                },
+                allocated=tuple(self._ctr.get("alloc", ())),
             ),
             ptxas=tuple(_ptxas(path, p) for path, p in self._ptxas.items()),
             ld_cache=tuple(LibFile(p, t if t != p else None) for p, t in self._ldcache.items()),

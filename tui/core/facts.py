@@ -247,6 +247,13 @@ class ContainerInfo:
     markers: tuple[str, ...] = ()  # /.dockerenv, /run/.containerenv, kubernetes, cgroup …
     devices: tuple[str, ...] = ()  # /dev/nvidia* nodes
     driver_libs: tuple[str, ...] = ()  # libcuda.so.1 / libnvidia-ml.so.1 found
+    # "pod" (Kubernetes markers) or "container": the GPUs, nvidia-smi, devices and driver
+    # libraries in these facts are what the runtime put in there, not the node's; None: neither
+    scope: str | None = None
+    # NVIDIA_VISIBLE_DEVICES, NVIDIA_DRIVER_CAPABILITIES, CUDA_VISIBLE_DEVICES of PID 1 (what
+    # the container was started with)
+    runtime_env: Mapping[str, str] = field(default_factory=dict)
+    allocated: tuple[str, ...] = ()  # the device plugin's volume-mounts list (device IDs)
 
 
 @dataclass(frozen=True)

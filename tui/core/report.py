@@ -11,6 +11,7 @@ from typing import Any
 
 from tui.core.completeness import partial_verdict, unseen
 from tui.core.diagnosis import Diagnosis, deep_differences
+from tui.core.gpu_scope import scope_note
 from tui.core.redact import redact
 from tui.core.runner import ProbeResult
 
@@ -138,6 +139,9 @@ def markdown_report(
             lines += [f"{head} — unreachable", "", f"`{data['error']}`", ""]
             continue
         lines += [f"{head} — {_summary(diagnosis, bool(data['unseen']))}", ""]
+        note = scope_note(data["facts"]["container"]) if data["facts"] is not None else None
+        if note:
+            lines += [f"> {note}", ""]
         if data["unseen"]:
             if not data["findings"]:
                 lines += [f"**{partial_verdict(tuple(data['unseen']))}**", ""]

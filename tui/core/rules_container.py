@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from tui.core.facts import Facts
 from tui.core.findings import Finding, Severity
+from tui.core.gpu_scope import container_scope
 from tui.core.rulekit import finding
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ def _needs_gpu(facts: Facts) -> list[str]:
 
 
 def _how(markers: Sequence[str]) -> str:
-    if any("kubernetes" in m.lower() or "kubepods" in m for m in markers):
+    if container_scope(markers) == "pod":
         return (
             "In Kubernetes: request the GPUs in the pod spec (resources.limits: "
             "nvidia.com/gpu: N), with the NVIDIA device plugin (or GPU Operator) on the node "

@@ -129,8 +129,13 @@ class HostScreen(Screen[None]):
         parts.append("  · " + status_text(state))
         if state.finished_at is not None:
             parts.append(f" at {state.finished_at:%H:%M:%S}")
-        if state.facts is not None and state.facts.gpus:
-            parts.append(f"  · {gpu_summary(state.facts)} (SM {sm_summary(state.facts)})")
+        facts = state.facts
+        scope = facts.container.scope if facts is not None else None
+        whose = f"{scope}'s GPUs: " if scope else ""  # what it was given, not the node's
+        if facts is not None and facts.gpus:
+            parts.append(f"  · {whose}{gpu_summary(facts)} (SM {sm_summary(facts)})")
+        elif scope:
+            parts.append(f"  · {whose}none")
         self.query_one("#host-title", Static).update(Content.assemble(*parts))
 
     def _show_story(self, state: HostState) -> None:
