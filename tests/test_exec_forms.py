@@ -100,7 +100,7 @@ async def test_cancel_kills_the_remote_group(engine) -> None:
     assert await gone("sleep", n)
     if log is not None:  # the kill went through a second srun into the same node
         run, kill = calls(log)
-        assert kill[:8] == run[:8] and kill[8].count("kill -TERM -- -") == 1
+        assert kill[:8] == run[:8] and kill[8].startswith("kill -TERM -")
 
 
 async def test_srun_refusing_the_node_is_unreachable_with_its_message(srun) -> None:

@@ -9,7 +9,7 @@ remote side gets exactly what SSH gives it: the remote deadline (``timeout -k 5 
 host has coreutils ``timeout``), the process-group id printed first, the same records.
 
 Cancel and the client-side deadline: the remote process group is killed by running the template
-a second time with the kill command as the script (``kubectl exec … -- sh -c 'kill -TERM -- -PGID
+a second time with the kill command as the script (``kubectl exec … -- sh -c 'kill -TERM -PGID
 …'``), then the local client (``kubectl``, ``srun``, ``ssh``) and everything it started are
 killed as a session here. Limits, as well as they can hold:
 
