@@ -14,16 +14,17 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Log, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
-from tui.core.completeness import unseen
+from tui.core.completeness import partial_verdict, unseen
 from tui.core.findings import Finding, FixSuggestion
 from tui.core.hosts import Host
 from tui.core.redact import redact_text
 from tui.demo.fleet import DEMO_SOURCE
+from tui.ui.disabled import ExplainsDisabledKeys
 from tui.ui.fleet import FleetState, HostState, gpu_summary, sm_summary, status_text
 from tui.ui.messages import FixRequested, ProbeRequested, ValidateRequested
 from tui.ui.story import cuda_boxes, headline
 from tui.ui.widgets.cuda_compare import CudaComparison
-from tui.ui.widgets.finding_view import FindingView, severity_label
+from tui.ui.widgets.finding_view import NO_FINDINGS, FindingView, severity_label
 from tui.ui.widgets.redacted_log import RedactedLog
 from tui.ui.widgets.replay_view import ReplayView
 
@@ -53,13 +54,30 @@ TAB_FOCUS = {
 }
 
 
+def no_findings_text(state: HostState | None) -> str:
+    """What the findings pane says when there is no finding to show, and why."""
+    if state is None or state.status == "idle":
+        return "Not probed yet: press p to probe this host."
+    if state.busy:
+        return "Probing… the findings appear when the probe ends."
+    if state.facts is None:
+        why = state.error or status_text(state)
+        return (
+            f"Not reached ({why}), so nothing is known about this host: no findings, nothing "
+            "to fix or validate. Press p to try again."
+        )
+    if reasons := unseen(state.result):
+        return f"{partial_verdict(reasons)} Press p to probe again."
+    return NO_FINDINGS
+
+
 def _where(host: Host) -> str:
     if host.source == DEMO_SOURCE:
         return "simulated (demo fleet)"
     return host.target
 
 
-class HostScreen(Screen[None]):
+class HostScreen(ExplainsDisabledKeys, Screen[None]):
     AUTO_FOCUS = "#findings"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back", id="host.back"),
@@ -163,11 +181,13 @@ class HostScreen(Screen[None]):
         )
         options.display = bool(self._findings)
         view = self.query_one(FindingView)
+        view.empty = no_findings_text(state)
         view.finding = self._findings[0] if self._findings else None
         if self._findings:
             options.highlighted = 0
         self.query_one(ReplayView).replays = diagnosis.flashinfer if diagnosis else ()
         self._fill_fixes()
+        self.refresh_bindings()
 
     def _fill_fixes(self) -> None:
         table = self.query_one("#fixes", DataTable)
@@ -229,6 +249,9 @@ class HostScreen(Screen[None]):
         self.post_message(ProbeRequested((self.host_name,)))
 
     def action_fix(self) -> None:
+        if self._state is None or self._state.facts is None:
+            self.notify(no_findings_text(self._state), severity="warning")
+            return
         chosen = self._selected_fix()
         if chosen is None:
             self.notify("No fix proposed for the selected finding.", severity="warning")
@@ -243,4 +266,19 @@ class HostScreen(Screen[None]):
         self.post_message(ValidateRequested(self.host_name, python))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        return not (action in CHANGES_HOST and getattr(self.app, "read_only", False))
+        if action in CHANGES_HOST and getattr(self.app, "read_only", False):
+            return False
+        if action == "fix":  # offered only where a finding proposes a fix
+            return bool(self._fixes)
+        if action == "validate":  # it runs the host's own interpreter: only on a probed host
+            return self._state is not None and self._state.facts is not None
+        return True
+
+    def disabled_reason(self, action: str) -> str | None:
+        if action in CHANGES_HOST and getattr(self.app, "read_only", False):
+            return "Read-only mode (--read-only): fixes and validation are off."
+        if self._state is None or self._state.facts is None:
+            return no_findings_text(self._state)
+        if action == "fix":
+            return "No finding on this host proposes a fix."
+        return None

@@ -55,8 +55,18 @@ def _content(finding: Finding) -> Content:
     return Content.assemble(*parts)
 
 
+NO_FINDINGS = "No findings on this host."
+
+
 class FindingView(Static):
+    """The selected finding; without one, ``empty`` says why (no findings, not reached…)."""
+
     finding: reactive[Finding | None] = reactive(None)
+    empty: reactive[str] = reactive(NO_FINDINGS)
 
     def watch_finding(self, finding: Finding | None) -> None:
-        self.update(finding_content(finding) if finding else "No findings on this host.")
+        self.update(finding_content(finding) if finding else self.empty)
+
+    def watch_empty(self, empty: str) -> None:
+        if self.finding is None:
+            self.update(empty)
