@@ -419,6 +419,10 @@ def report_wheel_libs(sites):
             for name in names:
                 if name.startswith(CUDA_LIB_PREFIXES):
                     rec("py", INDEX, "nvlib", host(os.path.join(lib, name)))
+def report_pip(sites):
+    """Whether ``python -m pip`` can work: a pip package in one of the site dirs."""
+    found = any(os.path.isfile(os.path.join(s, "pip", "__init__.py")) for s in sites)
+    rec("py", INDEX, "pip", "1" if found else "0")
 
 
 def is_arch_flags(data):
@@ -682,6 +686,7 @@ def main():
     report_extensions(sites, extensions)
     report_triton_ptxas(sites, editable)
     report_wheel_libs(sites)
+    report_pip(sites)
 
 
 try:

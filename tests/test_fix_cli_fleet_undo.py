@@ -110,7 +110,7 @@ def test_undo_last_on_every_host_brings_the_findings_back(
     captured = capsys.readouterr()
     out = captured.out
     for name in PAIR:
-        assert f"Fix undo:use-installed-toolkit on {name}" in out  # the preview, per host
+        assert f"Undo use-installed-toolkit on {name}" in out  # the preview, per host
         assert f"[{name}] ── step 1/1: Undo: Set CUDA_HOME, PATH for sglang.service" in out
         assert not (roots[name] / DROPIN).exists()
         assert list_records(name) == []

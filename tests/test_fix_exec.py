@@ -277,7 +277,7 @@ async def test_a_failing_step_stops_the_plan_and_reports_what_changed(
         outcome = await apply_plan(s, host, plan)
     assert [r.status for r in outcome.steps] == ["changed", "failed", "not-run"]
     assert not outcome.applied and not outcome.ok
-    assert outcome.error == "step 2 (Fail) failed: exit status 1"
+    assert outcome.error == "step 2 (Fail) failed: exit status 1: about to fail"
     assert "never printed" not in outcome.steps[1].output
     assert "about to fail" in outcome.steps[1].output
     assert marker.read_text() == "x" and not (root / "etc/never").exists()

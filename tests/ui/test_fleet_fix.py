@@ -141,7 +141,7 @@ async def test_fix_a_group_end_to_end(fleet: tuple[Host, ...]) -> None:
         assert "systemctl restart sglang.service" in screen.items[0].plan.preview_commands()[0]
         await _apply(pilot, screen)
         results = _results(screen)
-        assert results["ct200"][0] == results["ct201"][0] == "applied"
+        assert results["ct200"][0] == results["ct201"][0] == "restarted"
         restarted = next(r for r in screen.results if r.item.host.name == "ct200")
         # the demo host's own systemctl shim restarted it (never this machine's systemctl)
         assert "changed — restarted sglang.service" in outcome_text(restarted.outcome)

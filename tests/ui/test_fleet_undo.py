@@ -162,7 +162,7 @@ async def test_undo_after_a_restart_offers_the_restart_again(fleet: tuple[Host, 
         assert [str(c.title).split(":")[0] for c in screen.query(Collapsible)] == ["ct201"]
         await pilot.press("escape")  # back to the results on display: the restart's
         await settle(pilot, lambda: screen.stage == "done")
-        assert screen.kind == "restart" and _results(screen)["ct201"][0] == "applied"
+        assert screen.kind == "restart" and _results(screen)["ct201"][0] == "restarted"
 
         await _press_to_preview(pilot, screen, "u")
         await _apply(pilot, screen)
@@ -186,7 +186,7 @@ async def test_undo_after_a_restart_offers_the_restart_again(fleet: tuple[Host, 
         assert screen.kind == "undo"
         await _press_to_preview(pilot, screen, "r")
         await _apply(pilot, screen)
-        assert _results(screen)["ct201"][0] == "applied"
+        assert _results(screen)["ct201"][0] == "restarted"
         assert app.fleet["ct201"].diagnosis.worst() == "critical"
         assert FINDING in {f.id for f in app.fleet["ct201"].diagnosis.findings}
 

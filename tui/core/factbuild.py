@@ -629,6 +629,7 @@ class FactBuilder:
             extensions=extension_builds(py.ext, packages),
             triton_bin_dir=kv.get("triton_bin"),
             cuda_libs=tuple(py.nvlibs),
+            has_pip={"1": True, "0": False}.get(kv.get("pip", "")),
         )
 
     @staticmethod

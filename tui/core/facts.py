@@ -225,6 +225,7 @@ class PythonEnv:
     extensions: tuple[ExtensionBuild, ...] = ()  # compiled extensions checked against torch
     triton_bin_dir: str | None = None  # triton/backends/nvidia/bin (its bundled ptxas)
     cuda_libs: tuple[str, ...] = ()  # CUDA libraries of the nvidia-* wheels (nvidia/*/lib)
+    has_pip: bool | None = None  # a pip package in its site dirs (None: not looked for)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "packages", _frozen_map(self.packages))

@@ -145,6 +145,18 @@ class EnvReads:
     activate: EnvContext | None = None
 
 
+CAUSE_CHARS = 240  # a failed step's last output line, in its error, is cut to this
+
+
+def last_words(output: str) -> str:
+    """The last line a failed command printed (its cause, usually), not a ``@@dt`` marker."""
+    for line in reversed(output.splitlines()):
+        line = line.strip()
+        if line and not line.startswith("@@dt"):
+            return line if len(line) <= CAUSE_CHARS else line[: CAUSE_CHARS - 1] + "…"
+    return ""
+
+
 def _sudo_problem(output: str) -> bool:
     low = output.lower()
     return "sudo" in low and any(s in low for s in SUDO_PASSWORD)
@@ -249,6 +261,9 @@ def _step_result(
         why = f"timed out after {step.deadline_s:.0f} s"
     else:
         why = res.error or f"exit status {res.exit_status}"
+        cause = last_words(res.output)
+        if cause and res.error is None:
+            why = f"{why}: {cause}"
     return StepResult(
         step=step,
         command=command,

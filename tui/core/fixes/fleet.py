@@ -16,6 +16,7 @@ from tui.core.diagnosis import diagnose
 from tui.core.facts import Facts
 from tui.core.fixes import FixError, build_plan, make_stamp
 from tui.core.fixes.executor import FixOutcome, apply_plan
+from tui.core.fixes.outcome_words import plan_kind
 from tui.core.fixes.plan import FixPlan
 from tui.core.fixes.undo import (
     UndoError,
@@ -34,6 +35,7 @@ HostStatus = Literal[
     "fixed",
     "applied",
     "undone",
+    "restarted",
     "failed",
     "stopped",
     "unresolved",
@@ -74,6 +76,8 @@ class HostFixResult:
             return "stopped" if self.outcome is not None and self.outcome.stopped else "failed"
         if self.item.undo_record is not None:
             return "undone"
+        if plan_kind(self.outcome.plan) == "restart":
+            return "restarted"
         if self.outcome.unresolved or self.outcome.introduced:
             return "unresolved"
         return "fixed" if self.outcome.plan.verify_gone else "applied"
@@ -91,6 +95,12 @@ class HostFixResult:
         record = self.item.undo_record
         if record is not None:
             parts += _undo_verdict(o, record)
+        elif plan_kind(o.plan) == "restart":
+            if o.applied and o.facts_after is not None:
+                parts.append(
+                    f"running service now: {', '.join(o.findings_after) or 'none'} "
+                    f"(before the restart: {', '.join(o.findings_before) or 'none'})"
+                )
         elif o.applied:
             if o.resolved:
                 parts.append("gone: " + ", ".join(o.resolved))

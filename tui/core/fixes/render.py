@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from tui.core.fixes.executor import FixOutcome
+from tui.core.fixes.outcome_words import restart_note, run_heading, verdict_lines
 from tui.core.fixes.plan import FixPlan
 
 STATUS_WORDS = {
@@ -15,9 +18,7 @@ STATUS_WORDS = {
 
 
 def plan_heading(plan: FixPlan) -> str:
-    params = " ".join(f"{k}={v}" for k, v in plan.params.items())
-    where = f" for {plan.python}" if plan.python else ""
-    return f"Fix {plan.fix_id} on {plan.host.name}{where}" + (f" ({params})" if params else "")
+    return run_heading(plan)
 
 
 def preview_text(plan: FixPlan, *, heading: bool = True) -> str:
@@ -47,12 +48,6 @@ def preview_text(plan: FixPlan, *, heading: bool = True) -> str:
     return "\n".join(out).strip("\n")
 
 
-def _findings_line(when: str, worst: str | None, ids: tuple[str, ...]) -> str:
-    if not ids:
-        return f"Findings {when} none"
-    return f"Findings {when} {', '.join(ids)} (worst: {worst})"
-
-
 def changed_lines(outcome: FixOutcome) -> list[str]:
     """What the run changed, what it may have changed (a step that failed or was cut after it
     started), and "Nothing was changed." only when every step proves it. Silent for a run
@@ -71,8 +66,9 @@ def changed_lines(outcome: FixOutcome) -> list[str]:
     return out
 
 
-def outcome_text(outcome: FixOutcome) -> str:
-    """Per step result, before/after per changed environment, the verdict, and how to undo."""
+def outcome_text(outcome: FixOutcome, before_fix: Sequence[str] | None = None) -> str:
+    """Per step result, before/after per changed environment, the verdict, and how to undo.
+    ``before_fix``: for an undo, the problems its record saw before the fix."""
     plan = outcome.plan
     out = [plan_heading(plan)]
     for i, s in enumerate(outcome.steps, 1):
@@ -95,29 +91,12 @@ def outcome_text(outcome: FixOutcome) -> str:
             out.append(f"  before: {c.verdict_before or '?'}")
             out.append(f"  after:  {c.verdict_after or '?'}")
     out.append("")
-    out.append(_findings_line("before:", outcome.worst_before, outcome.findings_before))
-    if outcome.facts_after is None:
-        out.append("Findings after:  unknown (no re-probe)")
-    else:
-        out.append(_findings_line("after: ", outcome.worst_after, outcome.findings_after))
-    if outcome.resolved and outcome.applied:
-        out.append("Fixed: " + ", ".join(outcome.resolved))
-    elif outcome.resolved:
-        out.append(
-            "Gone now, but NOT fixed — the fix did not complete: " + ", ".join(outcome.resolved)
-        )
-    if outcome.unresolved:
-        out.append("NOT fixed: " + ", ".join(outcome.unresolved))
-    if outcome.introduced:
-        out.append("NEW problems after the fix: " + ", ".join(outcome.introduced))
+    out += verdict_lines(outcome, before_fix)
     for problem in outcome.unit_problems:
         out.append(f"Will NOT start: {problem}")
-    if outcome.pending_restart:
-        out.append(
-            "Restart pending: "
-            + ", ".join(outcome.pending_restart)
-            + " still run with the old environment; the verdict above is for their next start."
-        )
+    note = restart_note(outcome)
+    if note:
+        out.append(note)
     if outcome.record:
         out.append(f"Undo: detective-tui fix {plan.host.name} --undo {outcome.record}")
     return "\n".join(out)

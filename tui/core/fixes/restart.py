@@ -9,7 +9,10 @@ from tui.core.hosts import Host
 
 def restart_plan(host: Host, units: tuple[str, ...], *, sudo: bool, stamp: str) -> FixPlan:
     """``systemctl restart`` each unit where systemd runs the host; reported as skipped where it
-    does not, and for a root-prefixed host (a filesystem, not a running system)."""
+    does not, and for a root-prefixed host (a filesystem, not a running system).
+
+    The plan changes no unit's environment (``units`` stays empty), so its verdict is the
+    running service's before and after the restart, not the units' next start."""
     steps = tuple(
         Step(
             title=f"Restart {unit}",
@@ -33,6 +36,5 @@ def restart_plan(host: Host, units: tuple[str, ...], *, sudo: bool, stamp: str) 
         steps=steps,
         verify_gone=(),
         sudo=sudo,
-        units=units,
         stamp=stamp,
     )

@@ -154,6 +154,12 @@ def install_cuda_toolkit_pip(
             "packages (and refuses to on PEP 668 distributions); make a venv for the server, "
             "or use install-cuda-toolkit-apt"
         )
+    if py.has_pip is False:
+        raise FixError(
+            f"{py.prefix or py.path} has no pip (python -m pip would fail with 'No module named "
+            f"pip'): add it with `{py.path} -m ensurepip`, or install the wheels with "
+            "`uv pip install --python …`, or use use-installed-toolkit/install-cuda-toolkit-apt"
+        )
     version = params.get("version") or PIP_RELEASE_FOR_MINOR.get(
         py.torch_cuda or "", PIP_DEFAULT_VERSION
     )

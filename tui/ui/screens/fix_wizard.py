@@ -26,6 +26,7 @@ from textual.worker import Worker, WorkerState
 from tui.core.facts import Facts
 from tui.core.fixes import make_stamp
 from tui.core.fixes.executor import FixOutcome, apply_plan
+from tui.core.fixes.outcome_words import status_line
 from tui.core.fixes.plan import FixPlan
 from tui.core.fixes.render import outcome_text, plan_heading, preview_text
 from tui.core.fixes.restart import restart_plan
@@ -56,21 +57,26 @@ class FixDone(Message):
 
 
 class FixWizardScreen(ModalScreen[FixOutcome | None]):
+    # Sized for 80x24 first: one-row buttons, no margins, the preview takes every row left
+    # (with its scrollbar); after a run the output keeps a few rows, its newest lines shown,
+    # and the verdict takes the rest.
     DEFAULT_CSS = """
     FixWizardScreen { align: center middle; }
     #fix-dialog {
-        width: 95%; max-width: 130; height: 92%;
+        width: 100%; max-width: 130; height: 100%; max-height: 46;
         border: thick $warning; background: $surface; padding: 0 1;
     }
-    #fix-title { height: auto; margin-bottom: 1; }
+    #fix-title { height: auto; max-height: 2; }
+    #fix-preview, #fix-verdict { scrollbar-size-vertical: 1; }
     #fix-preview { height: 1fr; border: round $primary-darken-2; }
     #fix-output { height: 1fr; min-height: 4; border: round $secondary; display: none; }
-    #fix-verdict { height: 2fr; border: round $success-darken-2; display: none; }
+    #fix-verdict { height: 1fr; border: round $success-darken-2; display: none; }
     FixWizardScreen.-running #fix-output, FixWizardScreen.-done #fix-output { display: block; }
+    FixWizardScreen.-done #fix-output { height: 6; min-height: 3; }
     FixWizardScreen.-done #fix-verdict { display: block; }
     FixWizardScreen.-running #fix-preview, FixWizardScreen.-done #fix-preview { display: none; }
-    #fix-status { height: auto; margin-top: 1; }
-    #fix-buttons { height: auto; align: right middle; }
+    #fix-status { height: auto; max-height: 4; }
+    #fix-buttons { height: 1; align: right middle; }
     #fix-buttons Button { margin-left: 2; }
     """
 
@@ -104,6 +110,8 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
         self.restart_units: tuple[str, ...] = ()  # units still running the old environment
         self.pending: FixPlan | None = None  # an undo/restart plan shown, awaiting confirmation
         self.pending_record: UndoRecord | None = None  # the record a pending undo reverses
+        # an undo's record: the problems before the fix
+        self.before_fix: tuple[str, ...] | None = undoing.findings_before if undoing else None
 
     def compose(self) -> ComposeResult:
         with Vertical(id="fix-dialog"):
@@ -122,13 +130,14 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
                 yield Static(id="fix-verdict-text")
             yield Static(self._status_text(), id="fix-status")
             with Horizontal(id="fix-buttons"):
-                yield Button("Apply", variant="warning", id="apply")
-                yield Button("Undo", variant="default", id="undo", disabled=True)
-                yield Button("Restart units", variant="default", id="restart", disabled=True)
-                yield Button("Close", variant="primary", id="close")
+                yield Button("Apply", variant="warning", id="apply", compact=True)
+                yield Button("Undo", id="undo", disabled=True, compact=True)
+                yield Button("Restart units", id="restart", disabled=True, compact=True)
+                yield Button("Close", variant="primary", id="close", compact=True)
 
     def on_mount(self) -> None:
-        self.query_one("#close", Button).focus()
+        # the keys scroll what is shown (the buttons have their keys: a, u, r, escape)
+        self.query_one("#fix-preview", VerticalScroll).focus()
 
     def _status_text(self) -> str:
         if self.plan.needs_root and self.plan.sudo:
@@ -176,6 +185,7 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
             self._set_status(f"Cannot undo: {exc}")
             return
         self.pending_record = record
+        self.before_fix = record.findings_before
         self._offer(undo_plan(record, self.host, sudo=self.plan.sudo, stamp=make_stamp()))
 
     @on(Button.Pressed, "#restart")
@@ -243,31 +253,19 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
             self.restart_units = outcome.pending_restart
         else:
             self.restart_units = ()
+        before_fix = self.before_fix if message.kind == "undo" else None
         self.query_one("#fix-verdict-text", Static).update(
-            Content(redact_text(outcome_text(outcome)))
+            Content(redact_text(outcome_text(outcome, before_fix)))
         )
         self.stage = "done" if outcome.applied else "failed"
-        can_undo = self.record is not None
-        self.query_one("#undo", Button).disabled = not can_undo
+        self.query_one("#undo", Button).disabled = self.record is None
         self.query_one("#restart", Button).disabled = not self.restart_units
-        if not outcome.applied:
-            status = f"Stopped: {outcome.error}"
-            if self.record is not None:
-                status += " — it may have changed something; Undo (u) reverses it."
-        elif message.kind == "undo":
-            now = ", ".join(outcome.findings_after) or "none"
-            status = f"Undone; the findings now: {now}."
-            if outcome.pending_restart:
-                status += " Restart (r) so the service starts without the fix."
-        elif outcome.unresolved:
-            status = "Applied, but these findings remain: " + ", ".join(outcome.unresolved)
-        elif outcome.introduced:
-            status = "Applied, but it brought new problems: " + ", ".join(outcome.introduced)
-        else:
-            fixed = f"Fixed: {', '.join(outcome.resolved)}. " if outcome.resolved else "Done. "
-            if message.kind == "fix" and outcome.pending_restart:
-                status = fixed + "Restart (r) so the service starts with the new environment."
-            else:
-                status = fixed + ("Undo (u) reverses it." if can_undo else "")
+        status = status_line(outcome, before_fix)
+        if not outcome.applied and self.record is not None:
+            status += " — it may have changed something; Undo (u) reverses it."
         self._set_status(status)
-        self.query_one("#fix-verdict", VerticalScroll).scroll_home(animate=False)
+        verdict = self.query_one("#fix-verdict", VerticalScroll)
+        verdict.scroll_home(animate=False)
+        verdict.focus()
+        log = self.query_one("#fix-output", Log)
+        self.call_after_refresh(log.scroll_end, animate=False)  # its newest lines, once resized

@@ -63,6 +63,7 @@ RESULT_WORDS = {
     "fixed": ("fixed", "bold green"),
     "applied": ("applied", "green"),
     "undone": ("undone", "bold green"),
+    "restarted": ("restarted", "bold green"),
     "unresolved": ("not fixed", "bold yellow"),
     "failed": ("failed", "bold red"),
     "stopped": ("stopped (quit)", "bold yellow"),
@@ -641,6 +642,9 @@ class FleetFixScreen(Screen[None]):
             return
         r = self.results[row]
         word = RESULT_WORDS[r.status][0]
-        body = outcome_text(r.outcome) if r.outcome is not None else r.detail
-        severity = "success" if r.status in ("fixed", "applied") else "warning"
+        record = r.item.undo_record
+        before_fix = record.findings_before if record is not None else None
+        body = outcome_text(r.outcome, before_fix) if r.outcome is not None else r.detail
+        good = r.status in ("fixed", "applied", "undone", "restarted")
+        severity = "success" if good else "warning"
         self.app.push_screen(MessageScreen(f"{r.item.host.name}: {word}", body, severity=severity))
