@@ -54,11 +54,15 @@ from tui.ui.screens.hostkey import HostKeyChangedScreen, HostKeyRevokedScreen, H
 from tui.ui.screens.hosts import READ_ONLY_BINDINGS, HostsScreen
 from tui.ui.screens.message import MessageScreen
 from tui.ui.screens.transcripts import TranscriptsScreen
+from tui.ui.widgets.fleet_table import FleetTable
 
 SessionFactory = Callable[[], Any]  # returns a tui.core.runner.Session (async context manager)
 
 # The runner, diagnosis, report, fix and validation modules are imported where first used:
 # the hosts table paints before asyncssh and the rule tables are loaded.
+
+# the hosts table's own key worth listing in the help (its cursor keys are the usual ones)
+TABLE_KEYS = tuple(b for b in FleetTable.BINDINGS if isinstance(b, Binding) and b.key == "enter")
 
 FLUSH_INTERVAL_S = 0.25  # how often streamed probe progress reaches the screens
 
@@ -101,8 +105,16 @@ class DetectiveApp(App[int]):
             "Save session",
             id="app.save",
             tooltip="Export this session: Markdown report + JSONL",
+            show=False,
         ),
-        Binding("t", "transcripts", "Transcripts", id="app.transcripts", tooltip="Past sessions"),
+        Binding(
+            "t",
+            "transcripts",
+            "Transcripts",
+            id="app.transcripts",
+            tooltip="Past sessions",
+            show=False,
+        ),
         Binding("ctrl+t", "change_theme", "Theme", id="app.theme", show=False),
         Binding("q", "quit", "Quit", id="app.quit"),
     ]
@@ -429,11 +441,24 @@ class DetectiveApp(App[int]):
         self.open_host(message.name)
 
     def action_help(self) -> None:
+        from tui.ui.screens.fix_wizard import FixWizardScreen
+        from tui.ui.screens.fleet_fix import FleetFixScreen
+
         hidden = READ_ONLY_HIDDEN | READ_ONLY_BINDINGS if self.read_only else frozenset()
+        changes = (
+            ()
+            if self.read_only
+            else (
+                ("Fix wizard", FixWizardScreen.BINDINGS),
+                ("Fleet fix", FleetFixScreen.BINDINGS),
+            )
+        )
         sections = [
             ("Everywhere", self.BINDINGS),
-            ("Hosts", HostsScreen.BINDINGS),
+            ("Hosts", [*HostsScreen.BINDINGS, *TABLE_KEYS]),
             ("Host", HostScreen.BINDINGS),
+            *changes,
+            ("Transcripts", TranscriptsScreen.BINDINGS),
         ]
         self.push_screen(HelpScreen(sections, hidden))
 
@@ -504,16 +529,20 @@ class DetectiveApp(App[int]):
         if self.read_only:
             self.notify("Read-only mode: fixes are disabled.", severity="warning")
             return
-        from tui.core.fixes import build_plan
+        from tui.core.fixes import FixError, build_plan
         from tui.ui.screens.fix_wizard import FixWizardScreen
 
         state = self.fleet[message.host]
         if state.facts is None:
             self.notify(f"Probe {message.host} first.", severity="warning")
             return
-        plan = build_plan(
-            state.facts, state.host, message.fix_id, message.params, python=message.python
-        )
+        try:
+            plan = build_plan(
+                state.facts, state.host, message.fix_id, message.params, python=message.python
+            )
+        except FixError as exc:
+            self.notify(f"{message.fix_id} on {message.host}: {exc}", severity="error", timeout=10)
+            return
         self.session.record(
             "fix-opened", host=message.host, fix=message.fix_id, params=message.params
         )

@@ -14,8 +14,16 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Static
 
+SPELLED = frozenset({"enter"})  # keys named in words, not as a symbol (⏎)
+
 
 class HelpScreen(ModalScreen[None]):
+    # the table takes every row the dialog has and is focused, so the arrow keys scroll it
+    DEFAULT_CSS = """
+    #dialog.-help { height: 100%; max-height: 100%; }
+    #help-keys { height: 1fr; max-height: 100%; }
+    #dialog.-help .dialog-buttons { height: 1; margin-top: 0; }
+    """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,question_mark,q", "close", "Close", id="help.close")
     ]
@@ -30,7 +38,7 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="-help"):
             yield Static(Content.styled("Keys", "bold"), classes="dialog-title")
-            yield DataTable(id="help-keys", cursor_type="row", show_cursor=False)
+            yield DataTable(id="help-keys", cursor_type="row")
             yield Static(
                 Content.assemble(
                     ("ctrl+p", "bold"),
@@ -41,7 +49,7 @@ class HelpScreen(ModalScreen[None]):
                 id="help-note",
             )
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Close", variant="primary", id="close")
+                yield Button("Close", variant="primary", id="close", compact=True)
 
     def on_mount(self) -> None:
         table = self.query_one("#help-keys", DataTable)
@@ -51,10 +59,11 @@ class HelpScreen(ModalScreen[None]):
                 if b.id in self.hidden or not b.description:
                     continue
                 keys = " ".join(
-                    self.app.get_key_display(b.with_key(k.strip())) for k in b.key.split(",")
+                    k.strip() if k.strip() in SPELLED else self.app.get_key_display(b.with_key(k))
+                    for k in b.key.split(",")
                 )
                 table.add_row(where, Text(keys, style="bold"), b.tooltip or b.description)
-        self.query_one("#close", Button).focus()
+        table.focus()
 
     @on(Button.Pressed, "#close")
     def action_close(self) -> None:
