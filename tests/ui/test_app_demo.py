@@ -168,9 +168,9 @@ async def test_read_only_hides_fixes(demo_hosts: tuple[Host, ...]) -> None:
         assert isinstance(app.screen, HelpScreen)
         help_rows = app.screen.query_one("#help-keys", DataTable)
         texts = [str(help_rows.get_row_at(i)[2]) for i in range(help_rows.row_count)]
-        assert "Re-probe" in texts
+        assert "Re-probe this host" in texts
         assert "Preview and apply the selected fix" not in texts
-        assert "Validate sampling kernels" not in texts
+        assert "Validate FlashInfer's sampling kernels on this host's GPU" not in texts
 
 
 async def test_palette_lists_bindings_hosts_findings_and_fixes(
@@ -180,7 +180,7 @@ async def test_palette_lists_bindings_hosts_findings_and_fixes(
     async with app.run_test(size=(120, 40)) as pilot:
         await probe_all(pilot)
         titles = [c[0] for c in FleetCommands(app.screen)._all()]
-        assert "Probe all (P)" in titles and "Group by finding (g)" in titles
+        assert "Probe all (P)" in titles and "Groups (g)" in titles
         assert "Open host ct200" in titles and "Probe host gone-dark" in titles
         assert [t for t in titles if t.startswith("ct200: ")]
         assert [t for t in titles if t.startswith("Fix ct200: ")]

@@ -83,7 +83,11 @@ def test_rows_show_the_story_in_cells() -> None:
     assert (row.flashinfer, row.verdict, row.worst) == ("0.6.8", "rejects GPU", "critical")
     assert row.gpu == "1× RTX PRO 6000 Blackwell Server Edition"
     assert HEALTHY.row.worst == "none" and HEALTHY.row.verdict == "ok"
-    assert GONE.row.status == status_text(GONE) == "unreachable: no answer (simulated demo host)"
+    assert status_text(GONE) == "unreachable: no answer (simulated demo host)"
+    # the table's Status says what happened, its Reason why
+    assert (GONE.row.status, GONE.row.reason) == ("unreachable", "no answer (simulated demo host)")
+    assert REJECTED.row.reason == "SM 12.0 + nvcc 12.8 → FlashInfer drops the GPU (+1)"
+    assert HEALTHY.row.reason.startswith("no findings")
 
 
 def test_probing_status_shows_progress() -> None:
@@ -94,7 +98,8 @@ def test_probing_status_shows_progress() -> None:
 def test_sort_by_severity_and_versions() -> None:
     states = [HEALTHY, GONE, REJECTED]
     by_worst = sorted(states, key=lambda s: sort_key(s, "worst"))
-    assert [s.name for s in by_worst] == ["ct200", "h100", "gone"]
+    # nothing is known about a host that was not reached: it ranks above a critical one
+    assert [s.name for s in by_worst] == ["gone", "ct200", "h100"]
     by_status = sorted(states, key=lambda s: sort_key(s, "status"))
     assert by_status[0].name == "gone"
     newer = _state("new", _facts(nvcc="12.10"), [], [_replay("12.10", "pass")])
@@ -112,6 +117,10 @@ def test_sort_by_severity_and_versions() -> None:
         ("status:unreach", {"gone"}),
         ("severity:crit", {"ct200"}),
         ("torch:12.8", {"h100"}),
+        ("torch:cu130", {"ct200", "h100"}),
+        ("torch:2.9.1", {"ct200", "h100"}),
+        ("reason:drops", {"ct200"}),
+        ("status:no answer", {"gone"}),
         ("ct2 13.0", {"ct200"}),
         ("RTX", {"ct200", "h100"}),
     ],
@@ -133,10 +142,7 @@ def test_group_by_finding() -> None:
     assert labels[0] == "1 host: unreachable"
     assert labels[1] == "2 hosts: SM 12.0 + nvcc 12.8 → FlashInfer drops the GPU"
     assert groups[1].hosts == ("ct200", "ct201") and groups[1].severity == "critical"
-    assert (
-        labels[2]
-        == "2 hosts: nvcc 12.8 vs torch CUDA 13.0 → JIT and torch disagree on the CUDA major"
-    )
+    assert labels[2] == "2 hosts: nvcc 12.8 vs torch CUDA 13.0 → JIT and torch CUDA majors differ"
     assert labels[-1] == "1 host: no findings" and groups[-1].hosts == ("h100",)
 
 

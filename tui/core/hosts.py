@@ -7,6 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+DEMO_SOURCE = "demo fleet"  # Host.source of every host of the built-in demo fleet
+DEMO_TARGET = "demo (simulated)"  # what a demo host shows as its connection target
+
 
 @dataclass(frozen=True)
 class Host:
@@ -33,10 +36,18 @@ class Host:
         return self.origins.get(key) or self.source or self.name
 
     @property
+    def demo(self) -> bool:
+        """A simulated host of the demo fleet (a fake tree probed locally, or one that never
+        answers), not a machine."""
+        return self.source == DEMO_SOURCE
+
+    @property
     def target(self) -> str:
         """What to show as the connection target."""
         if self.exec:
             return " ".join(w if w == SCRIPT_WORD else shlex.quote(w) for w in self.exec)
+        if self.demo:
+            return DEMO_TARGET
         return "local" if self.local else (self.ssh or self.name)
 
 

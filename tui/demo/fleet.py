@@ -18,10 +18,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tui.core import locations
-from tui.core.hosts import Host
+from tui.core.hosts import DEMO_SOURCE, Host
 from tui.demo import fakehost, neighbours
 
-DEMO_SOURCE = "demo fleet"  # Host.source of every demo host
 META = ".demo-host.json"  # in each built tree: the fake host's env and interpreters
 
 

@@ -1,4 +1,5 @@
-"""UI settings: theme and probe concurrency, from one YAML file.
+"""UI settings: theme, probe concurrency, probing on start and every N minutes, when a probe
+is stale — from one YAML file.
 
 Looked up at ``$DETECTIVE_TUI_CONFIG`` (tests), else ``<XDG config>/detective-tui/config.yaml``.
 A missing file means the defaults; a malformed one is an error naming the file and the key.
@@ -17,6 +18,9 @@ from tui.core import locations
 CONFIG_ENV = "DETECTIVE_TUI_CONFIG"
 
 
+PROBE_ON_START = ("auto", "yes", "no")
+
+
 class ConfigError(Exception):
     pass
 
@@ -25,6 +29,9 @@ class ConfigError(Exception):
 class Settings:
     theme: str = "textual-dark"
     concurrency: int = 16  # hosts probed at the same time by the TUI
+    probe_on_start: str = "auto"  # yes | no | auto: yes for the demo fleet and `local` alone
+    reprobe_minutes: int = 0  # probe every host again every N minutes (0: never)
+    stale_minutes: int = 60  # a probe older than this is marked stale (0: never)
 
     @classmethod
     def from_mapping(cls, data: object, source: str) -> Settings:
@@ -50,6 +57,14 @@ class Settings:
         settings = cls(**values)  # type: ignore[arg-type]
         if settings.concurrency < 1:
             raise ConfigError(f"{source}: setting 'concurrency' must be at least 1")
+        for key in ("reprobe_minutes", "stale_minutes"):
+            if getattr(settings, key) < 0:
+                raise ConfigError(f"{source}: setting {key!r} must be 0 (off) or more")
+        if settings.probe_on_start not in PROBE_ON_START:
+            raise ConfigError(
+                f"{source}: setting 'probe_on_start' must be one of {', '.join(PROBE_ON_START)}, "
+                f"got {settings.probe_on_start!r}"
+            )
         return settings
 
 

@@ -4,7 +4,8 @@
 ``tag:sglang``          a tag contains it
 ``finding:arch``        a finding id or title contains it
 ``gpu:5090`` ``sm:12``  GPU name / compute capability
-``torch:13`` ``nvcc:12.8`` ``driver:580`` ``flashinfer:0.6`` ``status:unreach`` ``severity:crit``
+``torch:13`` ``torch:cu130`` ``torch:2.9.1`` (its CUDA or its version)
+``nvcc:12.8`` ``driver:580`` ``flashinfer:0.6`` ``status:unreach`` ``severity:crit``
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
-from tui.ui.fleet import HostState
+from tui.ui.fleet import HostState, status_text
 
 
 def _findings(state: HostState) -> list[str]:
@@ -24,6 +25,13 @@ def _findings(state: HostState) -> list[str]:
     return out
 
 
+def _torch(state: HostState) -> list[str]:
+    """torch's CUDA as the table shows it (13.0), and every probed torch version
+    (2.9.1+cu130), so both ``torch:13.0`` and ``torch:cu130`` / ``torch:2.9.1`` match."""
+    versions = [p.torch_version for p in state.facts.pythons] if state.facts else []
+    return [state.row.torch_cuda, *(v for v in versions if v)]
+
+
 FIELDS: Mapping[str, Callable[[HostState], list[str]]] = MappingProxyType(
     {
         "name": lambda s: [s.name, s.host.target],
@@ -32,10 +40,11 @@ FIELDS: Mapping[str, Callable[[HostState], list[str]]] = MappingProxyType(
         "gpu": lambda s: [s.row.gpu],
         "sm": lambda s: [s.row.sm],
         "driver": lambda s: [s.row.driver, s.row.driver_cuda],
-        "torch": lambda s: [s.row.torch_cuda],
+        "torch": _torch,
         "nvcc": lambda s: [s.row.jit],
         "flashinfer": lambda s: [s.row.flashinfer, s.row.verdict],
-        "status": lambda s: [s.status, s.row.status],
+        "status": lambda s: [s.status, s.row.status, status_text(s)],
+        "reason": lambda s: [s.row.reason],
         "severity": lambda s: [s.row.worst],
     }
 )

@@ -17,6 +17,7 @@ from tui.core.completeness import unseen
 from tui.core.facts import Facts, PythonEnv, Toolkit
 from tui.core.findings import SEVERITY_ORDER, FlashInferReplay
 from tui.core.hosts import Host
+from tui.ui.reasons import VALUE_KEYS, reason_line
 
 if TYPE_CHECKING:
     from tui.core.diagnosis import Diagnosis
@@ -36,6 +37,9 @@ Status = Literal[
     "probe-failed",
 ]
 BUSY: frozenset[str] = frozenset({"queued", "connecting", "probing"})
+NOT_REACHED: frozenset[str] = frozenset(
+    {"unreachable", "hostkey-unknown", "hostkey-changed", "timeout", "probe-failed"}
+)
 
 
 @dataclass(frozen=True)
@@ -206,13 +210,18 @@ STATUS_TEXT: Mapping[str, str] = MappingProxyType(
 )
 
 
-def status_text(state: HostState) -> str:
-    """The status in words, with the error reason (first line) when there is one."""
+def status_word(state: HostState) -> str:
+    """The status in a few words (the hosts table's Status column; the reason goes to Reason)."""
     if state.status == "probing":
         if state.total:
             return f"probing {state.done}/{state.total} {state.step}".rstrip()
         return f"probing {state.step}".rstrip()
-    text = STATUS_TEXT[state.status]
+    return STATUS_TEXT[state.status]
+
+
+def status_text(state: HostState) -> str:
+    """The status in words, with the error reason (first line) when there is one."""
+    text = status_word(state)
     if state.status in ("unreachable", "timeout", "probe-failed") and state.error:
         text = f"{text}: {state.error.splitlines()[0]}"
     elif state.status == "done" and (reasons := unseen(state.result)):
@@ -220,12 +229,13 @@ def status_text(state: HostState) -> str:
     return text
 
 
-STATUS_WIDTH = 16  # the hosts table cuts longer statuses with "…" (the host screen: whole)
+STATUS_WIDTH = 16  # the hosts table cuts longer statuses (probe steps) with "…"
 
-COLUMNS: tuple[tuple[str, str], ...] = (  # most telling first: 80 columns show the first seven
+COLUMNS: tuple[tuple[str, str], ...] = (  # most telling first: 80 columns show the first four
     ("host", "Host"),
     ("status", "Status"),
     ("worst", "Worst"),
+    ("reason", "Reason"),
     ("sm", "SM"),
     ("driver_cuda", "Drv CUDA"),
     ("torch_cuda", "torch"),
@@ -252,14 +262,35 @@ class HostRow:
     flashinfer: str = ""
     verdict: str = ""
     worst: str = ""
+    reason: str = ""  # the top finding's cause → consequence, or why the host was not reached
 
     def cell(self, key: str) -> str:
         return getattr(self, key)
 
 
+def _first_line(text: str | None) -> str:
+    return text.splitlines()[0] if text else ""
+
+
+def _reason(state: HostState, row: HostRow) -> str:
+    diagnosis = state.diagnosis
+    if diagnosis is None:
+        return _first_line(state.error)
+    if not diagnosis.findings:
+        return "no findings: driver, torch, nvcc and FlashInfer agree"
+    top = diagnosis.findings[0]
+    values = {k: row.cell(k) for k in VALUE_KEYS}
+    return reason_line(top.id, top.title, values, len(diagnosis.findings) - 1)
+
+
 def host_row(state: HostState) -> HostRow:
+    row = _host_row(state)
+    return replace(row, reason=_reason(state, row))
+
+
+def _host_row(state: HostState) -> HostRow:
     facts = state.facts
-    status = status_text(state)
+    status = status_word(state)
     if facts is None:
         return HostRow(host=state.name, status=status)
     py = primary_python(facts, state.diagnosis)
@@ -310,14 +341,23 @@ WORST_RANK: Mapping[str, int] = MappingProxyType(
 )
 
 
+def worst_rank(state: HostState) -> int:
+    """A host that was not reached ranks above a critical one: nothing is known about it."""
+    if state.status in NOT_REACHED:
+        return -1
+    return WORST_RANK.get(state.row.worst, 4)
+
+
 def sort_key(state: HostState, column: str) -> tuple:
-    """Sort key for one column: severities and statuses by importance, versions numerically."""
+    """Sort key for one column: severities and statuses by importance, versions numerically;
+    demo hosts after real ones, whatever the column."""
     row = state.row
+    demo = state.host.demo
     if column == "worst":
-        return (WORST_RANK.get(row.worst, 4), row.host)
+        return (demo, worst_rank(state), row.host)
     if column == "status":
-        return (STATUS_RANK[state.status], row.host)
+        return (demo, STATUS_RANK[state.status], row.host)
     if column in ("sm", "driver", "driver_cuda", "torch_cuda", "jit", "flashinfer"):
         value = row.cell(column)
-        return (value == "", _version_key(value), row.host)
-    return (row.cell(column).lower(), row.host)
+        return (demo, value == "", _version_key(value), row.host)
+    return (demo, row.cell(column).lower(), row.host)

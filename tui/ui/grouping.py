@@ -13,32 +13,7 @@ from types import MappingProxyType
 from tui.core.completeness import unseen
 from tui.core.findings import SEVERITY_ORDER, Finding
 from tui.ui.fleet import HostState, status_text
-
-# finding id → (cause template over HostRow fields, consequence in a few words)
-CAUSES: Mapping[str, tuple[str, str]] = MappingProxyType(
-    {
-        "flashinfer-arch-rejected": ("SM {sm} + nvcc {jit}", "FlashInfer drops the GPU"),
-        "nvcc-too-old-for-gpu": ("SM {sm} + nvcc {jit}", "the JIT cannot build for the GPU"),
-        "nvcc-torch-major-mismatch": (
-            "nvcc {jit} vs torch CUDA {torch_cuda}",
-            "JIT and torch disagree on the CUDA major",
-        ),
-        "driver-too-old-for-torch": (
-            "driver CUDA {driver_cuda} < torch CUDA {torch_cuda}",
-            "torch cannot initialise CUDA",
-        ),
-        "driver-too-old-for-nvcc": (
-            "driver CUDA {driver_cuda} < nvcc {jit}",
-            "JIT-built kernels fail to load",
-        ),
-        "torch-lacks-gpu-arch": (
-            "SM {sm} + torch CUDA {torch_cuda}",
-            "no kernel image for the GPU",
-        ),
-        "toolkit-shadowed": ("several toolkits", "CUDA_HOME, PATH and /usr/local/cuda disagree"),
-        "no-nvidia-driver": ("driver {driver}", "no usable GPU"),
-    }
-)
+from tui.ui.reasons import VALUE_KEYS, cause
 
 
 @dataclass(frozen=True)
@@ -60,12 +35,8 @@ def _plural(n: int) -> str:
 
 
 def _cause(finding: Finding, state: HostState) -> tuple[str, str]:
-    if finding.id not in CAUSES:
-        return "", finding.title
-    template, consequence = CAUSES[finding.id]
     row = state.row
-    values = {k: (row.cell(k) or "?") for k in ("sm", "jit", "torch_cuda", "driver_cuda", "driver")}
-    return template.format(**values), consequence
+    return cause(finding.id, finding.title, {k: row.cell(k) for k in VALUE_KEYS})
 
 
 def group_by_finding(states: Iterable[HostState]) -> tuple[FindingGroup, ...]:

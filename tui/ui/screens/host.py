@@ -16,11 +16,10 @@ from textual.widgets.option_list import Option
 
 from tui.core.completeness import partial_verdict, unseen
 from tui.core.findings import Finding, FixSuggestion
-from tui.core.hosts import Host
 from tui.core.redact import redact_text
-from tui.demo.fleet import DEMO_SOURCE
 from tui.ui.disabled import ExplainsDisabledKeys
 from tui.ui.fleet import FleetState, HostState, gpu_summary, sm_summary, status_text
+from tui.ui.footer_fit import fit_footer
 from tui.ui.messages import FixRequested, ProbeRequested, ValidateRequested
 from tui.ui.story import cuda_boxes, headline
 from tui.ui.widgets.cuda_compare import CudaComparison
@@ -39,6 +38,8 @@ OUTPUT_HEADER = (
     "# {target}: probes/probe.sh run with `sh -s`, one record per line "
     "(@@DT1 <kind> <fields…>); exact commands and timings are in the session transcript (t)"
 )
+
+RESOLVES_MIN_WIDTH = 16  # the what-if table's Resolves column wraps, at least this wide
 
 # actions that write on the host, hidden by --read-only: a fix, and the sampling validation
 # (it JIT-compiles FlashInfer's kernels into the host's cache)
@@ -71,22 +72,28 @@ def no_findings_text(state: HostState | None) -> str:
     return NO_FINDINGS
 
 
-def _where(host: Host) -> str:
-    if host.source == DEMO_SOURCE:
-        return "simulated (demo fleet)"
-    return host.target
-
-
 class HostScreen(ExplainsDisabledKeys, Screen[None]):
     AUTO_FOCUS = "#findings"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "back", "Back", id="host.back"),
-        Binding("p", "probe", "Re-probe", id="host.probe"),
+        Binding("escape", "back", "Back", id="host.back", show=False),
+        Binding("p", "probe", "Probe", id="host.probe", tooltip="Re-probe this host"),
         Binding("f", "fix", "Fix…", id="host.fix", tooltip="Preview and apply the selected fix"),
-        Binding("v", "validate", "Validate sampling kernels", id="host.validate"),
-        Binding("o", "show_tab('tab-output')", "Probe output", id="host.output"),
-        Binding("w", "show_tab('tab-fixes')", "What-if fixes", id="host.whatif", show=False),
-        Binding("e", "show_tab('tab-replay')", "FlashInfer replay", id="host.replay", show=False),
+        Binding(
+            "v",
+            "validate",
+            "Validate",
+            id="host.validate",
+            tooltip="Validate FlashInfer's sampling kernels on this host's GPU",
+        ),
+        Binding("o", "show_tab('tab-output')", "Output", id="host.output", tooltip="Probe output"),
+        Binding("w", "show_tab('tab-fixes')", "What-if", id="host.whatif", tooltip="What-if fixes"),
+        Binding(
+            "e",
+            "show_tab('tab-replay')",
+            "Replay",
+            id="host.replay",
+            tooltip="FlashInfer replay",
+        ),
     ]
 
     def __init__(self, host_name: str) -> None:
@@ -115,13 +122,12 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        fixes = self.query_one("#fixes", DataTable)
-        fixes.add_column("Fix", key="fix")
-        fixes.add_column("For finding", key="finding")
-        fixes.add_column("Resolves", key="resolves")
-        fixes.add_column("Root", key="root")
-        fixes.add_column("Params", key="params")
         self.watch(self.app, "fleet", self._fleet_changed)
+
+    def on_resize(self) -> None:
+        fit_footer(self)
+        if self._findings:
+            self._fill_fixes()  # the Resolves column wraps to the new width
 
     # -- data down --------------------------------------------------------------------------
     def _fleet_changed(self, fleet: FleetState) -> None:
@@ -140,10 +146,10 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
             self._show_story(state)
 
     def _show_title(self, state: HostState) -> None:
+        """Name, where, status and GPUs first; the tags last (the title wraps to two lines
+        on a narrow terminal rather than cutting what matters)."""
         host = state.host
-        parts: list[str | tuple[str, str]] = [(host.name, "bold"), ("  " + _where(host), "dim")]
-        if host.tags:
-            parts.append(("  [" + ", ".join(host.tags) + "]", "dim"))
+        parts: list[str | tuple[str, str]] = [(host.name, "bold"), ("  " + host.target, "dim")]
         parts.append("  · " + status_text(state))
         if state.finished_at is not None:
             parts.append(f" at {state.finished_at:%H:%M:%S}")
@@ -154,6 +160,8 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
             parts.append(f"  · {whose}{gpu_summary(facts)} (SM {sm_summary(facts)})")
         elif scope:
             parts.append(f"  · {whose}none")
+        if host.tags:
+            parts.append(("  [" + ", ".join(host.tags) + "]", "dim"))
         self.query_one("#host-title", Static).update(Content.assemble(*parts))
 
     def _show_story(self, state: HostState) -> None:
@@ -190,18 +198,33 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
         self.refresh_bindings()
 
     def _fill_fixes(self) -> None:
+        """Fix, Root, then Resolves wrapped to what the screen has left (never cut off at the
+        edge), then Params and the finding, which scroll in from the right."""
         table = self.query_one("#fixes", DataTable)
-        table.clear()
+        row = table.cursor_row
+        table.clear(columns=True)
         self._fixes = tuple((f, fix) for f in self._findings for fix in f.fixes)
+        fix_width = max((len(fix.id) for _, fix in self._fixes), default=3)
+        resolves = [", ".join(fix.resolves) or "—" for _, fix in self._fixes]
+        room = self.size.width - fix_width - 4 - 3 * 2 * table.cell_padding - 2
+        width = max(RESOLVES_MIN_WIDTH, min(room, max((len(r) for r in resolves), default=8)))
+        table.add_column("Fix", key="fix")
+        table.add_column("Root", key="root")
+        table.add_column("Resolves", key="resolves", width=width)
+        table.add_column("Params", key="params")
+        table.add_column("For finding", key="finding")
         for i, (finding, fix) in enumerate(self._fixes):
             table.add_row(
                 Text(fix.id, style="bold"),
-                finding.id,
-                ", ".join(fix.resolves) or "—",
                 "yes" if fix.needs_root else "no",
+                resolves[i],
                 redact_text(" ".join(f"{k}={v}" for k, v in fix.params.items())),
+                finding.id,
                 key=str(i),
+                height=None,
             )
+        if 0 < row < len(self._fixes):
+            table.move_cursor(row=row)
 
     def _show_output(self, state: HostState) -> None:
         log = self.query_one("#output", Log)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import ClassVar
 
+from rich.style import Style
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -15,9 +17,12 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import ContentSwitcher, Footer, Input, Static, Tree
+from textual.widgets.tree import TreeNode
 
 from tui.ui.filtering import FilterError, matches, parse_filter
-from tui.ui.fleet import COLUMNS, STATUS_WIDTH, FleetState, HostState, sort_key
+from tui.ui.fleet import COLUMNS, NOT_REACHED, STATUS_WIDTH, FleetState, HostState, sort_key
+from tui.ui.footer_fit import fit_footer
+from tui.ui.freshness import is_stale, probed_text
 from tui.ui.grouping import FindingGroup, group_by_finding
 from tui.ui.messages import OpenHost, ProbeRequested
 from tui.ui.widgets.fleet_table import FleetTable
@@ -30,7 +35,6 @@ CELL_STYLE = {
     "rejects GPU": "bold red",
     "import error": "bold red",
     "cannot compile": "bold red",
-    "ok": "green",
 }
 STATUS_STYLE = {
     "unreachable": "red",
@@ -43,8 +47,9 @@ STATUS_STYLE = {
     "connecting": "cyan",
     "queued": "dim",
     "idle": "dim",
-    "done": "green",
 }
+STALE_STYLE = "yellow"
+REASON_STYLE = {"critical": "red", "warning": "yellow"}
 # the fleet fix writes on hosts: --read-only hides it (its binding id, for the help screen)
 READ_ONLY_BINDINGS = frozenset({"hosts.fleet_fix"})
 
@@ -57,21 +62,68 @@ GROUP_STYLE = {
 }
 
 
-def _cells(state: HostState) -> list[Text]:
+def _status_cell(state: HostState, now: datetime, stale_minutes: int) -> Text:
+    if state.status != "done":
+        return Text(state.row.status, style=STATUS_STYLE.get(state.status, ""), no_wrap=True)
+    if is_stale(state, now, stale_minutes):
+        age = probed_text(state, now).removeprefix("probed ")
+        return Text(f"stale, {age}", style=STALE_STYLE, no_wrap=True)
+    return Text(probed_text(state, now) or state.row.status, no_wrap=True)
+
+
+def cells(state: HostState, now: datetime, stale_minutes: int = 0) -> tuple[Text, ...]:
+    """One host's table cells, styled: a stale row is dimmed, a demo host's name in italics."""
     row = state.row
+    stale = is_stale(state, now, stale_minutes)
+    worst = row.worst if state.diagnosis is not None else ""
     out = []
     for key, _ in COLUMNS:
         text = row.cell(key)
         if key == "status":
-            style = STATUS_STYLE.get(state.status, "")
-        elif key in ("worst", "verdict"):
+            out.append(_status_cell(state, now, stale_minutes))
+            continue
+        if key == "host":
+            style = "italic" if state.host.demo else "bold"
+        elif key == "worst":
             style = CELL_STYLE.get(text, "")
-        elif key == "host":
-            style = "bold"
+        elif key == "verdict":
+            # FlashInfer's own "ok" is not green on a host something else breaks
+            style = (
+                "green" if text == "ok" and worst in ("none", "info") else CELL_STYLE.get(text, "")
+            )
+        elif key == "reason":
+            style = "red" if state.status in NOT_REACHED else REASON_STYLE.get(worst, "")
         else:
             style = ""
+        if stale and key != "host":
+            style = f"{style} dim".strip()
         out.append(Text(text, style=style, no_wrap=True))
-    return out
+    return tuple(out)
+
+
+class ShortTree(Tree[object]):
+    """A tree whose labels end in "…" where they do not fit (the detail pane says it all)."""
+
+    def render_label(self, node: TreeNode[object], base_style: Style, style: Style) -> Text:
+        label = super().render_label(node, base_style, style)
+        depth, parent = 0, node.parent
+        while parent is not None:
+            depth, parent = depth + 1, parent.parent
+        room = self.scrollable_content_region.width - depth * self.guide_depth
+        if room > 8 and label.cell_len > room:
+            label.truncate(room, overflow="ellipsis")
+        return label
+
+    def on_resize(self) -> None:
+        self._invalidate()
+
+
+REASON_MIN_WIDTH = 20  # the Reason column takes the rest of the first screenful, at least this
+AGE_REFRESH_S = 30.0  # how often "probed 3m ago" and stale marks are brought up to date
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 class FleetSummary(Widget):
@@ -102,11 +154,13 @@ class HostsScreen(Screen[None]):
             tooltip="Probe the selected host (in the groups view: every host of the group)",
         ),
         Binding("P", "probe_all", "Probe all", id="hosts.probe_all", tooltip="Probe every host"),
-        Binding("g", "toggle_groups", "Group by finding", id="hosts.group"),
+        Binding(
+            "g", "toggle_groups", "Groups", id="hosts.group", tooltip="Group the fleet by finding"
+        ),
         Binding(
             "f",
             "fleet_fix",
-            "Fix group…",
+            "Fix group",
             id="hosts.fleet_fix",
             tooltip="Fix every host in the selected group: one fix, preview, confirm, results",
         ),
@@ -141,21 +195,32 @@ class HostsScreen(Screen[None]):
                 id="filter",
             )
             yield Static(id="filter-error")
+            yield Static(id="no-match")
         with ContentSwitcher(initial="hosts-table", id="hosts-switcher"):
-            yield FleetTable(COLUMNS, fixed_widths={"status": STATUS_WIDTH}, id="hosts-table")
-            yield Tree("findings", id="groups-tree")
+            yield FleetTable(
+                COLUMNS,
+                max_widths={"status": STATUS_WIDTH},
+                flex={"reason": REASON_MIN_WIDTH},
+                id="hosts-table",
+            )
+            yield ShortTree("findings", id="groups-tree")
         yield Footer()
+
+    def on_resize(self) -> None:
+        fit_footer(self)
 
     def on_mount(self) -> None:
         self.query_one("#groups-tree", Tree).show_root = False
-        self.query_one("#filter", Input).display = False
-        self.query_one("#filter-error", Static).display = False
+        for widget in ("#filter", "#filter-error", "#no-match"):
+            self.query_one(widget).display = False
+        self.query_one("#hosts-table", FleetTable).set_sort(self.sort_column, self.sort_reverse)
         self.watch(self.app, "fleet", self._fleet_changed)
+        self.set_interval(AGE_REFRESH_S, self._refresh_ages)
 
     # -- data down --------------------------------------------------------------------------
     def _fleet_changed(self, fleet: FleetState) -> None:
+        self._refresh_table(fleet)  # first: the title counts the rows shown
         self._refresh_title(fleet)
-        self._refresh_table(fleet)
         if self.grouped:
             self._refresh_groups(fleet)
 
@@ -166,7 +231,15 @@ class HostsScreen(Screen[None]):
         busy = sum(counts.get(k, 0) for k in ("queued", "connecting", "probing"))
         done = counts.get("done", 0)
         failed = len(fleet) - busy - done - counts.get("idle", 0)
-        parts = [f"{len(fleet)} hosts", f"{done} probed"]
+        demo = sum(s.host.demo for s in fleet)
+        real = len(fleet) - demo
+        if not demo:
+            head, size = "Fleet  ", _plural(real, "host")
+        elif not real:
+            head, size = "Demo fleet  ", f"{_plural(demo, 'simulated host')} (not machines)"
+        else:
+            head, size = "Fleet  ", f"{_plural(real, 'host')} + {demo} demo (simulated)"
+        parts = [size, f"{done} probed"]
         if busy:
             parts.append(f"{busy} in progress")
         if failed:
@@ -175,7 +248,7 @@ class HostsScreen(Screen[None]):
             parts.append(f"showing {len(self._rows)}")
         mode = "read-only · " if getattr(self.app, "read_only", False) else ""
         self.query_one("#hosts-title", FleetSummary).text = Content.assemble(
-            ("Fleet  ", "bold"), mode, " · ".join(parts)
+            (head, "bold"), mode, " · ".join(parts)
         )
 
     def _visible(self, fleet: FleetState) -> tuple[str, ...]:
@@ -183,19 +256,40 @@ class HostsScreen(Screen[None]):
         states.sort(key=lambda s: sort_key(s, self.sort_column), reverse=self.sort_reverse)
         return tuple(s.name for s in states)
 
+    def _cells(self, state: HostState) -> tuple[Text, ...]:
+        stale = getattr(getattr(self.app, "settings", None), "stale_minutes", 0)
+        return cells(state, self.app.clock(), stale)
+
     def _refresh_table(self, fleet: FleetState) -> None:
         table = self.query_one("#hosts-table", FleetTable)
         rows = self._visible(fleet)
         if rows != self._rows:
-            table.set_rows([(name, _cells(fleet[name])) for name in rows])
+            table.set_rows([(name, self._cells(fleet[name])) for name in rows])
             self._rows = rows
             self._shown = {n: fleet[n] for n in rows}
-            return
-        for name in rows:
-            state = fleet[name]
-            if self._shown.get(name) is not state:
-                table.update_row(name, _cells(state))
-                self._shown[name] = state
+        else:
+            for name in rows:
+                state = fleet[name]
+                if self._shown.get(name) is not state:
+                    table.update_row(name, self._cells(state))
+                    self._shown[name] = state
+        self._show_no_match()
+
+    def _refresh_ages(self) -> None:
+        """ "probed 3m ago" and stale rows move with the clock, not only with the fleet."""
+        table = self.query_one("#hosts-table", FleetTable)
+        fleet = self.app.fleet
+        for name in self._rows:
+            if fleet[name].finished_at is not None:
+                table.update_row(name, self._cells(fleet[name]))
+
+    def _show_no_match(self) -> None:
+        box = self.query_one("#no-match", Static)
+        empty = bool(self._terms) and not self._rows
+        box.display = empty
+        if empty:
+            text = self.query_one("#filter", Input).value.strip()
+            box.update(f"No host matches {text!r}. Esc clears the filter.")
 
     def _refresh_groups(self, fleet: FleetState) -> None:
         groups = group_by_finding(s for s in fleet if s.name in self._rows)
@@ -214,6 +308,8 @@ class HostsScreen(Screen[None]):
             )
             for name in group.hosts:
                 node.add_leaf(name, data=name)
+        if groups and tree.cursor_node is None:
+            tree.cursor_line = 0  # on the first group, so f and p act on it at once
 
     # -- selection ------------------------------------------------------------------------------
     @property
@@ -297,11 +393,16 @@ class HostsScreen(Screen[None]):
     def action_sort_reverse(self) -> None:
         self.sort_reverse = not self.sort_reverse
 
-    def watch_sort_column(self, column: str) -> None:
-        self.notify(f"Sorted by {dict(COLUMNS)[column]}", timeout=2)
-        self._refresh_table(self.app.fleet)
+    def watch_sort_column(self) -> None:
+        self._sorted()
 
     def watch_sort_reverse(self) -> None:
+        self._sorted()
+
+    def _sorted(self) -> None:
+        order = ", reversed" if self.sort_reverse else ""
+        self.notify(f"Sorted by {dict(COLUMNS)[self.sort_column]}{order}", timeout=2)
+        self.query_one("#hosts-table", FleetTable).set_sort(self.sort_column, self.sort_reverse)
         self._refresh_table(self.app.fleet)
 
     def action_filter(self) -> None:

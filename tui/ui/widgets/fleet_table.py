@@ -4,6 +4,12 @@ Textual's DataTable drops every rendered cell whenever one cell changes, so a fl
 probe progress re-rendered the whole table several times a second (~40-90 ms each for 100
 hosts). Here each row is rendered once per change and cached; a status update repaints one
 line, and a cursor move repaints two.
+
+Widths fit the screen: each column is as wide as its widest cell (``max_widths`` caps some,
+cut with "…"), and a ``flex`` column takes what is left of the first screenful, so at 80
+columns it is still readable and the columns after it scroll in from the right. The first
+``frozen`` columns stay put when the table scrolls sideways. The sorted column's header
+carries ▲/▼, and a marked row (space) carries ● in the gutter.
 """
 
 from __future__ import annotations
@@ -23,6 +29,9 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 GAP = 2  # spaces between columns
+GUTTER = 1  # the first cell of every line: ● on a marked row
+SORT_MARKS = {False: " ▲", True: " ▼"}  # after the sorted column's label (ascending, reversed)
+MARK = "●"
 
 
 class FleetTable(ScrollView, can_focus=True):
@@ -80,20 +89,28 @@ class FleetTable(ScrollView, can_focus=True):
         self,
         columns: Sequence[tuple[str, str]],
         *,
-        fixed_widths: Mapping[str, int] | None = None,
+        max_widths: Mapping[str, int] | None = None,
+        flex: Mapping[str, int] | None = None,
+        frozen: int = 1,
         id: str | None = None,
     ) -> None:
-        """``fixed_widths``: columns that keep one width (longer cells are cut with "…"), so
-        a column of fast-changing values does not make the table jump."""
+        """``max_widths``: columns cut with "…" beyond a width. ``flex``: column → its least
+        width; it takes the rest of the first screenful (up to its widest cell). ``frozen``:
+        how many leading columns stay in place when the table scrolls sideways."""
         super().__init__(id=id)
         self.columns = tuple(columns)
-        self._fixed = dict(fixed_widths or {})
+        self._max = dict(max_widths or {})
+        self._flex = dict(flex or {})
+        self._frozen = frozen
         self._names: list[str] = []
         self._cells: dict[str, tuple[Text, ...]] = {}
-        self._widths = self._initial_widths()
+        self._natural = self._label_widths()
+        self._widths = list(self._natural)
         self._strips: dict[tuple[str, bool], Strip] = {}
         self._header: Strip | None = None
         self._style: Style | None = None  # rich_style walks every ancestor: once per restyle
+        self._sort: tuple[str, bool] | None = None
+        self._marked: frozenset[str] = frozenset()
 
     # -- data -----------------------------------------------------------------------------
     @property
@@ -113,9 +130,10 @@ class FleetTable(ScrollView, can_focus=True):
         current = self.cursor_name
         self._names = [name for name, _ in rows]
         self._cells = dict(rows)
-        self._widths = self._initial_widths()
+        self._natural = self._label_widths()
         for cells in self._cells.values():
             self._widen(cells)
+        self._layout()
         self._invalidate_all()
         if current in self._cells:
             self.set_reactive(FleetTable.cursor_row, self._names.index(current))
@@ -125,32 +143,77 @@ class FleetTable(ScrollView, can_focus=True):
         if self._cells.get(name) == cells:
             return
         self._cells[name] = cells
-        if self._widen(cells):
+        if self._widen(cells) and self._layout():
             self._invalidate_all()
             return
+        self._forget(name)
+
+    def set_sort(self, column: str, reverse: bool) -> None:
+        """Show ▲ (or ▼, reversed) after the sorted column's label."""
+        if self._sort != (column, reverse):
+            self._sort = (column, reverse)
+            self._header = None
+            self.refresh_line(0)
+
+    def set_marks(self, names: frozenset[str]) -> None:
+        """Rows shown with ● in the gutter (the marked hosts)."""
+        changed = self._marked ^ names
+        self._marked = names
+        for name in changed:
+            if name in self._cells:
+                self._forget(name)
+
+    def _forget(self, name: str) -> None:
         self._strips.pop((name, False), None)
         self._strips.pop((name, True), None)
         self.refresh_line(self._names.index(name) + 1)
 
-    def _initial_widths(self) -> list[int]:
-        return [self._fixed.get(key, len(label)) for key, label in self.columns]
+    def _label_widths(self) -> list[int]:
+        # room for the sort mark on every column, so sorting never moves a column
+        return [len(label) + len(SORT_MARKS[False]) for _, label in self.columns]
 
     def _widen(self, cells: tuple[Text, ...]) -> bool:
         wider = False
         for i, cell in enumerate(cells):
-            if self.columns[i][0] in self._fixed:
-                continue
-            if cell.cell_len > self._widths[i]:
-                self._widths[i] = cell.cell_len
+            if cell.cell_len > self._natural[i]:
+                self._natural[i] = cell.cell_len
                 wider = True
         return wider
+
+    def _layout(self) -> bool:
+        """Fit the widths to the widget's width; True when they changed."""
+        widths = [
+            min(n, self._max.get(key, n))
+            for (key, _), n in zip(self.columns, self._natural, strict=True)
+        ]
+        available = self.size.width
+        for i, (key, _) in enumerate(self.columns):
+            if key in self._flex and available:
+                before = GUTTER + sum(widths[:i]) + GAP * i
+                rest = available - before - GAP
+                widths[i] = max(self._flex[key], min(self._natural[i], rest))
+        if widths == self._widths:
+            return False
+        self._widths = widths
+        return True
+
+    def on_resize(self) -> None:
+        self._layout()
+        self._invalidate_all()
 
     def _invalidate_all(self) -> None:
         self._strips.clear()
         self._header = None
-        width = sum(self._widths) + GAP * len(self._widths)
-        self.virtual_size = Size(width, len(self._names) + 1)
+        self.virtual_size = Size(self._total_width, len(self._names) + 1)
         self.refresh()
+
+    @property
+    def _total_width(self) -> int:
+        return GUTTER + sum(self._widths) + GAP * len(self._widths)
+
+    @property
+    def _frozen_width(self) -> int:
+        return GUTTER + sum(self._widths[: self._frozen]) + GAP * self._frozen
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
@@ -165,27 +228,31 @@ class FleetTable(ScrollView, can_focus=True):
         return self._style
 
     # -- rendering ------------------------------------------------------------------------
-    def _line(self, cells: Sequence[Text], style: Style) -> Strip:
-        line = Text(" ", end="", no_wrap=True)
+    def _line(self, cells: Sequence[Text], style: Style, gutter: str = " ") -> Strip:
+        line = Text(gutter, end="", no_wrap=True)
         for cell, width in zip(cells, self._widths, strict=True):
             piece = cell.copy()
             piece.truncate(width, overflow="ellipsis", pad=True)
             line.append_text(piece)
             line.append(" " * GAP)
         segments = list(line.render(self.app.console))
-        strip = Strip(segments, line.cell_len).apply_style(style)
-        return strip
+        return Strip(segments, line.cell_len).apply_style(style)
+
+    def _header_strip(self) -> Strip:
+        if self._header is None:
+            labels = []
+            for key, label in self.columns:
+                if self._sort is not None and self._sort[0] == key:
+                    label += SORT_MARKS[self._sort[1]]
+                labels.append(Text(label))
+            self._header = self._line(labels, self.get_component_rich_style("fleet-table--header"))
+        return self._header
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         width = self.size.width
         if y == 0:
-            if self._header is None:
-                labels = [Text(label) for _, label in self.columns]
-                self._header = self._line(
-                    labels, self.get_component_rich_style("fleet-table--header")
-                )
-            strip = self._header
+            strip = self._header_strip()
         else:
             index = y - 1 + scroll_y
             if index >= len(self._names):
@@ -198,9 +265,15 @@ class FleetTable(ScrollView, can_focus=True):
                 style = self._base_style
                 if cursor:
                     style += self.get_component_rich_style("fleet-table--cursor")
-                strip = self._line(self._cells[name], style)
+                gutter = MARK if name in self._marked else " "
+                strip = self._line(self._cells[name], style, gutter)
                 self._strips[key] = strip
-        return strip.crop_extend(scroll_x, scroll_x + width, self._base_style)
+        if scroll_x:
+            frozen = self._frozen_width
+            strip = Strip.join(
+                [strip.crop(0, frozen), strip.crop(frozen + scroll_x, scroll_x + width)]
+            )
+        return strip.crop_extend(0, width, self._base_style)
 
     # -- cursor and scrolling -------------------------------------------------------------
     def watch_cursor_row(self, old: int, new: int) -> None:
@@ -233,15 +306,22 @@ class FleetTable(ScrollView, can_focus=True):
         if self.cursor_name is not None:
             self.post_message(self.RowSelected(self, self.cursor_name))
 
+    def column_at(self, x: int) -> str | None:
+        """The column under screen column ``x`` of the widget (frozen columns first)."""
+        frozen = self._frozen_width
+        x = (x if x < frozen else x + self.scroll_offset.x) - GUTTER
+        edge = 0
+        for (key, _), width in zip(self.columns, self._widths, strict=True):
+            edge += width + GAP
+            if x < edge:
+                return key
+        return None
+
     async def _on_click(self, event: Click) -> None:
-        x = event.x + self.scroll_offset.x - 1
         if event.y == 0:
-            edge = 0
-            for (key, _), width in zip(self.columns, self._widths, strict=True):
-                edge += width + GAP
-                if x < edge:
-                    self.post_message(self.HeaderClicked(self, key))
-                    return
+            column = self.column_at(event.x)
+            if column is not None:
+                self.post_message(self.HeaderClicked(self, column))
             return
         index = event.y - 1 + self.scroll_offset.y
         if 0 <= index < len(self._names):
