@@ -43,5 +43,7 @@ async def test_read_only_help_has_no_fix_keys(demo_hosts: tuple[Host, ...]) -> N
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("question_mark")
         await settle(pilot, lambda: isinstance(app.screen, HelpScreen))
-        wheres = {where for where, _, _ in _rows(app.screen.query_one("#help-keys", DataTable))}
+        rows = _rows(app.screen.query_one("#help-keys", DataTable))
+        wheres = {where for where, _, _ in rows}
         assert "Fix wizard" not in wheres and "Fleet fix" not in wheres
+        assert ("Hosts", "enter", "Open host") in rows
