@@ -40,9 +40,11 @@ from tui.ui.grouping import FindingGroup, group_by_finding
 from tui.ui.messages import (
     FixRequested,
     OpenHost,
+    PendingRequested,
     ProbeActivity,
     ProbeFinished,
     ProbeRequested,
+    RunsFinished,
     UndoRecordRequested,
     ValidateRequested,
     ValidationFinished,
@@ -179,6 +181,9 @@ class DetectiveApp(App[int]):
             self.run_worker(
                 self._find_unfinished(), name="journal check", group="journal", exit_on_error=False
             )
+        self.run_worker(
+            self._read_journal(), name="pending work", group="pending", exit_on_error=False
+        )
 
     async def on_unmount(self) -> None:
         if self.session is not None:
@@ -554,7 +559,65 @@ class DetectiveApp(App[int]):
     def _fix_closed(self, name: str, outcome: object) -> None:
         """After an applied fix (or undo), probe again so every screen shows the new verdict."""
         if outcome is not None:
+            self._runs_finished(((name, outcome),))
             self.request_probe((name,))
+
+    @on(RunsFinished)
+    def _on_runs_finished(self, message: RunsFinished) -> None:
+        self._runs_finished(message.outcomes)
+
+    def _runs_finished(self, outcomes: Sequence[tuple[str, Any]]) -> None:
+        """The newest run on a host says what it left pending (a restart, or nothing)."""
+        from tui.core.pending import after_run
+
+        changed = [
+            replace(self.fleet[name], pending=after_run(outcome))
+            for name, outcome in outcomes
+            if outcome is not None and name in self._hosts
+        ]
+        if changed:
+            self.fleet = self.fleet.updated(*changed)
+
+    async def _read_journal(self) -> None:
+        """Fixes that were cut or stopped mid-run (a crash, kill -9, a dropped link), marked in
+        the table until they are undone or accepted."""
+        from tui.core.pending import interrupted
+
+        found = await asyncio.to_thread(lambda: {name: interrupted(name) for name in self._hosts})
+        changed = [replace(self.fleet[n], pending=w[0]) for n, w in found.items() if w]
+        if changed:  # the recovery dialog says so too; the table keeps it in view
+            self.fleet = self.fleet.updated(*changed)
+
+    @on(PendingRequested)
+    def _on_pending_requested(self, message: PendingRequested) -> None:
+        """Preview the pending work's plan in the fix wizard: the restart, or the undo of the
+        unfinished fix (as the recovery dialog's undo)."""
+        if self.read_only:
+            self.notify("Read-only mode: restarts and undos are disabled.", severity="warning")
+            return
+        from tui.core.fixes import make_stamp
+        from tui.core.fixes.restart import restart_plan
+        from tui.core.fixes.undo import UndoError, load_record
+        from tui.ui.screens.fix_wizard import FixWizardScreen
+
+        state = self.fleet[message.host]
+        work = state.pending
+        if work is None:
+            return
+        self.session.record("pending-opened", host=state.name, work=work.kind)
+        if work.kind == "interrupted":
+            try:
+                record = load_record(state.name, work.record or "last")
+            except UndoError as exc:
+                self.notify(str(exc), severity="error", timeout=10)
+                return
+            self.post_message(UndoRecordRequested(record))
+            return
+        sudo = work.sudo or (state.facts is not None and not state.facts.host.is_root)
+        plan = restart_plan(state.host, work.units, sudo=sudo, stamp=make_stamp())
+        self.push_screen(
+            FixWizardScreen(state.host, plan, self.session), partial(self._fix_closed, state.name)
+        )
 
     def open_fleet_fix(self, group: FindingGroup) -> None:
         """The fleet fix screen for a finding group; the hosts are probed again after a run."""

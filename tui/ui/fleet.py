@@ -21,6 +21,7 @@ from tui.ui.reasons import VALUE_KEYS, reason_line
 
 if TYPE_CHECKING:
     from tui.core.diagnosis import Diagnosis
+    from tui.core.pending import PendingWork
     from tui.core.runner import ProbeResult
 
 Status = Literal[
@@ -53,6 +54,7 @@ class HostState:
     result: ProbeResult | None = None
     diagnosis: Diagnosis | None = None
     finished_at: datetime | None = None
+    pending: PendingWork | None = None  # a restart left pending, a fix that never finished
 
     @property
     def name(self) -> str:
@@ -285,7 +287,10 @@ def _reason(state: HostState, row: HostRow) -> str:
 
 def host_row(state: HostState) -> HostRow:
     row = _host_row(state)
-    return replace(row, reason=_reason(state, row))
+    reason = _reason(state, row)
+    if state.pending is not None and not state.busy:
+        return replace(row, status=state.pending.label, reason=f"{state.pending.detail} · {reason}")
+    return replace(row, reason=reason)
 
 
 def _host_row(state: HostState) -> HostRow:

@@ -62,6 +62,24 @@ class UndoRecordRequested(Message):
         self.record = record
 
 
+class PendingRequested(Message):
+    """Act on a host's pending work (restart what a fix left pending, undo a fix that never
+    finished), after a preview."""
+
+    def __init__(self, host: str) -> None:
+        super().__init__()
+        self.host = host
+
+
+class RunsFinished(Message):
+    """Fix, undo or restart runs ended (host name → the outcome, None: nothing ran there);
+    the app keeps each host's pending work from them."""
+
+    def __init__(self, outcomes: tuple[tuple[str, Any], ...]) -> None:
+        super().__init__()
+        self.outcomes = outcomes
+
+
 class ValidateRequested(Message):
     def __init__(self, host: str, python: str | None) -> None:
         super().__init__()

@@ -26,7 +26,7 @@ from textual.worker import Worker, WorkerState
 from tui.core.facts import Facts
 from tui.core.fixes import make_stamp
 from tui.core.fixes.executor import FixOutcome, apply_plan
-from tui.core.fixes.outcome_words import status_line
+from tui.core.fixes.outcome_words import plan_kind, status_line
 from tui.core.fixes.plan import FixPlan
 from tui.core.fixes.render import outcome_text, plan_heading, preview_text
 from tui.core.fixes.restart import restart_plan
@@ -98,6 +98,8 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
         *,
         undoing: UndoRecord | None = None,
     ) -> None:
+        """``plan`` is a fix, or an undo / a restart opened on its own (pending work);
+        ``before_fix``: for an undo, the problems its record saw before the fix."""
         super().__init__()
         self.host = host
         self.plan = plan
@@ -173,7 +175,7 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
         if self.undoing is not None:
             self._start(self.plan, "undo", self.undoing)
         else:
-            self._start(self.plan, "fix")
+            self._start(self.plan, plan_kind(self.plan))
 
     @on(Button.Pressed, "#undo")
     def action_undo(self) -> None:

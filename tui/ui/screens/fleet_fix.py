@@ -47,7 +47,7 @@ from tui.core.fixes.render import outcome_text, preview_text
 from tui.core.fixes.restart import restart_plan
 from tui.core.redact import redact_text
 from tui.ui.fleet import HostState
-from tui.ui.messages import ProbeRequested
+from tui.ui.messages import ProbeRequested, RunsFinished
 from tui.ui.screens.message import MessageScreen
 from tui.ui.widgets.redacted_log import RedactedLog
 
@@ -609,6 +609,7 @@ class FleetFixScreen(Screen[None]):
         notes = self._undo_notes() + restart_lines(self.results, environment)
         self.query_one("#fleet-undo", Static).update(Content(redact_text("\n".join(notes))))
         ran = tuple(r.item.host.name for r in self.results if r.item.plan is not None)
+        self.post_message(RunsFinished(tuple((r.item.host.name, r.outcome) for r in self.results)))
         self.stage = "done"
         self._follow_output()
         if ran:

@@ -19,12 +19,13 @@ from textual.widget import Widget
 from textual.widgets import ContentSwitcher, Footer, Input, Static, Tree
 from textual.widgets.tree import TreeNode
 
+from tui.ui.disabled import ExplainsDisabledKeys
 from tui.ui.filtering import FilterError, matches, parse_filter
 from tui.ui.fleet import COLUMNS, NOT_REACHED, STATUS_WIDTH, FleetState, HostState, sort_key
 from tui.ui.footer_fit import fit_footer
 from tui.ui.freshness import is_stale, probed_text
 from tui.ui.grouping import FindingGroup, group_by_finding
-from tui.ui.messages import OpenHost, ProbeRequested
+from tui.ui.messages import OpenHost, PendingRequested, ProbeRequested
 from tui.ui.widgets.fleet_table import FleetTable
 
 CELL_STYLE = {
@@ -51,7 +52,7 @@ STATUS_STYLE = {
 STALE_STYLE = "yellow"
 REASON_STYLE = {"critical": "red", "warning": "yellow"}
 # the fleet fix writes on hosts: --read-only hides it (its binding id, for the help screen)
-READ_ONLY_BINDINGS = frozenset({"hosts.fleet_fix"})
+READ_ONLY_BINDINGS = frozenset({"hosts.fleet_fix", "hosts.pending"})
 
 GROUP_STYLE = {
     "critical": "bold red",
@@ -62,7 +63,12 @@ GROUP_STYLE = {
 }
 
 
+PENDING_STYLE = {"restart": "bold yellow", "interrupted": "bold red"}
+
+
 def _status_cell(state: HostState, now: datetime, stale_minutes: int) -> Text:
+    if state.pending is not None and not state.busy:
+        return Text(state.row.status, style=PENDING_STYLE[state.pending.kind], no_wrap=True)
     if state.status != "done":
         return Text(state.row.status, style=STATUS_STYLE.get(state.status, ""), no_wrap=True)
     if is_stale(state, now, stale_minutes):
@@ -91,6 +97,8 @@ def cells(state: HostState, now: datetime, stale_minutes: int = 0) -> tuple[Text
             style = (
                 "green" if text == "ok" and worst in ("none", "info") else CELL_STYLE.get(text, "")
             )
+        elif key == "reason" and state.pending is not None and not state.busy:
+            style = PENDING_STYLE[state.pending.kind]
         elif key == "reason":
             style = "red" if state.status in NOT_REACHED else REASON_STYLE.get(worst, "")
         else:
@@ -136,7 +144,7 @@ class FleetSummary(Widget):
         return self.text
 
 
-class HostsScreen(Screen[None]):
+class HostsScreen(ExplainsDisabledKeys, Screen[None]):
     AUTO_FOCUS = "#hosts-table"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
@@ -163,6 +171,14 @@ class HostsScreen(Screen[None]):
             "Fix group",
             id="hosts.fleet_fix",
             tooltip="Fix every host in the selected group: one fix, preview, confirm, results",
+        ),
+        Binding(
+            "R",
+            "pending",
+            "Pending",
+            id="hosts.pending",
+            tooltip="Act on the selected host's pending work: restart what a fix left "
+            "pending, or undo a fix that never finished (preview first)",
         ),
         Binding("s", "sort_next", "Sort", id="hosts.sort", tooltip="Sort by the next column"),
         Binding("r", "sort_reverse", "Reverse", id="hosts.reverse", show=False),
@@ -367,9 +383,33 @@ class HostsScreen(Screen[None]):
         self.post_message(self.FleetFixRequested(group))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        read_only = getattr(self.app, "read_only", False)
         if action == "fleet_fix":
-            return self.grouped and not getattr(self.app, "read_only", False)
+            return self.grouped and not read_only
+        if action == "pending":
+            return not read_only and any(s.pending is not None for s in self.app.fleet)
         return True
+
+    def disabled_reason(self, action: str) -> str | None:
+        if getattr(self.app, "read_only", False) and action in ("fleet_fix", "pending"):
+            return "Read-only mode (--read-only): fixes, restarts and undos are off."
+        if action == "fleet_fix":
+            return "Group the fleet by finding first (g), then pick a group."
+        if action == "pending":
+            return "No host has pending work (a restart or an unfinished fix)."
+        return None
+
+    def action_pending(self) -> None:
+        name = self.selected_host
+        state = self.app.fleet.states.get(name) if name else None
+        if state is None or state.pending is None:
+            waiting = [s.name for s in self.app.fleet if s.pending is not None]
+            self.notify(
+                f"{name or 'This host'} has no pending work; pending on: {', '.join(waiting)}.",
+                severity="warning",
+            )
+            return
+        self.post_message(PendingRequested(state.name))
 
     def action_probe_all(self) -> None:
         self.post_message(ProbeRequested(self._rows if self._terms else ()))

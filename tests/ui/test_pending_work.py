@@ -1,0 +1,78 @@
+"""Pending work per host: after a fix without its restart, the hosts table says "restart
+pending" (not just red) and R previews and runs the restart; a fix the journal says never
+finished is shown as "fix interrupted"."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from textual.widgets import DataTable
+
+from tui.core import pending
+from tui.core.hosts import Host
+from tui.ui.screens.fix_wizard import FixWizardScreen
+from tui.ui.screens.host import HostScreen
+from tui.ui.screens.hosts import HostsScreen
+from tui.ui.widgets.fleet_table import FleetTable
+
+from .conftest import make_app, probe_all, settle
+
+FIX = "use-installed-toolkit"
+
+
+async def test_restart_pending_is_shown_and_one_key_runs_it(fleet: tuple[Host, ...]) -> None:
+    app = make_app(fleet)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await probe_all(pilot)
+        app.open_host("ct201")
+        await settle(pilot, lambda: isinstance(app.screen, HostScreen))
+        await pilot.press("w")
+        fixes = app.screen.query_one("#fixes", DataTable)
+        ids = [str(fixes.get_row_at(i)[0]) for i in range(fixes.row_count)]
+        fixes.move_cursor(row=ids.index(FIX))
+        await pilot.press("f")
+        await settle(pilot, lambda: isinstance(app.screen, FixWizardScreen))
+        wizard = app.screen
+        await pilot.press("a")
+        await settle(pilot, lambda: wizard.stage == "done")
+        assert wizard.restart_units == ("sglang.service",)
+        await pilot.press("escape")  # closed without the restart
+        await settle(
+            pilot, lambda: isinstance(app.screen, HostScreen) and not app.fleet["ct201"].busy
+        )
+        await pilot.press("escape")
+        await settle(pilot, lambda: isinstance(app.screen, HostsScreen))
+
+        work = app.fleet["ct201"].pending
+        assert work is not None and work.kind == "restart" and work.units == ("sglang.service",)
+        table = app.screen.query_one("#hosts-table", FleetTable)
+        assert table.cell("ct201", "status") == "restart pending"
+        assert table.cell("ct201", "reason").startswith("restart sglang.service")
+        columns = [k for k, _ in table.columns]
+        assert "yellow" in str(table._cells["ct201"][columns.index("status")].style)
+        assert table.cell("ct200", "status") != "restart pending"
+
+        table.cursor_row = table.row_names.index("ct201")
+        await pilot.press("R")
+        await settle(pilot, lambda: isinstance(app.screen, FixWizardScreen))
+        wizard = app.screen
+        assert wizard.plan.fix_id == "restart"  # previewed, nothing ran yet
+        await pilot.press("a")
+        await settle(pilot, lambda: wizard.stage == "done")
+        await pilot.press("escape")
+        await settle(
+            pilot,
+            lambda: isinstance(app.screen, HostsScreen) and not app.fleet["ct201"].busy,
+        )
+        assert app.fleet["ct201"].pending is None
+        assert app.fleet["ct201"].diagnosis.worst() != "critical"
+        assert table.cell("ct201", "status") != "restart pending"
+
+
+def test_interrupted_fixes_come_from_the_journal(monkeypatch: pytest.MonkeyPatch) -> None:
+    records = [SimpleNamespace(id="r2", fix_id="set-flashinfer-arch-list")]
+    monkeypatch.setattr(pending.undo, "unfinished", lambda host: records)
+    (work,) = pending.interrupted("ct200")
+    assert (work.kind, work.record, work.label) == ("interrupted", "r2", "fix interrupted")
+    assert "set-flashinfer-arch-list stopped before it finished" in work.detail
