@@ -35,3 +35,11 @@ def test_unreachable_demo_host_exits_2(capsys: pytest.CaptureFixture[str]) -> No
     hosts = {h["host"]: h for h in json.loads(capsys.readouterr().out)}
     assert hosts["gone-dark"]["reachable"] is False
     assert hosts["h100-node"]["reachable"] is True
+
+
+def test_diagnose_on_the_demo_suggests_fix_commands_for_the_demo(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["--demo", "diagnose", "ct200"]) == exitcodes.CRITICAL
+    fixes = [ln.strip() for ln in capsys.readouterr().out.splitlines() if "detective-tui fix" in ln]
+    assert fixes and all(f.endswith(" --demo") for f in fixes), fixes

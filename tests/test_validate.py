@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import os
 import subprocess
 import sys
@@ -233,8 +234,8 @@ def test_cli_json_for_a_python_without_flashinfer(
 
 def test_cli_demo_fleet_gives_a_clear_verdict_per_host(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(capsys, "--demo", "validate", "ct200")
-    assert code == 0
-    assert "### Sampling kernels on ct200: SKIPPED" in out
+    assert code == 0  # piped: the Markdown as it is, for a file or another tool
+    assert out.startswith("### Sampling kernels on ct200: SKIPPED")
     assert "cannot validate here: ct200 is a simulated demo host" in out
     code, out, _ = run_cli(capsys, "--demo", "validate", "gone-dark", "--json")
     assert code == 2 and json.loads(out)["reachable"] is False
@@ -321,3 +322,14 @@ def test_a_partial_run_exits_1_and_says_which_kernel_was_not_checked() -> None:
     assert md.startswith("### Sampling kernels on h: PARTIAL")
     assert "- sampling API era: `uniform-samples`" in md
     assert "- `min_p_sampling_from_probs`: not in this FlashInfer version" in md
+
+
+def test_cli_renders_the_report_on_a_terminal(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    code, out, _ = run_cli(capsys, "--demo", "validate", "ct200")
+    text = re.sub(r"\x1b\[[0-9;]*m", "", out)
+    assert code == 0
+    assert "Sampling kernels on ct200: SKIPPED" in text and "###" not in text
+    assert "cannot validate here: ct200 is a simulated demo host" in text

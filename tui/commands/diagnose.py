@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from tui.commands import command_help, output
-from tui.commands.targets import add_fleet_targets, hosts_for
+from tui.commands.targets import add_fleet_targets, host_flags, hosts_for
 from tui.core import exitcodes
 from tui.core.completeness import partial_verdict, unseen
 from tui.core.diagnosis import Diagnosis, deep_invocation, diagnose, with_deep
@@ -155,12 +155,13 @@ def run(args: argparse.Namespace) -> int:
     else:
         console = output.console(soft_wrap=False)
         for r, d, deeps in results:
-            print_host(console, host_json(r, d, deeps or None))
+            print_host(console, host_json(r, d, deeps or None), host_flags(args))
     return exit_code(results)
 
 
-def print_host(console: Console, data: Mapping[str, Any]) -> None:
-    """The readable report of one host (from its redacted JSON object)."""
+def print_host(console: Console, data: Mapping[str, Any], flags: str = "") -> None:
+    """The readable report of one host (from its redacted JSON object); ``flags`` go into the
+    fix commands it suggests (`` --demo``)."""
     console.rule(f"[bold]{escape(data['host'])}")
     if not data["reachable"]:
         console.print(f"[red]unreachable[/]: {escape(data['error'] or '')}")
@@ -186,7 +187,7 @@ def print_host(console: Console, data: Mapping[str, Any]) -> None:
             console.print(f"  [dim]•[/] {escape(e)}")
         for i, fix in enumerate(f["fixes"], 1):
             params = " ".join(f"{k}={shlex.quote(v)}" for k, v in fix["params"].items())
-            command = f"detective-tui fix {data['host']} {fix['id']} {params}".rstrip()
+            command = f"detective-tui fix {data['host']} {fix['id']} {params}".rstrip() + flags
             console.print(
                 f"  [green]fix {i}[/]: {escape(fix['title'])} — resolves "
                 f"{', '.join(fix['resolves']) or 'nothing by itself'}"

@@ -29,6 +29,17 @@ def write_text(text: str) -> None:
     sys.stdout.write(redact_text(text))
 
 
+def write_markdown(text: str) -> None:
+    """A Markdown report on stdout, redacted: rendered on a terminal (a heading, not "### …";
+    the tables drawn), as it is when piped or redirected (a file keeps its Markdown)."""
+    if not sys.stdout.isatty():
+        write_text(text)
+        return
+    from rich.markdown import Markdown
+
+    console(soft_wrap=False).print(Markdown(redact_text(text)))
+
+
 def say(text: str = "") -> None:
     """One line on stdout, redacted, flushed (progress a person watches)."""
     sys.stdout.write(redact_text(text) + "\n")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 from collections.abc import Sequence
 
 from tui.core import locations
@@ -34,6 +35,15 @@ def add_fleet_targets(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--all", dest="all_hosts", action="store_true", help="every inventory host")
     add_host_options(parser)
+
+
+def host_flags(args: argparse.Namespace) -> str:
+    """The host options to repeat in a command this one suggests (`` --demo``, `` --hosts F``),
+    so the suggestion works on the same hosts."""
+    if getattr(args, "demo", False):
+        return " --demo"
+    hosts = getattr(args, "hosts", None)
+    return f" --hosts {shlex.quote(str(hosts))}" if hosts else ""
 
 
 def hosts_for(

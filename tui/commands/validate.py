@@ -96,5 +96,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         output.write_json(result.to_json())
     else:
-        output.write_text(result.to_markdown())
+        output.write_markdown(result.to_markdown())
     return result.exit_code

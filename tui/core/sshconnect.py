@@ -42,6 +42,7 @@ from tui.core.hostkeys import (
 )
 from tui.core.hosts import Host
 from tui.core.inventory import parse_ssh_target
+from tui.core.neterrors import describe_os_error
 
 if TYPE_CHECKING:  # imported where a connection is made: local and --demo runs never load it
     import asyncssh
@@ -308,6 +309,6 @@ def reason_of(exc: BaseException) -> str:
     module = sys.modules.get("asyncssh")
     if module is not None and isinstance(exc, module.Error):
         return exc.reason or type(exc).__name__
-    if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror
+    if isinstance(exc, OSError) and (exc.strerror or exc.errno is not None):
+        return describe_os_error(exc)
     return str(exc) or type(exc).__name__

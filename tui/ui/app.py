@@ -117,8 +117,10 @@ class DetectiveApp(App[int]):
             tooltip="Past sessions",
             show=False,
         ),
-        Binding("ctrl+t", "change_theme", "Theme", id="app.theme", show=False),
-        Binding("q", "quit", "Quit", id="app.quit"),
+        Binding(
+            "ctrl+t", "change_theme", "Theme", id="app.theme", show=False, tooltip="Pick a theme"
+        ),
+        Binding("q", "quit", "Quit", id="app.quit", tooltip="Quit detective-tui"),
     ]
 
     # No repaint: the screens watch it and refresh what changed (a repaint of the app is a
@@ -476,13 +478,9 @@ class DetectiveApp(App[int]):
         return getattr(transcript, "path", None)
 
     def get_system_commands(self, screen: Screen) -> Any:
-        yield from super().get_system_commands(screen)
-        yield SystemCommand(
-            "Transcripts", "Past sessions and their events", self.action_transcripts
-        )
-        yield SystemCommand(
-            "Save session", "Markdown report + JSONL transcript", self.action_save_session
-        )
+        # Textual's own Quit and Theme are our q and ctrl+t, listed with their keys
+        ours = {b.description for b in self.BINDINGS if isinstance(b, Binding)}
+        yield from (c for c in super().get_system_commands(screen) if c.title not in ours)
         if self.read_only:
             return
         for group in group_by_finding(self.fleet):
@@ -520,8 +518,10 @@ class DetectiveApp(App[int]):
 
         await asyncio.to_thread(write)
         self.session.record("session-export", report=str(report), jsonl=str(jsonl))
-        saved = f"{report}\n{jsonl}" if self.transcript_path else str(report)
-        self.notify(f"Saved:\n{saved}", title="Session saved", timeout=10)
+        lines = [f"Report (Markdown, pastes into an issue):\n  {report}"]
+        if self.transcript_path is not None:
+            lines.append(f"Transcript (every command and result, JSONL):\n  {jsonl}")
+        self.push_screen(MessageScreen("Session saved", "\n\n".join(lines), severity="success"))
 
     # -- fixes and validation ---------------------------------------------------------------------
     def request_fix(

@@ -20,7 +20,7 @@ class FleetCommands(Provider):
             if not b.description or b.id is None or b.id in seen or not active.enabled:
                 continue
             seen.add(b.id)
-            key = b.key_display or b.key.split(",")[0].replace("slash", "/")
+            key = self.app.get_key_display(b.with_key(b.key.split(",")[0]))
             run = partial(self.app.run_action, b.action, active.node)
             yield f"{b.description} ({key})", b.tooltip or b.description, run
 

@@ -98,5 +98,6 @@ def outcome_text(outcome: FixOutcome, before_fix: Sequence[str] | None = None) -
     if note:
         out.append(note)
     if outcome.record:
-        out.append(f"Undo: detective-tui fix {plan.host.name} --undo {outcome.record}")
+        demo = " --demo" if plan.host.demo else ""
+        out.append(f"Undo: detective-tui fix {plan.host.name} --undo {outcome.record}{demo}")
     return "\n".join(out)

@@ -169,6 +169,7 @@ def undo_lines(results: Sequence[HostFixResult]) -> list[str]:
     """The command that reverses the fix, per host where it changed something."""
     return [
         f"Undo {r.item.host.name}: detective-tui fix {r.item.host.name} --undo {r.outcome.record}"
+        + (" --demo" if r.item.host.demo else "")
         for r in results
         if r.outcome is not None and r.outcome.record
     ]

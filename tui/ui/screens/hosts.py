@@ -181,8 +181,22 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
             "pending, or undo a fix that never finished (preview first)",
         ),
         Binding("s", "sort_next", "Sort", id="hosts.sort", tooltip="Sort by the next column"),
-        Binding("r", "sort_reverse", "Reverse", id="hosts.reverse", show=False),
-        Binding("escape", "clear_filter", "Clear filter", id="hosts.clear_filter", show=False),
+        Binding(
+            "r",
+            "sort_reverse",
+            "Reverse",
+            id="hosts.reverse",
+            show=False,
+            tooltip="Reverse the sort order",
+        ),
+        Binding(
+            "escape",
+            "clear_filter",
+            "Clear filter",
+            id="hosts.clear_filter",
+            show=False,
+            tooltip="Clear the filter and show every host",
+        ),
     ]
 
     class FleetFixRequested(Message):
@@ -313,6 +327,9 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
             return
         self._groups = groups
         tree = self.query_one("#groups-tree", Tree)
+        was = tree.cursor_node.data if tree.cursor_node is not None else None
+        if isinstance(was, FindingGroup):
+            was = was.key
         tree.clear()
         if not groups:
             tree.root.add_leaf("No results yet: press P to probe every host.")
@@ -324,8 +341,26 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
             )
             for name in group.hosts:
                 node.add_leaf(name, data=name)
-        if groups and tree.cursor_node is None:
-            tree.cursor_line = 0  # on the first group, so f and p act on it at once
+        if groups:
+            tree.move_cursor_to_line(self._cursor_line(tree, was))
+
+    @staticmethod
+    def _cursor_line(tree: Tree, was: object) -> int:
+        """Where the cursor was (a host or a group, found again after a rebuild), else the
+        first group with a finding to fix, so f and p act on it at once (every group is
+        expanded: a group's line is after its predecessors and their hosts)."""
+        line, fixable = 0, None
+        for node in tree.root.children:
+            group = node.data
+            if isinstance(group, FindingGroup) and group.key == was:
+                return line
+            for i, leaf in enumerate(node.children, 1):
+                if leaf.data == was:
+                    return line + i
+            if fixable is None and isinstance(group, FindingGroup) and group.finding_id:
+                fixable = line
+            line += 1 + len(node.children)
+        return fixable or 0
 
     # -- selection ------------------------------------------------------------------------------
     @property
