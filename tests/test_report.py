@@ -2,17 +2,37 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
+from datetime import datetime, timezone
 
+import pytest
 from factsmaker import PY, make_facts
 
 from tui.core.diagnosis import DISAGREES, deep_differences, deep_invocation, diagnose, with_deep
 from tui.core.hosts import Host
+from tui.core.issue_report import tool_version
 from tui.core.report import host_json, markdown_report
 from tui.core.runner import UNREACHABLE, ProbeResult
 
 HOST = Host(name="ct200", ssh="root@10.1.2.200")
+
+
+@pytest.fixture(scope="module")
+def demo_hosts_report(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The report of the demo's reference host, through the real probe of its fake tree."""
+    from tui.core.runner import Session
+    from tui.demo.fleet import demo_fleet
+
+    (ct200,) = [h for h in demo_fleet(tmp_path_factory.mktemp("demo")) if h.name == "ct200"]
+
+    async def probe() -> ProbeResult:
+        async with Session(simulate_delay_s=0) as session:
+            return await session.probe(ct200)
+
+    result = asyncio.run(probe())
+    return markdown_report([(result, diagnose(result.facts, ct200))])
 
 
 def _result(**kw) -> tuple[ProbeResult, object]:
@@ -117,9 +137,9 @@ def test_markdown_findings_first_then_details() -> None:
     down = ProbeResult(Host(name="down", ssh="x"), None, "cannot connect", UNREACHABLE)
     text = markdown_report([(result, diagnosis), (down, None)])
     assert text.index("### 🔴 critical: `flashinfer-arch-rejected`") < text.index("<details>")
-    assert "<summary>FlashInfer 0.6.8 replay for /venv/bin/python3</summary>" in text
+    assert "<summary>FlashInfer 0.6.8 replay</summary>" in text
     assert "check_cuda_arch: fail" in text
-    assert "gpus.0.compute_cap: 12.0" in text
+    assert "GPUs: 1× RTX PRO 6000 Blackwell Server Edition (SM 12.0)" in text
     assert "## down — unreachable" in text
     assert text.count("<details>") == text.count("</details>") == 2
 
@@ -128,6 +148,73 @@ def test_markdown_healthy_host() -> None:
     facts = make_facts(gpus=("9.0",), driver="570.148.08", torch_cuda="12.8")
     text = markdown_report([(ProbeResult(HOST, facts), diagnose(facts))])
     assert "## ct200 — no findings" in text
+
+
+def test_report_opens_with_version_time_and_a_summary_table_worst_first() -> None:
+    result, diagnosis = _result()
+    healthy_facts = make_facts(gpus=("9.0",), driver="570.148.08", torch_cuda="12.8")
+    healthy = ProbeResult(Host(name="a-healthy", ssh="y"), healthy_facts)
+    down = ProbeResult(Host(name="z-down", ssh="x"), None, "cannot connect", UNREACHABLE)
+    now = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+    text = markdown_report(
+        [(healthy, diagnose(healthy_facts)), (result, diagnosis), (down, None)], now=now
+    )
+    lines = text.splitlines()
+    assert lines[0] == "# detective-tui report"
+    assert (
+        lines[2]
+        == f"detective-tui {tool_version()} · 2026-01-02 03:04:05 UTC · 3 host(s), worst first"
+    )
+    assert tool_version() != "unknown"
+    table = [ln for ln in lines if ln.startswith("| ")]
+    assert [row.split(" | ")[0] for row in table[1:]] == ["| z-down", "| ct200", "| a-healthy"]
+    assert "`flashinfer-arch-rejected` (+" in table[2]
+    assert text.index("| Host |") < text.index("## ")  # the table first
+    sections = [ln for ln in lines if ln.startswith("## ") and ln != "## Actions taken"]
+    assert [s.split()[1] for s in sections] == ["z-down", "ct200", "a-healthy"]
+    assert "None: nothing was changed on any host." in text
+
+
+def test_report_lists_the_actions_taken() -> None:
+    result, diagnosis = _result()
+    events = [
+        {"kind": "probe", "host": "ct200"},
+        {
+            "kind": "fix-outcome",
+            "ts": "2026-01-02T03:10:11.000Z",
+            "host": "ct200",
+            "fix": "use-installed-toolkit",
+            "params": {"path": "/usr/local/cuda-13.0"},
+            "applied": True,
+            "resolved": ["flashinfer-arch-rejected"],
+            "pending_restart": ["sglang.service"],
+        },
+        {
+            "kind": "fix-outcome",
+            "ts": "2026-01-02T03:11:12.000Z",
+            "host": "ct200",
+            "fix": "restart",
+            "params": {"units": "sglang.service"},
+            "applied": True,
+            "findings_before": ["flashinfer-arch-rejected"],
+            "findings_after": [],
+        },
+    ]
+    text = markdown_report([(result, diagnosis)], actions=events)
+    assert (
+        "- 03:10:11 **ct200**: fix `use-installed-toolkit` (path=/usr/local/cuda-13.0) — "
+        "fixed flashinfer-arch-rejected; restart pending: sglang.service"
+    ) in text
+    assert (
+        "- 03:11:12 **ct200**: restart sglang.service — running service now: none "
+        "(before: flashinfer-arch-rejected)"
+    ) in text
+
+
+def test_reference_host_report_is_short(demo_hosts_report: str) -> None:
+    lines = demo_hosts_report.splitlines()
+    assert len(lines) <= 150, len(lines)
+    assert "<summary>Facts: ct200</summary>" in demo_hosts_report
 
 
 def test_partial_facts_are_diagnosed_and_the_error_kept() -> None:

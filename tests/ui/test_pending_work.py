@@ -9,11 +9,12 @@ from types import SimpleNamespace
 import pytest
 from textual.widgets import DataTable
 
-from tui.core import pending
+from tui.core import locations, pending
 from tui.core.hosts import Host
 from tui.ui.screens.fix_wizard import FixWizardScreen
 from tui.ui.screens.host import HostScreen
 from tui.ui.screens.hosts import HostsScreen
+from tui.ui.screens.message import MessageScreen
 from tui.ui.widgets.fleet_table import FleetTable
 
 from .conftest import make_app, probe_all, settle
@@ -68,6 +69,19 @@ async def test_restart_pending_is_shown_and_one_key_runs_it(fleet: tuple[Host, .
         assert app.fleet["ct201"].pending is None
         assert app.fleet["ct201"].diagnosis.worst() != "critical"
         assert table.cell("ct201", "status") != "restart pending"
+
+        # the saved report lists what was done in the session
+        await pilot.press("ctrl+s")
+        await settle(pilot, lambda: isinstance(app.screen, MessageScreen))
+        report = (locations.state_dir() / "exports" / "20260102T030405-report.md").read_text()
+        actions = report[
+            report.index("## Actions taken") : report.index(
+                "## ", report.index("## Actions taken") + 3
+            )
+        ]
+        assert "**ct201**: fix `use-installed-toolkit`" in actions
+        assert "restart pending: sglang.service" in actions
+        assert "**ct201**: restart sglang.service — running service now:" in actions
 
 
 def test_interrupted_fixes_come_from_the_journal(monkeypatch: pytest.MonkeyPatch) -> None:

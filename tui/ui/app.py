@@ -510,11 +510,18 @@ class DetectiveApp(App[int]):
         report = out_dir / f"{stamp}-report.md"
         jsonl = out_dir / f"{stamp}-session.jsonl"
 
+        now = self.clock()
+
         def write() -> None:
+            from tui.core.transcript import read_events
+
+            path = self.transcript_path
+            actions = read_events(path) if path is not None else []
             out_dir.mkdir(parents=True, exist_ok=True)
-            report.write_text(markdown_report(results), encoding="utf-8")
-            if self.transcript_path is not None:
-                shutil.copyfile(self.transcript_path, jsonl)
+            text = markdown_report(results, actions=actions, now=now)
+            report.write_text(text, encoding="utf-8")
+            if path is not None:
+                shutil.copyfile(path, jsonl)
 
         await asyncio.to_thread(write)
         self.session.record("session-export", report=str(report), jsonl=str(jsonl))
