@@ -1,0 +1,47 @@
+"""The transcripts screen: sessions listed by time, size and what was run; events as readable
+lines, filtered by host and kind; enter shows one event whole."""
+
+from __future__ import annotations
+
+from textual.widgets import Input, Log, OptionList
+
+from tui.core.hosts import Host
+from tui.ui.screens.transcripts import EventScreen, TranscriptsScreen
+from tui.ui.widgets.event_list import EventList
+
+from .conftest import make_app, probe_all, settle
+
+
+async def test_events_read_as_lines_and_filter(demo_hosts: tuple[Host, ...]) -> None:
+    app = make_app(demo_hosts)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await probe_all(pilot)
+        await pilot.press("t")
+        await settle(pilot, lambda: isinstance(app.screen, TranscriptsScreen))
+        screen = app.screen
+        await settle(pilot, lambda: screen.index is not None)
+        first = str(screen.query_one("#sessions", OptionList).get_option_at_index(0).prompt)
+        assert first.startswith("● ") and " KB · " in first  # when, how big, what was run
+        events = screen.query_one(EventList)
+        assert len(events.rows) == len(screen.index) > 10
+        lines = [events.render_line(y).text for y in range(len(events.rows))]
+        command = next(ln for ln in lines if "ct200" in ln and "command" in ln)
+        assert "command probe · exit 0 ·" in command and "script_sha256" not in command
+
+        await pilot.press("slash")
+        box = screen.query_one("#event-filter", Input)
+        assert box.has_focus
+        await pilot.press(*"host:ct200 kind:command")
+        await pilot.pause()
+        assert len(events.rows) == 1
+        assert screen.index.refs[events.rows[0]].host == "ct200"
+        await pilot.press("enter")  # to the list
+        assert events.has_focus
+        await pilot.press("enter")  # the event, whole
+        await settle(pilot, lambda: isinstance(app.screen, EventScreen))
+        body = app.screen.query_one(Log)
+        text = "\n".join(str(body.lines[i]) for i in range(body.line_count))
+        assert "── command ──" in text and "── output ──" in text
+        assert "target: demo (simulated)" in text
+        await pilot.press("escape")
+        assert isinstance(app.screen, TranscriptsScreen)
