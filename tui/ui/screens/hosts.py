@@ -10,7 +10,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import Container, Vertical
 from textual.content import Content
 from textual.message import Message
 from textual.reactive import reactive
@@ -27,6 +27,7 @@ from tui.ui.freshness import is_stale, probed_text
 from tui.ui.grouping import FindingGroup, group_by_finding
 from tui.ui.messages import OpenHost, PendingRequested, ProbeRequested
 from tui.ui.widgets.fleet_table import FleetTable
+from tui.ui.widgets.host_detail import HostDetail
 
 CELL_STYLE = {
     "critical": "bold red",
@@ -126,6 +127,7 @@ class ShortTree(Tree[object]):
         self._invalidate()
 
 
+WIDE_LAYOUT = 150  # from this width the detail pane is beside the table, else under it
 REASON_MIN_WIDTH = 20  # the Reason column takes the rest of the first screenful, at least this
 AGE_REFRESH_S = 30.0  # how often "probed 3m ago" and stale marks are brought up to date
 
@@ -182,6 +184,14 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
         ),
         Binding("s", "sort_next", "Sort", id="hosts.sort", tooltip="Sort by the next column"),
         Binding(
+            "d",
+            "toggle_detail",
+            "Details",
+            id="hosts.detail",
+            show=False,
+            tooltip="Show or hide the detail pane (the selected host's CUDAs and top finding)",
+        ),
+        Binding(
             "r",
             "sort_reverse",
             "Reverse",
@@ -216,6 +226,7 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
         self._rows: tuple[str, ...] = ()
         self._shown: dict[str, HostState] = {}
         self._groups: tuple[FindingGroup, ...] = ()
+        self._detail_state: HostState | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical(id="hosts-top"):
@@ -226,18 +237,21 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
             )
             yield Static(id="filter-error")
             yield Static(id="no-match")
-        with ContentSwitcher(initial="hosts-table", id="hosts-switcher"):
-            yield FleetTable(
-                COLUMNS,
-                max_widths={"status": STATUS_WIDTH},
-                flex={"reason": REASON_MIN_WIDTH},
-                id="hosts-table",
-            )
-            yield ShortTree("findings", id="groups-tree")
+        with Container(id="hosts-body"):
+            with ContentSwitcher(initial="hosts-table", id="hosts-switcher"):
+                yield FleetTable(
+                    COLUMNS,
+                    max_widths={"status": STATUS_WIDTH},
+                    flex={"reason": REASON_MIN_WIDTH},
+                    id="hosts-table",
+                )
+                yield ShortTree("findings", id="groups-tree")
+            yield HostDetail(id="host-detail")
         yield Footer()
 
     def on_resize(self) -> None:
         fit_footer(self)
+        self.set_class(self.size.width >= WIDE_LAYOUT, "-wide")
 
     def on_mount(self) -> None:
         self.query_one("#groups-tree", Tree).show_root = False
@@ -253,6 +267,34 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
         self._refresh_title(fleet)
         if self.grouped:
             self._refresh_groups(fleet)
+        self._refresh_detail()
+
+    def _refresh_detail(self) -> None:
+        """The pane shows the host under the cursor; redrawn only when its state changed."""
+        pane = self.query_one(HostDetail)
+        if not pane.display:
+            return
+        name = self.selected_host
+        state = self.app.fleet.states.get(name) if name else None
+        if state is self._detail_state and state is not None:
+            return
+        self._detail_state = state
+        stale = getattr(getattr(self.app, "settings", None), "stale_minutes", 0)
+        pane.show(state, self.app.clock(), stale)
+
+    @on(FleetTable.CursorMoved, "#hosts-table")
+    def _cursor_moved(self) -> None:
+        self._refresh_detail()
+
+    @on(Tree.NodeHighlighted, "#groups-tree")
+    def _node_highlighted(self) -> None:
+        self._refresh_detail()
+
+    def action_toggle_detail(self) -> None:
+        pane = self.query_one(HostDetail)
+        pane.display = not pane.display
+        self._detail_state = None
+        self._refresh_detail()
 
     def _refresh_title(self, fleet: FleetState) -> None:
         counts: dict[str, int] = {}
@@ -312,6 +354,8 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
         for name in self._rows:
             if fleet[name].finished_at is not None:
                 table.update_row(name, self._cells(fleet[name]))
+        self._detail_state = None
+        self._refresh_detail()
 
     def _show_no_match(self) -> None:
         box = self.query_one("#no-match", Static)

@@ -75,6 +75,18 @@ class FleetTable(ScrollView, can_focus=True):
         def control(self) -> FleetTable:
             return self.table
 
+    class CursorMoved(Message):
+        """The cursor is on another host (or the rows changed under it)."""
+
+        def __init__(self, table: FleetTable, host: str | None) -> None:
+            super().__init__()
+            self.table = table
+            self.host = host
+
+        @property
+        def control(self) -> FleetTable:
+            return self.table
+
     class HeaderClicked(Message):
         def __init__(self, table: FleetTable, column: str) -> None:
             super().__init__()
@@ -277,6 +289,7 @@ class FleetTable(ScrollView, can_focus=True):
 
     # -- cursor and scrolling -------------------------------------------------------------
     def watch_cursor_row(self, old: int, new: int) -> None:
+        self.post_message(self.CursorMoved(self, self.cursor_name))
         self.refresh_line(old + 1)
         self.refresh_line(new + 1)
         rows_visible = max(self.size.height - 1, 1)

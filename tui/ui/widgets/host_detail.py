@@ -1,0 +1,73 @@
+"""The detail pane beside (or under) the hosts table, lazygit-style: the selected host's four
+CUDAs, its top finding, the fix it proposes and its pending work, without leaving the table."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from textual.content import Content
+from textual.widgets import Static
+
+from tui.ui.fleet import HostState, gpu_summary, sm_summary, status_text
+from tui.ui.freshness import is_stale, probed_text
+from tui.ui.story import cuda_boxes
+from tui.ui.widgets.finding_view import severity_label
+
+BOX_LABEL = {"driver": "driver", "torch": "torch", "path": "PATH nvcc", "jit": "JIT"}
+BOX_STYLE = {"critical": "bold $error", "warning": "bold $warning", "odd": "$accent"}
+Part = str | tuple[str, str] | Content
+
+
+def detail_parts(state: HostState, now: datetime, stale_minutes: int = 0) -> list[Part]:
+    """The pane's text for one host, as ``Content.assemble`` parts."""
+    host = state.host
+    parts: list[Part] = [(host.name, "bold"), ("  " + host.target, "dim")]
+    if host.tags:
+        parts.append(("  " + ", ".join(host.tags), "dim"))
+    parts.append("\n")
+    if state.busy or state.facts is None:
+        parts.append(status_text(state) if state.status != "idle" else "not probed yet (p)")
+    else:
+        age = probed_text(state, now)
+        stale = is_stale(state, now, stale_minutes)
+        parts.append((f"{'stale: ' if stale else ''}{age}", "$warning" if stale else "dim"))
+    if state.facts is not None and state.facts.gpus:
+        parts.append(f"  ·  {gpu_summary(state.facts)} · SM {sm_summary(state.facts)}")
+    parts.append("\n")
+    if state.pending is not None:
+        parts += [("⟳ " + state.pending.detail, "bold $warning"), ("  (R)", "dim"), "\n"]
+    if state.facts is not None:
+        parts.append(("CUDA ", "bold"))
+        for i, box in enumerate(cuda_boxes(state.facts, state.diagnosis)):
+            mark = " ✗" if box.severity in ("critical", "warning") else ""
+            style = BOX_STYLE.get(box.severity or "", "bold")
+            parts += [" · " if i else "", f"{BOX_LABEL[box.key]} ", (box.value + mark, style)]
+        parts.append("\n")
+    diagnosis = state.diagnosis
+    if diagnosis is not None and diagnosis.findings:
+        top = diagnosis.findings[0]
+        more = len(diagnosis.findings) - 1
+        parts += [severity_label(top.severity), " ", (state.row.reason.split(" (+")[0], "bold")]
+        if more:
+            parts.append((f"  (+{more} more)", "dim"))
+        parts.append("\n")
+        fix = next((f for f in top.fixes), None)
+        if fix is not None:
+            root = " [root]" if fix.needs_root else ""
+            parts += [("fix: ", "bold"), (fix.id, "$success"), f" — {fix.title}{root}", "\n"]
+    elif diagnosis is not None:
+        parts += [("No findings: driver, torch, nvcc and FlashInfer agree.", "$success"), "\n"]
+    elif state.error:
+        parts += [(state.error.splitlines()[0], "$error"), "\n"]
+    parts.append(("enter open · p probe · space mark · f fix (groups) · y copy", "dim"))
+    return parts
+
+
+class HostDetail(Static):
+    """Set with ``show(state, now, stale_minutes)``; empty without a host."""
+
+    def show(self, state: HostState | None, now: datetime, stale_minutes: int = 0) -> None:
+        if state is None:
+            self.update("No host selected.")
+            return
+        self.update(Content.assemble(*detail_parts(state, now, stale_minutes)))
