@@ -139,9 +139,13 @@ class DetectiveApp(App[int]):
         clock: Callable[[], datetime] = datetime.now,
         notice: str | None = None,
         probe_on_start: bool = False,
+        reprobe_s: float = 0.0,
     ) -> None:
+        """``probe_on_start``: probe every host as soon as the table is shown;
+        ``reprobe_s``: probe every host again this often (0: never)."""
         super().__init__()
         self.probe_on_start = probe_on_start
+        self.reprobe_s = reprobe_s
         self.settings = settings or Settings()
         self.read_only = read_only
         self.clock = clock
@@ -175,8 +179,6 @@ class DetectiveApp(App[int]):
         # What exists now (modules, Textual, the hosts) lives as long as the app: out of the
         # full collections, which otherwise walk it for 20-70 ms mid-probe (a missed key).
         gc.freeze()
-        if self.probe_on_start:
-            self.request_probe(())
         if self.notice:
             self.notify(self.notice, title="Welcome", timeout=8)
         if not self.read_only:
@@ -186,6 +188,14 @@ class DetectiveApp(App[int]):
         self.run_worker(
             self._read_journal(), name="pending work", group="pending", exit_on_error=False
         )
+        if self.probe_on_start:
+            self.request_probe(())
+        if self.reprobe_s > 0:
+            self.set_interval(self.reprobe_s, self._reprobe)
+
+    def _reprobe(self) -> None:
+        """The periodic re-probe: every host not being probed already."""
+        self.request_probe(self.fleet.order)
 
     async def on_unmount(self) -> None:
         if self.session is not None:
@@ -701,8 +711,16 @@ class DetectiveApp(App[int]):
 
 DEMO_NOTICE = (
     "Demo fleet: simulated hosts run through the real probe and diagnosis. "
-    "Press P to probe them all."
+    "P probes them all again."
 )
+
+
+def probes_on_start(settings: Settings, hosts: Sequence[Host]) -> bool:
+    """``probe_on_start``: yes, no, or auto — yes where every host is a demo host or this
+    machine (nothing to reach over SSH, nothing surprising), no for an SSH inventory."""
+    if settings.probe_on_start != "auto":
+        return settings.probe_on_start == "yes"
+    return all(h.demo or h.local for h in hosts)
 
 
 def build_app(args: argparse.Namespace) -> DetectiveApp:
@@ -730,7 +748,14 @@ def build_app(args: argparse.Namespace) -> DetectiveApp:
                 f"fleet. Write {locations.default_inventory()} or ./hosts.yaml to list your "
                 "own hosts."
             )
-    return DetectiveApp(hosts, read_only=args.read_only, settings=settings, notice=notice)
+    return DetectiveApp(
+        hosts,
+        read_only=args.read_only,
+        settings=settings,
+        notice=notice,
+        probe_on_start=probes_on_start(settings, hosts),
+        reprobe_s=settings.reprobe_minutes * 60.0,
+    )
 
 
 def run_app(args: argparse.Namespace) -> int:
