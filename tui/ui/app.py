@@ -511,7 +511,12 @@ class DetectiveApp(App[int]):
     async def _save_session(self) -> None:
         from tui.core.report import markdown_report
 
-        results = [(s.result, s.diagnosis) for s in self.fleet if s.result is not None]
+        marked = next((s.marked for s in self.screen_stack if isinstance(s, HostsScreen)), None)
+        results = [
+            (s.result, s.diagnosis)
+            for s in self.fleet
+            if s.result is not None and (not marked or s.name in marked)
+        ]
         if not results:
             self.notify("Nothing to save yet: probe some hosts first (P).", severity="warning")
             return
@@ -535,7 +540,8 @@ class DetectiveApp(App[int]):
 
         await asyncio.to_thread(write)
         self.session.record("session-export", report=str(report), jsonl=str(jsonl))
-        lines = [f"Report (Markdown, pastes into an issue):\n  {report}"]
+        which = f"the {len(results)} marked hosts" if marked else f"{len(results)} hosts"
+        lines = [f"Report on {which} (Markdown, pastes into an issue):\n  {report}"]
         if self.transcript_path is not None:
             lines.append(f"Transcript (every command and result, JSONL):\n  {jsonl}")
         self.push_screen(MessageScreen("Session saved", "\n\n".join(lines), severity="success"))
@@ -710,8 +716,7 @@ class DetectiveApp(App[int]):
 
 
 DEMO_NOTICE = (
-    "Demo fleet: simulated hosts run through the real probe and diagnosis. "
-    "P probes them all again."
+    "Demo fleet: simulated hosts run through the real probe and diagnosis. P probes them all again."
 )
 
 

@@ -78,3 +78,23 @@ def group_by_finding(states: Iterable[HostState]) -> tuple[FindingGroup, ...]:
         groups.append(FindingGroup(key, label, severity, finding_id, tuple(names)))
     groups.sort(key=lambda g: (_GROUP_RANK[g.severity], -len(g.hosts), g.label))
     return tuple(groups)
+
+
+def marked_group(states: Iterable[HostState]) -> FindingGroup | None:
+    """The marked hosts as one group for the fleet fix: the finding most of them share (the
+    more severe on a tie); hosts without it stay in the group and are listed as skipped."""
+    states = list(states)
+    counts: dict[str, int] = {}
+    meta: dict[str, Finding] = {}
+    for state in states:
+        for finding in state.diagnosis.findings if state.diagnosis else ():
+            if finding.id not in counts:
+                meta[finding.id] = finding
+            counts[finding.id] = counts.get(finding.id, 0) + 1
+    if not counts:
+        return None
+    best = min(counts, key=lambda f: (-counts[f], SEVERITY_ORDER[meta[f].severity], f))
+    finding = meta[best]
+    label = f"{_plural(len(states))} marked: {finding.id} on {counts[best]} — {finding.title}"
+    names = tuple(s.name for s in states)
+    return FindingGroup(("marked", best), label, finding.severity, best, names)

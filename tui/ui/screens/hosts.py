@@ -24,7 +24,7 @@ from tui.ui.filtering import FilterError, matches, parse_filter
 from tui.ui.fleet import COLUMNS, NOT_REACHED, STATUS_WIDTH, FleetState, HostState, sort_key
 from tui.ui.footer_fit import fit_footer
 from tui.ui.freshness import is_stale, probed_text
-from tui.ui.grouping import FindingGroup, group_by_finding
+from tui.ui.grouping import FindingGroup, group_by_finding, marked_group
 from tui.ui.messages import OpenHost, PendingRequested, ProbeRequested
 from tui.ui.widgets.fleet_table import FleetTable
 from tui.ui.widgets.host_detail import HostDetail
@@ -182,6 +182,22 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
             tooltip="Act on the selected host's pending work: restart what a fix left "
             "pending, or undo a fix that never finished (preview first)",
         ),
+        Binding(
+            "space",
+            "toggle_mark",
+            "Mark",
+            id="hosts.mark",
+            tooltip="Mark or unmark the host (a group: all its hosts); p, f, R and ctrl+s "
+            "then act on the marked hosts",
+        ),
+        Binding(
+            "M",
+            "clear_marks",
+            "Clear marks",
+            id="hosts.clear_marks",
+            show=False,
+            tooltip="Unmark every host",
+        ),
         Binding("s", "sort_next", "Sort", id="hosts.sort", tooltip="Sort by the next column"),
         Binding(
             "d",
@@ -227,6 +243,7 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
         self._shown: dict[str, HostState] = {}
         self._groups: tuple[FindingGroup, ...] = ()
         self._detail_state: HostState | None = None
+        self.marked: frozenset[str] = frozenset()
 
     def compose(self) -> ComposeResult:
         with Vertical(id="hosts-top"):
@@ -318,6 +335,8 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
             parts.append(f"{failed} failed")
         if self._terms:
             parts.append(f"showing {len(self._rows)}")
+        if self.marked:
+            parts.append(f"{len(self.marked)} marked")
         mode = "read-only · " if getattr(self.app, "read_only", False) else ""
         self.query_one("#hosts-title", FleetSummary).text = Content.assemble(
             (head, "bold"), mode, " · ".join(parts)
@@ -432,7 +451,44 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
             self.sort_column = column
 
     # -- actions --------------------------------------------------------------------------------
+    # -- marks ----------------------------------------------------------------------------------
+    def action_toggle_mark(self) -> None:
+        names: tuple[str, ...] = ()
+        if self.grouped:
+            node = self.query_one("#groups-tree", Tree).cursor_node
+            if node is not None and isinstance(node.data, FindingGroup):
+                names = node.data.hosts
+            elif node is not None and isinstance(node.data, str):
+                names = (node.data,)
+        elif self.selected_host is not None:
+            names = (self.selected_host,)
+        if not names:
+            return
+        if all(n in self.marked for n in names):
+            self._set_marks(self.marked - set(names))
+        else:
+            self._set_marks(self.marked | set(names))
+        if not self.grouped:
+            self.query_one("#hosts-table", FleetTable).action_cursor(1)
+
+    def action_clear_marks(self) -> None:
+        self._set_marks(frozenset())
+
+    def _set_marks(self, names: frozenset[str]) -> None:
+        self.marked = names
+        self.query_one("#hosts-table", FleetTable).set_marks(names)
+        self._refresh_title(self.app.fleet)
+        self.refresh_bindings()
+
+    @property
+    def marked_hosts(self) -> tuple[str, ...]:
+        """The marked hosts in the fleet's order."""
+        return tuple(n for n in self.app.fleet.order if n in self.marked)
+
     def action_probe_selected(self) -> None:
+        if self.marked:
+            self.post_message(ProbeRequested(self.marked_hosts))
+            return
         if self.grouped:
             node = self.query_one("#groups-tree", Tree).cursor_node
             if node is not None and isinstance(node.data, FindingGroup):
@@ -455,6 +511,13 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
         return node.data if node is not None and isinstance(node.data, FindingGroup) else None
 
     def action_fleet_fix(self) -> None:
+        if self.marked:
+            marked = marked_group(self.app.fleet[n] for n in self.marked_hosts)
+            if marked is None:
+                self.notify("No marked host has a finding to fix.", severity="warning")
+                return
+            self.post_message(self.FleetFixRequested(marked))
+            return
         group = self.selected_group
         if group is None:
             self.notify("Select a group first.", severity="warning")
@@ -464,7 +527,7 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         read_only = getattr(self.app, "read_only", False)
         if action == "fleet_fix":
-            return self.grouped and not read_only
+            return (self.grouped or bool(self.marked)) and not read_only
         if action == "pending":
             return not read_only and any(s.pending is not None for s in self.app.fleet)
         return True
@@ -473,7 +536,7 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
         if getattr(self.app, "read_only", False) and action in ("fleet_fix", "pending"):
             return "Read-only mode (--read-only): fixes, restarts and undos are off."
         if action == "fleet_fix":
-            return "Group the fleet by finding first (g), then pick a group."
+            return "Group the fleet by finding (g) and pick a group, or mark hosts (space)."
         if action == "pending":
             return "No host has pending work (a restart or an unfinished fix)."
         return None
