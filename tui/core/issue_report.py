@@ -162,7 +162,7 @@ def actions_section(events: Iterable[Mapping[str, Any]]) -> list[str]:
 # -- one host ----------------------------------------------------------------------------------
 
 
-def _finding(f: Mapping[str, Any]) -> list[str]:
+def finding_markdown(f: Mapping[str, Any]) -> list[str]:
     lines = [f"### {SEVERITY_MARK[f['severity']]}: `{f['id']}` — {f['title']}", ""]
     if f["python"]:
         lines += [f"Interpreter: `{f['python']}`", ""]
@@ -284,7 +284,7 @@ def host_section(data: Mapping[str, Any]) -> list[str]:
         lines += [f"- `{reason}`" for reason in data["unseen"]]
         lines.append("")
     for f in findings:
-        lines += _finding(f)
+        lines += finding_markdown(f)
     for r in data["flashinfer"]:
         note = {True: ", real FlashInfer agrees", False: ", real FlashInfer DISAGREES"}
         lines += _details(

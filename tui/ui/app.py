@@ -502,6 +502,53 @@ class DetectiveApp(App[int]):
                     partial(self.open_fleet_fix, group),
                 )
 
+    # -- copy and shell ---------------------------------------------------------------------------
+    def copy_text(self, text: str, what: str) -> None:
+        """Copy to the terminal's clipboard (OSC 52: works over SSH too, where the terminal
+        allows it)."""
+        self.copy_to_clipboard(text)
+        lines = text.count("\n") + 1
+        self.notify(f"Copied {what} ({lines} line{'s' if lines > 1 else ''}).", timeout=3)
+
+    def host_report(self, names: Sequence[str]) -> str:
+        """The Markdown report of these hosts (their last probe), for the clipboard."""
+        from tui.core.report import markdown_report
+
+        results = [
+            (self.fleet[n].result, self.fleet[n].diagnosis)
+            for n in names
+            if n in self._hosts and self.fleet[n].result is not None
+        ]
+        return markdown_report(results, now=self.clock()) if results else ""
+
+    def open_shell(self, name: str) -> None:
+        """Hand the terminal to an SSH session on the host (a shell for local and demo
+        hosts); the TUI comes back when it exits."""
+        import subprocess
+
+        from textual.app import SuspendNotSupported
+
+        from tui.core.shell_command import NoShell, shell_command
+
+        try:
+            command = shell_command(self._hosts[name])
+        except (NoShell, ValueError) as exc:
+            self.notify(f"No session to open: {exc}", severity="warning")
+            return
+        self.session.record("shell", host=name, command=command.line)
+        try:
+            with self.suspend():
+                print(f"detective-tui: {command.note}; exit it to come back.", flush=True)
+                subprocess.run(command.argv, cwd=command.cwd, check=False)
+        except SuspendNotSupported:
+            self.notify(
+                f"This terminal cannot be handed over; run it yourself: {command.line}",
+                severity="warning",
+                timeout=10,
+            )
+        except OSError as exc:
+            self.notify(f"Could not start {command.argv[0]}: {exc.strerror}", severity="error")
+
     # -- session export -------------------------------------------------------------------------
     def action_save_session(self) -> None:
         self.run_worker(

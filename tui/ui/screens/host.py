@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import ClassVar
 
 from rich.text import Text
@@ -93,6 +94,22 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
             "Replay",
             id="host.replay",
             tooltip="FlashInfer replay",
+        ),
+        Binding(
+            "y",
+            "copy",
+            "Copy",
+            id="host.copy",
+            show=False,
+            tooltip="Copy the selected finding (Findings tab) or fix command (What-if tab)",
+        ),
+        Binding(
+            "S",
+            "shell",
+            "Shell",
+            id="host.shell",
+            show=False,
+            tooltip="Open an SSH session to this host; the TUI comes back when it ends",
         ),
     ]
 
@@ -270,6 +287,32 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
 
     def action_probe(self) -> None:
         self.post_message(ProbeRequested((self.host_name,)))
+
+    def action_shell(self) -> None:
+        self.app.open_shell(self.host_name)
+
+    def action_copy(self) -> None:
+        """The fix command on the What-if tab; the finding (as in the report) elsewhere."""
+        state = self._state
+        tabs = self.query_one("#host-tabs", TabbedContent)
+        chosen = self._selected_fix()
+        if tabs.active == "tab-fixes" and chosen is not None:
+            _, fix = chosen
+            params = " ".join(shlex.quote(f"{k}={v}") for k, v in fix.params.items())
+            demo = " --demo" if state is not None and state.host.demo else ""
+            line = f"detective-tui fix {self.host_name} {fix.id} {params}".rstrip() + demo
+            self.app.copy_text(line, f"the {fix.id} command")
+            return
+        highlighted = self.query_one("#findings", OptionList).highlighted
+        if state is None or state.result is None or highlighted is None or not self._findings:
+            self.notify("No finding to copy.", severity="warning")
+            return
+        from tui.core.issue_report import finding_markdown
+        from tui.core.report import host_json  # imports the runner: not before it is used
+
+        data = host_json(state.result, state.diagnosis)
+        finding = data["findings"][highlighted]
+        self.app.copy_text("\n".join(finding_markdown(finding)).strip(), f"{finding['id']}")
 
     def action_fix(self) -> None:
         if self._state is None or self._state.facts is None:

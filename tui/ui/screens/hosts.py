@@ -200,6 +200,22 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
         ),
         Binding("s", "sort_next", "Sort", id="hosts.sort", tooltip="Sort by the next column"),
         Binding(
+            "y",
+            "copy",
+            "Copy",
+            id="hosts.copy",
+            show=False,
+            tooltip="Copy the selected host's report (the marked hosts' with marks), Markdown",
+        ),
+        Binding(
+            "S",
+            "shell",
+            "Shell",
+            id="hosts.shell",
+            show=False,
+            tooltip="Open an SSH session to the selected host; the TUI comes back when it ends",
+        ),
+        Binding(
             "d",
             "toggle_detail",
             "Details",
@@ -484,6 +500,19 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
     def marked_hosts(self) -> tuple[str, ...]:
         """The marked hosts in the fleet's order."""
         return tuple(n for n in self.app.fleet.order if n in self.marked)
+
+    def action_copy(self) -> None:
+        names = self.marked_hosts or ((self.selected_host,) if self.selected_host else ())
+        text = self.app.host_report(names)
+        if not text:
+            self.notify("Nothing to copy yet: probe the host first (p).", severity="warning")
+            return
+        what = f"the report of {len(names)} hosts" if len(names) > 1 else f"{names[0]}'s report"
+        self.app.copy_text(text, what)
+
+    def action_shell(self) -> None:
+        if self.selected_host is not None:
+            self.app.open_shell(self.selected_host)
 
     def action_probe_selected(self) -> None:
         if self.marked:

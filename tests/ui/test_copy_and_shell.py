@@ -1,0 +1,80 @@
+"""y copies (OSC 52) the selected host's report, a finding or a fix command; S hands the
+terminal to an SSH session (a shell for local and demo hosts) and the TUI comes back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tui.core import locations
+from tui.core.hosts import Host
+from tui.core.shell_command import NoShell, shell_command
+from tui.ui.screens.host import HostScreen
+from tui.ui.widgets.fleet_table import FleetTable
+
+from .conftest import make_app, probe_all, settle
+
+
+async def test_y_copies_report_finding_and_fix_command(demo_hosts: tuple[Host, ...]) -> None:
+    app = make_app(demo_hosts)
+    async with app.run_test(size=(120, 36), notifications=True) as pilot:
+        await probe_all(pilot)
+        table = app.screen.query_one("#hosts-table", FleetTable)
+        table.cursor_row = table.row_names.index("ct200")
+        await pilot.press("y")
+        assert app.clipboard.startswith("# detective-tui report")
+        assert "| ct200 |" in app.clipboard and "| ct201 |" not in app.clipboard
+
+        app.open_host("ct200")
+        await settle(pilot, lambda: isinstance(app.screen, HostScreen))
+        await pilot.press("y")
+        assert app.clipboard.startswith("### 🔴 critical: `flashinfer-arch-rejected`")
+        assert "Evidence: " in app.clipboard
+        await pilot.press("w")
+        await pilot.press("y")
+        first_fix = app.fleet["ct200"].diagnosis.findings[0].fixes[0]
+        assert app.clipboard.startswith(f"detective-tui fix ct200 {first_fix.id} ")
+        assert app.clipboard.endswith(" --demo")
+        assert "Copied the" in list(app._notifications)[-1].message
+
+
+async def test_shell_key_says_what_to_run_where_it_cannot_hand_over(
+    demo_hosts: tuple[Host, ...],
+) -> None:
+    app = make_app(demo_hosts)
+    async with app.run_test(size=(120, 36), notifications=True) as pilot:
+        table = app.screen.query_one("#hosts-table", FleetTable)
+        table.cursor_row = table.row_names.index("ct200")
+        await pilot.press("S")  # the test driver cannot suspend: it says what to run
+        await pilot.pause()
+        message = list(app._notifications)[-1].message
+        root = next(h.root for h in demo_hosts if h.name == "ct200")
+        assert "run it yourself: cd " in message and str(root) in message
+        table.cursor_row = table.row_names.index("gone-dark")
+        await pilot.press("S")
+        await pilot.pause()
+        assert "never answers" in list(app._notifications)[-1].message
+
+
+def test_ssh_command_uses_our_known_hosts_and_strict_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "ssh_config"
+    config.write_text("Host gpu-7\n  HostName 127.0.0.1\n")
+    monkeypatch.setenv("DETECTIVE_TUI_SSH_CONFIG", str(config))
+    command = shell_command(Host(name="gpu-7", ssh="ml@gpu-7:2222"))
+    assert command.argv == (
+        "ssh",
+        "-o",
+        "StrictHostKeyChecking=yes",
+        "-o",
+        f"UserKnownHostsFile={locations.known_hosts_file()}",
+        "-F",
+        str(config),
+        "-p",
+        "2222",
+        "ml@gpu-7",
+    )
+    with pytest.raises(NoShell, match="never answers"):
+        shell_command(Host(name="x", simulate="unreachable"))
