@@ -1210,7 +1210,13 @@ smi_job() {
   emit_lines smi query "$_out"
   rec smirc query "$_rc"
   case $_rc in
-    0) # a GPU in MIG mode: its MIG devices and their UUIDs come from -L
+    0)
+      # live state, as nvitop shows it (the processes come from the table above)
+      run "$R$_smi" --query-gpu=index,utilization.gpu,memory.used,memory.total,temperature.gpu \
+        --format=csv,noheader,nounits
+      emit_lines smi state "$_out"
+      rec smirc state "$_rc"
+      # a GPU in MIG mode: its MIG devices and their UUIDs come from -L
       case $_tbl in *"Enabled |"*) ;; *) return 0 ;; esac
       ;;
     124 | 137)

@@ -33,6 +33,7 @@ from tui.core.facts import (
     Toolkit,
 )
 from tui.core.gpu_scope import container_scope
+from tui.core.gpu_state import parse_gpu_load, parse_gpu_processes
 from tui.core.redact import MASK, is_secret_name
 
 
@@ -397,6 +398,10 @@ class FactBuilder:
             host=self._host_info(),
             driver=self._driver(),
             gpus=self._gpus_with_mig(),
+            gpu_load=(
+                parse_gpu_load(self._smi.get("state", ())) if self._smirc.get("state") == 0 else ()
+            ),
+            gpu_processes=parse_gpu_processes(self._smi.get("table", ())),
             toolkits=tuple(self._toolkit(tk) for tk in self._tk.values()),
             usr_local_cuda=usr_local_cuda,
             contexts=contexts,

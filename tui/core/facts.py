@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
+from tui.core.gpu_state import GpuLoad, GpuProcess
+
 SCHEMA_VERSION = 1
 
 DriverState = Literal[
@@ -283,6 +285,8 @@ class Facts:
     loader: LoaderInfo = field(
         default_factory=LoaderInfo
     )  # from nvidia-smi -L, when a GPU is in MIG mode
+    gpu_load: tuple[GpuLoad, ...] = ()  # live: utilisation, memory, temperature per GPU
+    gpu_processes: tuple[GpuProcess, ...] = ()  # live: compute processes on the GPUs
 
     # -- lookups used by rules and the UI ---------------------------------------------
     def toolkit_at(self, home: str) -> Toolkit | None:

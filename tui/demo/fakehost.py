@@ -32,11 +32,13 @@ from pathlib import Path
 from tui.core.factbuild import SYSTEMD_DEFAULT_PATH
 from tui.core.fixes.shell import FAKE_HOST_MARKER
 from tui.core.fixes.unitenv import FILE_MARK, UNIT_DIRS, unit_files_script, unit_start
+from tui.core.gpu_state import STATE_FIELDS
 from tui.core.hosts import Host
 
 FIXTURES = "fixtures"
 CAPTURES = "captures"  # outputs captured by this project's slow tests (captures/README.md)
 SMI_QUERY_ARGS = "--query-gpu=index,name,compute_cap,memory.total,uuid --format=csv,noheader"
+SMI_STATE_ARGS = f"--query-gpu={STATE_FIELDS} --format=csv,noheader,nounits"
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # DriverSpec.failure → (what nvidia-smi prints for the table, -L and --query-gpu; exit status).
 # Real captures except the mismatch exit status, which is unverified (fixtures README).
@@ -164,6 +166,8 @@ class ProcessSpec:
     environ_readable: bool = True
     ppid: int = 1
     mapped: tuple[str, ...] = ()  # files in /proc/PID/maps (host paths), in /proc's own layout
+    gpu_memory_mib: int = 0  # > 0: listed in nvidia-smi's Processes (SYNTHETIC)
+    gpu_index: int | None = None  # the GPU it holds memory on (None: every GPU)
 
 
 @dataclass(frozen=True)
@@ -208,11 +212,12 @@ case "$*" in
   "") f=table ;;
   "-L") f=list ;;
   "QUERY_ARGS") f=query ;;
+  "STATE_ARGS") f=state ;;
   *) echo "Invalid combination of input arguments. Please run 'nvidia-smi -h' for help."; exit 2 ;;
 esac
 cat "$d/$f.out"
 exit "$(cat "$d/$f.rc")"
-""".replace("QUERY_ARGS", SMI_QUERY_ARGS)
+""".replace("QUERY_ARGS", SMI_QUERY_ARGS).replace("STATE_ARGS", SMI_STATE_ARGS)
 
 NVCC_SHIM = """#!/bin/sh
 # detective-tui fake nvcc: prints captured outputs stored next to this script.
@@ -392,13 +397,63 @@ def _smi_outputs(spec: FakeHostSpec) -> dict[str, tuple[str, int]]:
         for i, g in enumerate(spec.gpus)
     )
     table = fixture_text(drv.table_fixture) if drv.table_fixture else ""
+    table = _with_processes(table, spec)
+    state = _gpu_state(spec)
     if drv.query_unsupported:  # nvidia-smi's wording for an unknown field (no capture of it)
         return {
             "table": (table, 0),
             "query": ('Field "compute_cap" is not a valid field to query.\n', 2),
             "list": (listing, 0),
         }
-    return {"table": (table, 0), "query": (query, 0), "list": (listing, 0)}
+    outputs = {"table": (table, 0), "query": (query, 0), "list": (listing, 0)}
+    return {**outputs, "state": (state, 0)}
+
+
+# SYNTHETIC: no real capture of a busy GPU's --query-gpu state or Processes rows is in the
+# fixtures, so a fake host's live state is made up from its spec — a serving process with
+# gpu_memory_mib holds that much on every GPU, at a steady 35 °C and no load; demo only.
+SYNTHETIC_TEMPERATURE_C = 35
+NO_PROCESSES = "No running processes found"
+
+
+def _on_gpu(spec: FakeHostSpec) -> list[tuple[int, ProcessSpec]]:
+    """(GPU index, process) for each GPU a serving process holds memory on."""
+    return [
+        (i, p)
+        for i in range(len(spec.gpus))
+        for p in spec.processes
+        if p.gpu_memory_mib and p.gpu_index in (None, i)
+    ]
+
+
+def _gpu_state(spec: FakeHostSpec) -> str:
+    used = [0] * len(spec.gpus)
+    for i, p in _on_gpu(spec):
+        used[i] += p.gpu_memory_mib
+    return "".join(
+        f"{i}, 0, {used[i]}, {g.memory_mib if g.memory_mib is not None else '[N/A]'}, "
+        f"{SYNTHETIC_TEMPERATURE_C}\n"
+        for i, g in enumerate(spec.gpus)
+    )
+
+
+def _with_processes(table: str, spec: FakeHostSpec) -> str:
+    """The table with its "No running processes found" row replaced by one row per GPU for
+    each serving process that holds GPU memory (SYNTHETIC rows in nvidia-smi's layout)."""
+    busy = _on_gpu(spec)
+    lines = table.splitlines(keepends=True)
+    at = next((i for i, ln in enumerate(lines) if NO_PROCESSES in ln), None)
+    if not busy or at is None:
+        return table
+    width = len(lines[at].rstrip("\n")) - 2
+    rows = []
+    for i, p in busy:
+        first = p.argv[0]
+        name = first.decode(errors="replace") if isinstance(first, bytes) else first
+        cells = f"  {i:>3}   N/A  N/A  {p.pid:>14}      C   {name:<35}"
+        mem = f"{p.gpu_memory_mib}MiB "
+        rows.append("|" + cells + mem.rjust(width - len(cells)) + "|\n")
+    return "".join([*lines[:at], *rows, *lines[at + 1 :]])
 
 
 def _build_driver(root: Path, spec: FakeHostSpec) -> None:
@@ -717,6 +772,8 @@ def reference_ct200(
                     exe="/usr/bin/python3.12",
                     unit=unit,
                     ppid=4242,
+                    gpu_memory_mib=88_312,  # SYNTHETIC: weights + KV cache of one TP rank
+                    gpu_index=tp,
                 )
                 for tp in range(8)
             ),

@@ -25,6 +25,7 @@ from tui.ui.messages import FixRequested, ProbeRequested, ValidateRequested
 from tui.ui.story import cuda_boxes, headline
 from tui.ui.widgets.cuda_compare import CudaComparison
 from tui.ui.widgets.finding_view import NO_FINDINGS, FindingView, severity_label
+from tui.ui.widgets.gpu_view import GpuView
 from tui.ui.widgets.redacted_log import RedactedLog
 from tui.ui.widgets.replay_view import ReplayView
 
@@ -53,6 +54,7 @@ TAB_FOCUS = {
     "tab-replay": "#replay-scroll",
     "tab-fixes": "#fixes",
     "tab-output": "#output",
+    "tab-gpus": "#gpus-scroll",
 }
 
 
@@ -96,6 +98,14 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
             tooltip="FlashInfer replay",
         ),
         Binding(
+            "n",
+            "show_tab('tab-gpus')",
+            "GPUs now",
+            id="host.gpus",
+            show=False,
+            tooltip="Live GPU state: utilisation, memory, temperature, compute processes",
+        ),
+        Binding(
             "y",
             "copy",
             "Copy",
@@ -134,6 +144,8 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
                 yield ReplayView(id="replay")
             with TabPane("Fixes (what-if)", id="tab-fixes"):
                 yield DataTable(id="fixes", cursor_type="row")
+            with TabPane("GPUs now", id="tab-gpus"), VerticalScroll(id="gpus-scroll"):
+                yield GpuView(id="gpus")
             with TabPane("Probe output", id="tab-output"):
                 yield RedactedLog(id="output", max_lines=20_000)
         yield Footer()
@@ -211,6 +223,7 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
         if self._findings:
             options.highlighted = 0
         self.query_one(ReplayView).replays = diagnosis.flashinfer if diagnosis else ()
+        self.query_one(GpuView).show(facts)
         self._fill_fixes()
         self.refresh_bindings()
 

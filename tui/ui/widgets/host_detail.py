@@ -12,6 +12,7 @@ from tui.ui.fleet import HostState, gpu_summary, sm_summary, status_text
 from tui.ui.freshness import is_stale, probed_text
 from tui.ui.story import cuda_boxes
 from tui.ui.widgets.finding_view import severity_label
+from tui.ui.widgets.gpu_view import load_summary
 
 BOX_LABEL = {"driver": "driver", "torch": "torch", "path": "PATH nvcc", "jit": "JIT"}
 BOX_STYLE = {"critical": "bold $error", "warning": "bold $warning", "odd": "$accent"}
@@ -34,6 +35,8 @@ def detail_parts(state: HostState, now: datetime, stale_minutes: int = 0) -> lis
     if state.facts is not None and state.facts.gpus:
         parts.append(f"  ·  {gpu_summary(state.facts)} · SM {sm_summary(state.facts)}")
     parts.append("\n")
+    if state.facts is not None and state.facts.gpu_load:
+        parts += [(load_summary(state.facts), "dim"), "\n"]
     if state.pending is not None:
         parts += [("⟳ " + state.pending.detail, "bold $warning"), ("  (R)", "dim"), "\n"]
     if state.facts is not None:

@@ -1,0 +1,88 @@
+"""Live GPU state, as nvitop shows it: per GPU its utilisation, memory used/total and
+temperature, then the compute processes with the interpreter behind each (where the probe
+knows the process: the serving process's environment and Python)."""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.widgets import Static
+
+from tui.core.facts import Facts
+from tui.core.redact import redact_text
+from tui.ui.fleet import short_gpu_name
+
+Part = str | tuple[str, str] | Content
+HOT_C = 85  # a temperature shown in the warning colour from here
+FULL = 0.95  # memory shown in the warning colour from this fraction
+
+
+def _gib(mib: int | None) -> str:
+    return "?" if mib is None else f"{mib / 1024:.1f}"
+
+
+def load_summary(facts: Facts) -> str:
+    """One line for the detail pane: ``8 GPUs · 0–12% · 690.9/764.7 GiB · 35–41 °C``."""
+    load = facts.gpu_load
+    if not load:
+        return ""
+    utils = [g.utilization_pct for g in load if g.utilization_pct is not None]
+    temps = [g.temperature_c for g in load if g.temperature_c is not None]
+    used = sum(g.memory_used_mib or 0 for g in load)
+    total = sum(g.memory_total_mib or 0 for g in load)
+
+    def span(values: list[int], unit: str) -> str:
+        if not values:
+            return "?"
+        low, high = min(values), max(values)
+        return f"{low}{unit}" if low == high else f"{low}–{high}{unit}"
+
+    return (
+        f"{len(load)} GPU{'s' if len(load) > 1 else ''} now · {span(utils, '%')} busy · "
+        f"{_gib(used)}/{_gib(total)} GiB · {span(temps, ' °C')}"
+    )
+
+
+def gpu_parts(facts: Facts | None) -> list[Part]:
+    if facts is None:
+        return ["Not probed yet."]
+    if not facts.gpu_load:
+        return ["No live GPU state: nvidia-smi did not answer the state query (see Findings)."]
+    names = {g.index: short_gpu_name(g.name) for g in facts.gpus}
+    parts: list[Part] = [
+        ("GPU  name                          util   memory (GiB)     temp\n", "bold")
+    ]
+    for g in facts.gpu_load:
+        full = (g.memory_used_mib or 0) >= FULL * (g.memory_total_mib or 1)
+        hot = (g.temperature_c or 0) >= HOT_C
+        util = "  ?" if g.utilization_pct is None else f"{g.utilization_pct:>3}"
+        temp = "?" if g.temperature_c is None else f"{g.temperature_c} °C"
+        memory = f"{_gib(g.memory_used_mib):>6} / {_gib(g.memory_total_mib):<6}"
+        name = names.get(g.index, "?")
+        name = name if len(name) <= 28 else name[:27] + "…"
+        parts += [
+            f"{g.index:>3}  {name:<28}  {util}%   ",
+            (memory, "$warning" if full else ""),
+            "   ",
+            (temp, "$warning" if hot else ""),
+            "\n",
+        ]
+    parts.append(("\nCompute processes\n", "bold"))
+    if not facts.gpu_processes:
+        parts.append(("none running\n", "dim"))
+    contexts = {c.pid: c for c in facts.contexts if c.pid is not None}
+    for p in facts.gpu_processes:
+        where = "GPU ?" if p.gpu is None else f"GPU {p.gpu}"
+        memory = "" if p.memory_mib is None else f"  {_gib(p.memory_mib)} GiB"
+        parts.append(redact_text(f"{where:<6} pid {p.pid:<7} {p.name}{memory}"))
+        ctx = contexts.get(p.pid)
+        if ctx is not None:
+            python = next((py for py in facts.pythons if py.context == ctx.label), None)
+            interp = python.path if python else (ctx.exe or "?")
+            parts.append(("\n         " + redact_text(f"{ctx.label}: {interp}"), "dim"))
+        parts.append("\n")
+    return parts
+
+
+class GpuView(Static):
+    def show(self, facts: Facts | None) -> None:
+        self.update(Content.assemble(*gpu_parts(facts)))
