@@ -180,11 +180,11 @@ def test_markdown_report_is_pasteable_and_redacted(
     code = main(["--hosts", _inventory(tmp_path, entry), "diagnose", "ct200", "--markdown"])
     out = capsys.readouterr().out
     assert code == exitcodes.CRITICAL
-    assert out.startswith("# detective-tui diagnosis\n")
+    assert out.startswith("# detective-tui report\n")
     findings_at = out.index("`flashinfer-arch-rejected`")
     assert findings_at < out.index("<details>")  # findings first, facts after
     assert "<summary>Facts: ct200</summary>" in out
-    assert "driver.smi_version: 580.95.05" in out
+    assert "driver: ok · 580.95.05 · CUDA 13.0" in out
     assert "`use-installed-toolkit` path=/usr/local/cuda-13.0" in out
     assert "hf_demo_secret_value" not in out
 
