@@ -121,7 +121,8 @@ async def _measure(app: Any, hosts: Any, t0: float, duration_s: float) -> dict[s
     # until every host has been probed once, and for at least ``duration_s`` (the periodic
     # re-probes go on meanwhile)
     while (
-        any(s.finished_at is None and s.status != "probe-failed" for s in app.fleet) or time.perf_counter() - started < duration_s
+        any(s.finished_at is None and s.status != "probe-failed" for s in app.fleet)
+        or time.perf_counter() - started < duration_s
     ):
         sent_at.append(time.perf_counter() - started)
         latencies.append(await _press(app, table, keys[i % len(keys)]))

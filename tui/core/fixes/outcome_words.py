@@ -61,7 +61,7 @@ def verdict_lines(outcome: FixOutcome, before_fix: Sequence[str] | None = None) 
         if outcome.facts_after is None:
             return [before, "After the restart: unknown (no re-probe)"]
         after = _findings(
-            "Running service after the restart: ", outcome.worst_after, outcome.findings_after
+            "Running service after the restart:", outcome.worst_after, outcome.findings_after
         )
         return [before, after]
     before_label = "Findings before the undo:" if kind == "undo" else "Findings before:"

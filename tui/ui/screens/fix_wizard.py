@@ -132,10 +132,10 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
                 yield Static(id="fix-verdict-text")
             yield Static(self._status_text(), id="fix-status")
             with Horizontal(id="fix-buttons"):
-                yield Button("Apply", variant="warning", id="apply", compact=True)
-                yield Button("Undo", id="undo", disabled=True, compact=True)
-                yield Button("Restart units", id="restart", disabled=True, compact=True)
-                yield Button("Close", variant="primary", id="close", compact=True)
+                yield Button("Apply (a)", variant="warning", id="apply", compact=True)
+                yield Button("Undo (u)", id="undo", disabled=True, compact=True)
+                yield Button("Restart units (r)", id="restart", disabled=True, compact=True)
+                yield Button("Close (esc)", variant="primary", id="close", compact=True)
 
     def on_mount(self) -> None:
         # the keys scroll what is shown (the buttons have their keys: a, u, r, escape)
@@ -211,13 +211,13 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
         self.query_one("#fix-verdict-text", Static).update(Content(redact_text(preview_text(plan))))
         self.query_one("#fix-verdict", VerticalScroll).scroll_home(animate=False)
         self.query_one("#apply", Button).disabled = False
-        self.query_one("#apply", Button).label = "Confirm"
+        self.query_one("#apply", Button).label = "Confirm (a)"
         self._set_status("Press Confirm (a) to run the commands above.")
 
     def _start(self, plan: FixPlan, kind: str, undoing: UndoRecord | None = None) -> None:
         log = self.query_one("#fix-output", Log)
         log.write_line(f"── {kind}: {plan.fix_id} on {self.host.name}")
-        self.query_one("#apply", Button).label = "Apply"
+        self.query_one("#apply", Button).label = "Apply (a)"
         self.stage = "running"
         self._set_status("Running… every command and its output goes to the session transcript.")
         self._run(plan, kind, undoing)

@@ -14,7 +14,9 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Static
 
-SPELLED = frozenset({"enter"})  # keys named in words, not as a symbol (⏎)
+SPELLED = frozenset({"enter"})
+ACTION_MIN_WIDTH = 24
+ACTION_MAX_WIDTH = 72  # keys named in words, not as a symbol (⏎)
 
 
 class HelpScreen(ModalScreen[None]):
@@ -53,7 +55,11 @@ class HelpScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one("#help-keys", DataTable)
-        table.add_columns("Where", "Key", "Action")
+        table.add_column("Where")
+        table.add_column("Key")
+        # the action wraps within the dialog rather than running off its edge
+        width = max(ACTION_MIN_WIDTH, min(ACTION_MAX_WIDTH, self.app.size.width - 36))
+        table.add_column("Action", width=width)
         for where, bindings in self.sections:
             for b in bindings:
                 if b.id in self.hidden or not b.description:
@@ -62,7 +68,8 @@ class HelpScreen(ModalScreen[None]):
                     k.strip() if k.strip() in SPELLED else self.app.get_key_display(b.with_key(k))
                     for k in b.key.split(",")
                 )
-                table.add_row(where, Text(keys, style="bold"), b.tooltip or b.description)
+                action = b.tooltip or b.description
+                table.add_row(where, Text(keys, style="bold"), action, height=None)
         table.focus()
 
     @on(Button.Pressed, "#close")

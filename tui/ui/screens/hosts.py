@@ -27,7 +27,7 @@ from tui.ui.freshness import is_stale, probed_text
 from tui.ui.grouping import FindingGroup, group_by_finding, marked_group
 from tui.ui.messages import OpenHost, PendingRequested, ProbeRequested
 from tui.ui.widgets.fleet_table import FleetTable
-from tui.ui.widgets.host_detail import HostDetail
+from tui.ui.widgets.host_detail import HostDetail, group_parts
 
 CELL_STYLE = {
     "critical": "bold red",
@@ -309,6 +309,11 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
             return
         name = self.selected_host
         state = self.app.fleet.states.get(name) if name else None
+        group = self.selected_group if self.grouped and state is None else None
+        if group is not None:
+            self._detail_state = None
+            pane.update(Content.assemble(*group_parts(group)))
+            return
         if state is self._detail_state and state is not None:
             return
         self._detail_state = state

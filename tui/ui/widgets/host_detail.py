@@ -10,6 +10,7 @@ from textual.widgets import Static
 
 from tui.ui.fleet import HostState, gpu_summary, sm_summary, status_text
 from tui.ui.freshness import is_stale, probed_text
+from tui.ui.grouping import FindingGroup
 from tui.ui.story import cuda_boxes
 from tui.ui.widgets.finding_view import severity_label
 from tui.ui.widgets.gpu_view import load_summary
@@ -63,6 +64,17 @@ def detail_parts(state: HostState, now: datetime, stale_minutes: int = 0) -> lis
     elif state.error:
         parts += [(state.error.splitlines()[0], "$error"), "\n"]
     parts.append(("enter open · p probe · space mark · f fix (groups) · y copy", "dim"))
+    return parts
+
+
+def group_parts(group: FindingGroup) -> list[Part]:
+    """The pane for a group of the groups view: what the hosts share and what f does."""
+    parts: list[Part] = [(group.label, "bold"), "\n", ", ".join(group.hosts), "\n"]
+    if group.finding_id is not None:
+        parts += [("finding: ", "bold"), group.finding_id, "\n"]
+        parts.append(("f fixes every host of the group · p probes them · space marks them", "dim"))
+    else:
+        parts.append(("p probes them again · space marks them", "dim"))
     return parts
 
 
