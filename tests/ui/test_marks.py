@@ -52,3 +52,52 @@ async def test_mark_probe_fix_and_export_the_marked_hosts(demo_hosts: tuple[Host
         fix = app.screen
         assert fix.finding_id == "flashinfer-arch-rejected"
         assert [s.name for s in fix.states] == ["ct200", "ct201", "h100-node"]
+
+
+async def test_undo_the_marked_hosts(fleet: tuple[Host, ...]) -> None:
+    from textual.widgets import Collapsible, DataTable
+
+    from tui.core.fixes.undo import list_records
+    from tui.ui.screens.hosts import HostsScreen
+    from tui.ui.screens.undo_marked import UndoMarkedScreen
+
+    app = make_app(fleet)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await probe_all(pilot)
+        table = app.screen.query_one("#hosts-table", FleetTable)
+        for name in ("ct200", "ct201", "h100-node"):
+            table.cursor_row = table.row_names.index(name)
+            await pilot.press("space")
+        await pilot.press("f")
+        await settle(pilot, lambda: isinstance(app.screen, FleetFixScreen))
+        fix = app.screen
+        choices = fix.query_one("#fleet-choices", DataTable)
+        choices.move_cursor(row=[c.fix_id for c in fix.choices].index("set-flashinfer-arch-list"))
+        await pilot.press("enter")
+        await settle(pilot, lambda: fix.stage == "preview")
+        await pilot.press("a")
+        await settle(pilot, lambda: fix.stage == "done" and all_probed(app))
+        assert len(list_records("ct200")) == len(list_records("ct201")) == 1
+        assert app.fleet["ct200"].pending is not None  # the fix left the restart pending
+        await pilot.press("escape")
+        await settle(pilot, lambda: isinstance(app.screen, HostsScreen))
+
+        await pilot.press("u")  # the three marked hosts
+        await settle(pilot, lambda: isinstance(app.screen, UndoMarkedScreen))
+        undo = app.screen
+        await settle(pilot, lambda: undo.stage == "preview")
+        titles = [str(c.title) for c in undo.query(Collapsible)]
+        assert [t.split(":")[0] for t in titles] == ["ct200", "ct201"]
+        assert "set-flashinfer-arch-list" in titles[0]
+        reasons = [str(w.render()) for w in undo.query("#undo-preview > Static")]
+        assert any(r.startswith("h100-node: nothing to undo") for r in reasons), reasons
+        await pilot.press("a")
+        await settle(pilot, lambda: undo.stage == "done" and all_probed(app))
+        assert {r.item.host.name: r.status for r in undo.results} == {
+            "ct200": "undone",
+            "ct201": "undone",
+            "h100-node": "skipped",
+        }
+        assert list_records("ct200") == list_records("ct201") == []
+        # undone before any restart: the service never had it, nothing is pending any more
+        assert app.fleet["ct200"].pending is None

@@ -46,6 +46,7 @@ from tui.ui.messages import (
     ProbeRequested,
     RunsFinished,
     UndoRecordRequested,
+    UndoRequested,
     ValidateRequested,
     ValidationFinished,
 )
@@ -657,6 +658,16 @@ class DetectiveApp(App[int]):
         changed = [replace(self.fleet[n], pending=w[0]) for n, w in found.items() if w]
         if changed:  # the recovery dialog says so too; the table keeps it in view
             self.fleet = self.fleet.updated(*changed)
+
+    @on(UndoRequested)
+    def _on_undo_requested(self, message: UndoRequested) -> None:
+        if self.read_only:
+            self.notify("Read-only mode: undo is disabled.", severity="warning")
+            return
+        from tui.ui.screens.undo_marked import UndoMarkedScreen
+
+        hosts = [self._hosts[n] for n in message.hosts if n in self._hosts]
+        self.push_screen(UndoMarkedScreen(hosts, self.session))
 
     @on(PendingRequested)
     def _on_pending_requested(self, message: PendingRequested) -> None:

@@ -71,6 +71,14 @@ class PendingRequested(Message):
         self.host = host
 
 
+class UndoRequested(Message):
+    """Undo the newest fix still in place on each of these hosts (after a preview)."""
+
+    def __init__(self, hosts: tuple[str, ...]) -> None:
+        super().__init__()
+        self.hosts = hosts
+
+
 class RunsFinished(Message):
     """Fix, undo or restart runs ended (host name → the outcome, None: nothing ran there);
     the app keeps each host's pending work from them."""

@@ -25,7 +25,7 @@ from tui.ui.fleet import COLUMNS, NOT_REACHED, STATUS_WIDTH, FleetState, HostSta
 from tui.ui.footer_fit import fit_footer
 from tui.ui.freshness import is_stale, probed_text
 from tui.ui.grouping import FindingGroup, group_by_finding, marked_group
-from tui.ui.messages import OpenHost, PendingRequested, ProbeRequested
+from tui.ui.messages import OpenHost, PendingRequested, ProbeRequested, UndoRequested
 from tui.ui.widgets.fleet_table import FleetTable
 from tui.ui.widgets.host_detail import HostDetail, group_parts
 
@@ -53,7 +53,7 @@ STATUS_STYLE = {
 STALE_STYLE = "yellow"
 REASON_STYLE = {"critical": "red", "warning": "yellow"}
 # the fleet fix writes on hosts: --read-only hides it (its binding id, for the help screen)
-READ_ONLY_BINDINGS = frozenset({"hosts.fleet_fix", "hosts.pending"})
+READ_ONLY_BINDINGS = frozenset({"hosts.fleet_fix", "hosts.pending", "hosts.undo"})
 
 GROUP_STYLE = {
     "critical": "bold red",
@@ -197,6 +197,15 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
             id="hosts.clear_marks",
             show=False,
             tooltip="Unmark every host",
+        ),
+        Binding(
+            "u",
+            "undo",
+            "Undo",
+            id="hosts.undo",
+            show=False,
+            tooltip="Undo the newest fix still in place on the marked hosts (or the selected "
+            "one): per-host preview, then a",
         ),
         Binding("s", "sort_next", "Sort", id="hosts.sort", tooltip="Sort by the next column"),
         Binding(
@@ -515,6 +524,11 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
         what = f"the report of {len(names)} hosts" if len(names) > 1 else f"{names[0]}'s report"
         self.app.copy_text(text, what)
 
+    def action_undo(self) -> None:
+        names = self.marked_hosts or ((self.selected_host,) if self.selected_host else ())
+        if names:
+            self.post_message(UndoRequested(names))
+
     def action_shell(self) -> None:
         if self.selected_host is not None:
             self.app.open_shell(self.selected_host)
@@ -564,10 +578,12 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
             return (self.grouped or bool(self.marked)) and not read_only
         if action == "pending":
             return not read_only and any(s.pending is not None for s in self.app.fleet)
+        if action == "undo":
+            return not read_only
         return True
 
     def disabled_reason(self, action: str) -> str | None:
-        if getattr(self.app, "read_only", False) and action in ("fleet_fix", "pending"):
+        if getattr(self.app, "read_only", False) and action in ("fleet_fix", "pending", "undo"):
             return "Read-only mode (--read-only): fixes, restarts and undos are off."
         if action == "fleet_fix":
             return "Group the fleet by finding (g) and pick a group, or mark hosts (space)."
