@@ -9,7 +9,7 @@ from tui.core.hosts import Host
 from tui.ui.widgets.fleet_table import FleetTable
 from tui.ui.widgets.host_detail import HostDetail
 
-from .conftest import make_app, probe_all
+from .conftest import make_app, probe_all, settle
 
 
 @pytest.mark.parametrize(("size", "beside"), [((80, 24), False), ((200, 50), True)])
@@ -22,7 +22,7 @@ async def test_pane_follows_the_cursor_and_reflows(
         table = app.screen.query_one("#hosts-table", FleetTable)
         pane = app.screen.query_one(HostDetail)
         table.cursor_row = table.row_names.index("ct200")
-        await pilot.pause()
+        await settle(pilot, lambda: str(pane.render()).startswith("ct200"))  # once it rests
         text = str(pane.render())
         assert text.startswith("ct200")
         assert "driver 13.0 · torch 13.0 · PATH nvcc 12.8 · JIT 12.8 ✗" in text
@@ -34,8 +34,7 @@ async def test_pane_follows_the_cursor_and_reflows(
             assert pane.region.y >= table.region.bottom and pane.region.width == size[0]
             assert table.region.height >= 10  # the table keeps most of the screen
         await pilot.press("down")
-        await pilot.pause()
-        assert str(pane.render()).startswith(table.cursor_name)
+        await settle(pilot, lambda: str(pane.render()).startswith(table.cursor_name))
         await pilot.press("d")
         await pilot.pause()
         assert not pane.display and table.region.height > 10

@@ -17,8 +17,9 @@ async def test_gpu_state_on_the_host_screen_and_pane(demo_hosts: tuple[Host, ...
         await probe_all(pilot)
         table = app.screen.query_one("#hosts-table", FleetTable)
         table.cursor_row = table.row_names.index("ct200")
-        await pilot.pause()
-        pane = str(app.screen.query_one(HostDetail).render())
+        detail = app.screen.query_one(HostDetail)
+        await settle(pilot, lambda: str(detail.render()).startswith("ct200"))
+        pane = str(detail.render())
         assert "8 GPUs now" in pane, pane
         assert "8 GPUs now · 0% busy · 689.9/764.7 GiB · 35 °C" in pane
         app.open_host("ct200")

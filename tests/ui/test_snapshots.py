@@ -14,6 +14,7 @@ from tui.core.hosts import Host
 from tui.ui.screens.fix_wizard import FixWizardScreen
 from tui.ui.screens.hostkey import HostKeyScreen
 from tui.ui.widgets.fleet_table import FleetTable
+from tui.ui.widgets.host_detail import HostDetail
 
 from .conftest import make_app, probe_all, settle
 
@@ -37,7 +38,8 @@ def test_hosts_with_detail_pane(snap_compare, demo_hosts: tuple[Host, ...], size
         await _probe_all(pilot)
         table = pilot.app.screen.query_one("#hosts-table", FleetTable)
         table.cursor_row = table.row_names.index("ct200")
-        await pilot.pause()
+        pane = pilot.app.screen.query_one(HostDetail)
+        await settle(pilot, lambda: str(pane.render()).startswith("ct200"))
 
     assert snap_compare(make_app(demo_hosts), terminal_size=SIZES[size], run_before=run_before)
 

@@ -15,6 +15,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import ContentSwitcher, Footer, Input, Static, Tree
 from textual.widgets.tree import TreeNode
@@ -127,6 +128,7 @@ class ShortTree(Tree[object]):
         self._invalidate()
 
 
+DETAIL_DELAY_S = 0.06  # the detail pane follows the cursor when it rests this long
 WIDE_LAYOUT = 150  # from this width the detail pane is beside the table, else under it
 REASON_MIN_WIDTH = 20  # the Reason column takes the rest of the first screenful, at least this
 AGE_REFRESH_S = 30.0  # how often "probed 3m ago" and stale marks are brought up to date
@@ -268,6 +270,7 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
         self._shown: dict[str, HostState] = {}
         self._groups: tuple[FindingGroup, ...] = ()
         self._detail_state: HostState | None = None
+        self._detail_timer: Timer | None = None
         self.marked: frozenset[str] = frozenset()
 
     def compose(self) -> ComposeResult:
@@ -330,12 +333,13 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
         pane.show(state, self.app.clock(), stale)
 
     @on(FleetTable.CursorMoved, "#hosts-table")
-    def _cursor_moved(self) -> None:
-        self._refresh_detail()
-
     @on(Tree.NodeHighlighted, "#groups-tree")
-    def _node_highlighted(self) -> None:
-        self._refresh_detail()
+    def _cursor_moved(self) -> None:
+        """The pane follows the cursor once it rests (DETAIL_DELAY_S): a held arrow key
+        moves the cursor at full speed and the pane is drawn once, for the row it stops on."""
+        if self._detail_timer is not None:
+            self._detail_timer.stop()
+        self._detail_timer = self.set_timer(DETAIL_DELAY_S, self._refresh_detail)
 
     def action_toggle_detail(self) -> None:
         pane = self.query_one(HostDetail)
