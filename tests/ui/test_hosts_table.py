@@ -148,13 +148,13 @@ async def test_demo_hosts_do_not_pass_for_machines(demo_hosts: tuple[Host, ...])
     app = make_app(demo_hosts)
     async with app.run_test(size=(160, 40)) as pilot:
         title = str(app.screen.query_one("#hosts-title").render())
-        assert title.startswith("Demo fleet") and "7 simulated hosts" in title
+        assert title.startswith("Demo fleet") and f"{len(demo_hosts)} simulated hosts" in title
     mixed = (Host(name="zeta", ssh="zeta.example"), *demo_hosts)
     app = make_app(mixed)
     async with app.run_test(size=(160, 40)) as pilot:
         await pilot.pause()
         title = str(app.screen.query_one("#hosts-title").render())
-        assert "1 host + 7 demo (simulated)" in title
+        assert f"1 host + {len(demo_hosts)} demo (simulated)" in title
         table = app.screen.query_one("#hosts-table", FleetTable)
         assert table.row_names[0] == "zeta"  # real hosts first, whatever the sort
         assert "italic" in str(table._cells["ct200"][0].style)

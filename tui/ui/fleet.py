@@ -39,7 +39,14 @@ Status = Literal[
 ]
 BUSY: frozenset[str] = frozenset({"queued", "connecting", "probing"})
 NOT_REACHED: frozenset[str] = frozenset(
-    {"unreachable", "hostkey-unknown", "hostkey-changed", "timeout", "probe-failed"}
+    {
+        "unreachable",
+        "hostkey-unknown",
+        "hostkey-changed",
+        "hostkey-revoked",
+        "timeout",
+        "probe-failed",
+    }
 )
 
 
