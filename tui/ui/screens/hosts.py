@@ -324,7 +324,7 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
         group = self.selected_group if self.grouped and state is None else None
         if group is not None:
             self._detail_state = None
-            pane.update(Content.assemble(*group_parts(group)))
+            pane.show_parts(group_parts(group))
             return
         if state is self._detail_state and state is not None:
             return
@@ -413,7 +413,8 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
     def _show_no_match(self) -> None:
         box = self.query_one("#no-match", Static)
         empty = bool(self._terms) and not self._rows
-        box.display = empty
+        if box.display != empty:
+            box.display = empty
         if empty:
             text = self.query_one("#filter", Input).value.strip()
             box.update(f"No host matches {text!r}. Esc clears the filter.")

@@ -6,7 +6,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from textual.content import Content
-from textual.widgets import Static
+from textual.reactive import reactive
+from textual.widget import Widget
 
 from tui.ui.fleet import HostState, gpu_summary, sm_summary, status_text
 from tui.ui.freshness import is_stale, probed_text
@@ -27,7 +28,9 @@ def detail_parts(state: HostState, now: datetime, stale_minutes: int = 0) -> lis
     if host.tags:
         parts.append(("  " + ", ".join(host.tags), "dim"))
     parts.append("\n")
-    if state.busy or state.facts is None:
+    if state.busy:  # the table shows the progress; the pane stays still meanwhile
+        parts.append("probing…")
+    elif state.facts is None:
         parts.append(status_text(state) if state.status != "idle" else "not probed yet (p)")
     else:
         age = probed_text(state, now)
@@ -78,11 +81,26 @@ def group_parts(group: FindingGroup) -> list[Part]:
     return parts
 
 
-class HostDetail(Static):
-    """Set with ``show(state, now, stale_minutes)``; empty without a host."""
+class HostDetail(Widget):
+    """Set with ``show(state, now, stale_minutes)`` or ``text``. A repaint of its own region,
+    not ``Static.update``: that re-lays out the whole screen, on every probe update of the
+    selected host (the pane's size is fixed by the layout, never by its text)."""
+
+    text: reactive[Content] = reactive(Content, layout=False)
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._parts: list[Part] = []
+
+    def render(self) -> Content:
+        return self.text
 
     def show(self, state: HostState | None, now: datetime, stale_minutes: int = 0) -> None:
-        if state is None:
-            self.update("No host selected.")
-            return
-        self.update(Content.assemble(*detail_parts(state, now, stale_minutes)))
+        parts = detail_parts(state, now, stale_minutes) if state else ["No host selected."]
+        self.show_parts(parts)
+
+    def show_parts(self, parts: list[Part]) -> None:
+        """Repainted only when what it says changed (not on every probe update)."""
+        if parts != self._parts:
+            self._parts = parts
+            self.text = Content.assemble(*parts)
