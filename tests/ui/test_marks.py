@@ -23,7 +23,9 @@ async def test_mark_probe_fix_and_export_the_marked_hosts(demo_hosts: tuple[Host
         assert table.cursor_name == "ct201"
         await pilot.press("space")
         table.cursor_row = table.row_names.index("h100-node")
-        await pilot.press("space", "space")  # h100-node, then the row under it
+        await pilot.press("space")
+        table.cursor_row = table.row_names.index("no-driver")
+        await pilot.press("space")
         assert screen.marked == {"ct200", "ct201", "h100-node", "no-driver"}
         table.cursor_row = table.row_names.index("no-driver")
         await pilot.press("space")  # unmark
