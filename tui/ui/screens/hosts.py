@@ -359,7 +359,7 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
         if not demo:
             head, size = "Fleet  ", _plural(real, "host")
         elif not real:
-            head, size = "Demo fleet  ", f"{_plural(demo, 'simulated host')} (not machines)"
+            head, size = "Demo fleet  ", _plural(demo, "simulated host")
         else:
             head, size = "Fleet  ", f"{_plural(real, 'host')} + {demo} demo (simulated)"
         parts = [size, f"{done} probed"]
