@@ -90,7 +90,7 @@ def test_markdown_and_text_reports(
     out_dir = write_dir(tmp_path / "out", {"ct200": captured["ct200"]})
     code, md, _ = cli(capsys, "ingest", str(out_dir), "--markdown")
     assert code == exitcodes.CRITICAL
-    assert md.startswith("# detective-tui diagnosis") and "`flashinfer-arch-rejected`" in md
+    assert md.startswith("# detective-tui report") and "`flashinfer-arch-rejected`" in md
     code, text, _ = cli(capsys, "ingest", str(out_dir))
     assert code == exitcodes.CRITICAL and "flashinfer-arch-rejected" in text
 
