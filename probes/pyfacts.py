@@ -419,6 +419,8 @@ def report_wheel_libs(sites):
             for name in names:
                 if name.startswith(CUDA_LIB_PREFIXES):
                     rec("py", INDEX, "nvlib", host(os.path.join(lib, name)))
+
+
 def report_pip(sites):
     """Whether ``python -m pip`` can work: a pip package in one of the site dirs."""
     found = any(os.path.isfile(os.path.join(s, "pip", "__init__.py")) for s in sites)
