@@ -10,6 +10,7 @@ torchvision 0.24.1 (built for torch 2.9.1) against the libraries of torch 2.9.1 
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from tui.core.diagnosis import diagnose
 from tui.core.extensions import declared
 from tui.core.facts import ExtensionBuild, Facts
 from tui.core.fixes import build_plan
+from tui.core.fixes.pipplan import LEFTOVERS, SNAPSHOT
 from tui.core.hosts import Host
 from tui.core.rules import evaluate
 from tui.demo.fakehost import VenvSpec, build_fake_host, healthy_h100
@@ -152,23 +154,24 @@ DRY_RUN = r"""
 set -e
 f=/venv/.detective-tui/pip-freeze-20261129-120000.txt
 mkdir -p "$(dirname "$f")"
-[ -s "$f" ] || { /venv/bin/python3 -m pip freeze --all > "$f".tmp; mv -f "$f".tmp "$f"; }
+[ -s "$f" ] || { /venv/bin/python3 -I -c SNAPSHOT /venv "$f".paths; /venv/bin/python3 -m pip freeze --all > "$f".tmp; mv -f "$f".tmp "$f"; }
 /venv/bin/python3 -m pip install --disable-pip-version-check --extra-index-url https://download.pytorch.org/whl/cu128 --upgrade torchvision torch==2.8.0+cu128
 echo '@@dt changed pip installed --upgrade torchvision torch==2.8.0+cu128 (the packages before: /venv/.detective-tui/pip-freeze-20261129-120000.txt)'
 """
 UNDO = r"""
 f=/venv/.detective-tui/pip-freeze-20261129-120000.txt
-rm -f "$f".tmp
+rm -f "$f".tmp "$f".paths.tmp
 if [ ! -s "$f" ]; then
   echo '@@dt unchanged nothing of this fix run: no record /venv/.detective-tui/pip-freeze-20261129-120000.txt, pip never ran'
   exit 0
 fi
-/venv/bin/python3 -m pip freeze --all | sed -n 's/==.*//p' | sort > "$f".after
-sed -n 's/==.*//p' "$f" | sort > "$f".before
+/venv/bin/python3 -m pip freeze --all | sed -n -e 's/^\([A-Za-z0-9._-][A-Za-z0-9._-]*\)==.*/\1/p' -e 's/^\([A-Za-z0-9._-][A-Za-z0-9._-]*\) @ .*/\1/p' | sort > "$f".after
+sed -n -e 's/^\([A-Za-z0-9._-][A-Za-z0-9._-]*\)==.*/\1/p' -e 's/^\([A-Za-z0-9._-][A-Za-z0-9._-]*\) @ .*/\1/p' "$f" | sort > "$f".before
 added=$(comm -13 "$f".before "$f".after)
 if [ -n "$added" ]; then /venv/bin/python3 -m pip uninstall -y $added; fi
-grep -E '^[A-Za-z0-9._-]+==' "$f" > "$f".pins
+sed -n -e 's/^\([A-Za-z0-9._-][A-Za-z0-9._-]*\)==/\1===/p' -e '/^[A-Za-z0-9._-][A-Za-z0-9._-]* @ /p' "$f" > "$f".pins
 /venv/bin/python3 -m pip install --disable-pip-version-check --no-deps --extra-index-url https://download.pytorch.org/whl/cu128 -r "$f".pins
+if [ -s "$f".paths ]; then /venv/bin/python3 -I -c LEFTOVERS /venv "$f".paths /venv/.detective-tui/pip-leftovers-20261129-120000; fi
 rm -f "$f".after "$f".before "$f".pins
 echo '@@dt changed restored the packages recorded in /venv/.detective-tui/pip-freeze-20261129-120000.txt'
 """
@@ -182,8 +185,9 @@ def test_dry_run_and_undo_are_exact() -> None:
         {"package": "torchvision"},
         stamp="20261129-120000",
     )
-    assert "\n-----\n".join(plan.preview_commands()) == DRY_RUN.strip("\n")
-    assert plan.steps[0].undo == UNDO.strip("\n")
+    dry_run = DRY_RUN.strip("\n").replace("SNAPSHOT", shlex.quote(SNAPSHOT))
+    assert "\n-----\n".join(plan.preview_commands()) == dry_run
+    assert plan.steps[0].undo == UNDO.strip("\n").replace("LEFTOVERS", shlex.quote(LEFTOVERS))
     assert plan.verify_gone == (ID,)
 
 

@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (the golden shell text below is verbatim; its lines are as long as they are)
 """toolkit-headers-mismatch and align-cuda-wheels: the CUDART_VERSION parser, the rule on facts,
 the what-if, the plan and its undo, and the real probe on fake hosts (local and over sshd)."""
 
@@ -5,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shlex
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,8 @@ from tui.core.diagnosis import diagnose
 from tui.core.factbuild import facts_from_output
 from tui.core.facts import Facts, Toolkit
 from tui.core.fixes import FixError, build_plan
+from tui.core.fixes.pipplan import SNAPSHOT
+from tui.core.fixes.wheels import _check
 from tui.core.hosts import Host
 from tui.core.parsers import parse_cudart_define
 from tui.core.rules import evaluate
@@ -149,20 +153,30 @@ def test_align_resolves_and_a_coherent_toolkit_on_disk_is_offered_first() -> Non
     assert [x.id for x in finding.fixes] == ["use-installed-toolkit", FIX]
 
 
-def test_the_plan_pins_with_the_metapackage_and_undo_restores_the_old_versions() -> None:
+ALIGN = r"""
+if CHECK; then
+  echo '@@dt unchanged every CUDA wheel is already CUDA 13.0'
+else
+  f=/venv/.detective-tui/pip-freeze-20261129-120000.txt
+  mkdir -p "$(dirname "$f")"
+  [ -s "$f" ] || { /venv/bin/python3 -I -c SNAPSHOT /venv "$f".paths; /venv/bin/python3 -m pip freeze --all > "$f".tmp; mv -f "$f".tmp "$f"; }
+  /venv/bin/python3 -m pip install --disable-pip-version-check 'cuda-toolkit[nvcc,crt,nvvm,cccl]==13.0.2'
+  CHECK
+  echo '@@dt changed pip installed cuda-toolkit[nvcc,crt,nvvm,cccl]==13.0.2 (the packages before: /venv/.detective-tui/pip-freeze-20261129-120000.txt)'
+fi
+"""
+
+
+def test_the_plan_pins_with_the_metapackage_and_undo_restores_the_freeze_record() -> None:
     f = pip_facts("13.3.73")
     plan = build_plan(f, Host(name="h", ssh="h"), FIX, {}, stamp="20261129-120000")
     (step,) = plan.steps
-    assert (
-        "pip install --disable-pip-version-check 'cuda-toolkit[nvcc,crt,nvvm,cccl]==13.0.2'"
-        in step.command
-    )
+    check = _check("/venv/bin/python3", "13.0")
+    expected = ALIGN.strip("\n").replace("SNAPSHOT", shlex.quote(SNAPSHOT))
+    assert step.command == expected.replace("CHECK", check)
     assert step.undo is not None
-    assert (
-        "pip install --disable-pip-version-check nvidia-cuda-nvcc==13.3.73 "
-        "nvidia-cuda-runtime==13.0.96 nvidia-cuda-crt==13.3.73" in step.undo
-    )
-    assert "pip uninstall -y cuda-toolkit nvidia-nvvm nvidia-cuda-cccl" in step.undo
+    assert "/venv/bin/python3 -m pip install --disable-pip-version-check --no-deps -r" in step.undo
+    assert "restored the packages recorded in /venv/.detective-tui/pip-freeze-2026" in step.undo
     assert plan.verify_gone == (ID,) and not plan.needs_root
 
 

@@ -9,6 +9,7 @@ the 2.13.0+cpu wheel) locally and over a real sshd.
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from tui.cli import main
 from tui.core import exitcodes
 from tui.core.diagnosis import diagnose
 from tui.core.fixes import FixError, build_plan
+from tui.core.fixes.pipplan import SNAPSHOT
 from tui.core.hosts import Host
 from tui.core.rules import evaluate
 from tui.core.torch_variants import cuda_variant_for, is_cpu_build
@@ -88,7 +90,7 @@ DRY_RUN = r"""
 set -e
 f=/venv/.detective-tui/pip-freeze-20261129-120000.txt
 mkdir -p "$(dirname "$f")"
-[ -s "$f" ] || { /venv/bin/python3 -m pip freeze --all > "$f".tmp; mv -f "$f".tmp "$f"; }
+[ -s "$f" ] || { /venv/bin/python3 -I -c SNAPSHOT /venv "$f".paths; /venv/bin/python3 -m pip freeze --all > "$f".tmp; mv -f "$f".tmp "$f"; }
 /venv/bin/python3 -m pip install --disable-pip-version-check --extra-index-url https://download.pytorch.org/whl/cu128 --extra-index-url https://download.pytorch.org/whl/cpu torch==2.9.1+cu128
 echo '@@dt changed pip installed torch==2.9.1+cu128 (the packages before: /venv/.detective-tui/pip-freeze-20261129-120000.txt)'
 """
@@ -102,7 +104,8 @@ def test_dry_run_is_exact_and_undo_restores_the_cpu_build() -> None:
         {"cuda": "12.8"},
         stamp="20261129-120000",
     )
-    assert "\n-----\n".join(plan.preview_commands()) == DRY_RUN.strip("\n")
+    expected = DRY_RUN.strip("\n").replace("SNAPSHOT", shlex.quote(SNAPSHOT))
+    assert "\n-----\n".join(plan.preview_commands()) == expected
     undo = plan.steps[0].undo or ""
     assert "pip uninstall -y $added" in undo
     assert '--extra-index-url https://download.pytorch.org/whl/cpu -r "$f".pins' in undo

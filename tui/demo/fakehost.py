@@ -527,6 +527,15 @@ def _build_toolkit(root: Path, tk: ToolkitSpec) -> None:
     _write(home / "version.json", json.dumps(version_json, indent=3) + "\n")
 
 
+def torch_python_lib(arch_flags: str, merged: bool = False) -> bytes:
+    """A stand-in for the 30 MB ``torch/lib/libtorch_python.so``: the real arch-flags string
+    among bytes, with a decoy " sm_" (``merged``: in the tail of another string, as the linker
+    left it in torch 2.8/2.9)."""
+    junk = b"\x7fELF\x02\x01\x01" + bytes(range(256)) * 64
+    head = b"\0e, std::string ipc_h" if merged else b"\0"
+    return junk + b"\0cudaDeviceProp sm_count" + head + arch_flags.encode() + b"\0" + junk
+
+
 def _build_venv(root: Path, venv: VenvSpec) -> None:
     base = _under(root, venv.path)
     real = Path(os.path.realpath(sys.executable))
@@ -566,11 +575,7 @@ def _build_venv(root: Path, venv: VenvSpec) -> None:
         _write(site / "torch" / "version.py", text)
         _write(site / "torch" / "__init__.py", "")
     if venv.torch_arch_flags:
-        # a stand-in for the 30 MB library: the real string among bytes, with a decoy " sm_"
-        junk = b"\x7fELF\x02\x01\x01" + bytes(range(256)) * 64
-        head = b"\0e, std::string ipc_h" if venv.torch_arch_merged else b"\0"
-        lib = junk + b"\0cudaDeviceProp sm_count" + head + venv.torch_arch_flags.encode()
-        lib += b"\0" + junk
+        lib = torch_python_lib(venv.torch_arch_flags, venv.torch_arch_merged)
         _write(site / "torch" / "lib" / "libtorch_python.so", lib)
     if venv.flashinfer:
         _write(site / "flashinfer" / "__init__.py", "")

@@ -13,11 +13,11 @@ from collections.abc import Mapping
 
 from tui.core.facts import ExtensionBuild, Facts, PythonEnv
 from tui.core.fixes.envset import EnvChange, make_plan
-from tui.core.fixes.pipplan import pip_step
+from tui.core.fixes.pipplan import pip_step, torch_indexes
 from tui.core.fixes.plan import FixError, FixPlan
 from tui.core.fixes.targets import env_targets, pick_python
 from tui.core.hosts import Host
-from tui.core.torch_index import index_url, variant
+from tui.core.torch_index import variant
 
 FIX = "match-extension-to-torch"
 VERIFY = ("extension-torch-abi-mismatch",)
@@ -51,7 +51,7 @@ def match_extension_to_torch(
     exts = [_extension(py, name) for name in package.split(",")]
     torch = py.torch_version
     torch_variant = variant(torch)
-    indexes = [index_url(torch_variant)] if torch_variant else []
+    indexes = torch_indexes(torch_variant) if torch_variant else []
     wanted = params.get("torch")
     notes: list[str] = []
     steps = []

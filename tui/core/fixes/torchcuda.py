@@ -12,11 +12,10 @@ from collections.abc import Mapping
 
 from tui.core.facts import Facts
 from tui.core.fixes.envset import EnvChange, make_plan
-from tui.core.fixes.pipplan import pip_step
+from tui.core.fixes.pipplan import pip_step, torch_indexes
 from tui.core.fixes.plan import FixError, FixPlan
 from tui.core.fixes.targets import env_targets, pick_python
 from tui.core.hosts import Host
-from tui.core.torch_index import index_url
 from tui.core.torch_variants import CUDA_VARIANTS, is_cpu_build
 
 FIX = "install-cuda-torch"
@@ -43,7 +42,7 @@ def install_cuda_torch(
         stamp,
         title=f"Install torch {release}+{variant} in place of {py.torch_version}",
         args=[f"torch=={release}+{variant}"],
-        indexes=[index_url(variant), index_url("cpu")],
+        indexes=torch_indexes(variant, "cpu"),
         changes=(
             f"pip replaces torch {py.torch_version} with {release}+{variant} and installs the "
             f"CUDA {cuda} libraries it needs (several GB)"

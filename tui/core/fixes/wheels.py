@@ -3,8 +3,8 @@
 ``pip install "cuda-toolkit[nvcc,crt,nvvm,cccl]==<release>"``: NVIDIA's metapackage pins
 every part of the pip toolkit (nvcc, crt, nvvm, CCCL) to that release exactly, so pip moves
 the ones of another minor and leaves the runtime torch pinned (the release is chosen to match
-it). The undo puts back the versions the probe saw (and removes the wheels that were not
-there).
+it). Behind a check that some part is of another minor; a pip plan
+(``tui.core.fixes.pipplan``) whose undo restores every package as ``pip freeze`` recorded it.
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from collections.abc import Mapping
 
 from tui.core.facts import Facts
 from tui.core.fixes.envset import EnvChange, make_plan
-from tui.core.fixes.plan import FixError, FixPlan, Step
-from tui.core.fixes.shell import host_path, q, say_changed, say_unchanged
-from tui.core.fixes.targets import SYSTEM_PREFIXES, pick_python
+from tui.core.fixes.pipplan import pip_step
+from tui.core.fixes.plan import FixError, FixPlan
+from tui.core.fixes.shell import host_path, q
+from tui.core.fixes.targets import pick_python
 from tui.core.headers_whatif import FIX_ID, choices
 from tui.core.hosts import Host
 from tui.core.rules_headers import FINDING_ID, PIP_PARTS, mm
@@ -49,8 +50,6 @@ def align_cuda_wheels(
         py = proposed[0] if proposed else py
     if py is None:
         raise FixError(f"no Python interpreter was probed on {host.name}; name one with python=")
-    if (py.prefix or "").rstrip("/") in (*SYSTEM_PREFIXES, ""):
-        raise FixError(f"{py.path} is the system's Python, not a venv: pip would change the OS's")
     found = choices(facts, py.path)
     version = params.get("version") or (found[0]["version"] if found else "")
     minor = mm(version)
@@ -61,35 +60,20 @@ def align_cuda_wheels(
         )
     before = {d: py.packages[d] for d in (META, *PIP_PARTS) if d in py.packages}
     requirement = f"{META}[{EXTRAS}]=={version}"
-    py_cmd = host_path(host, py.path)
-    restore = [f"{d}=={v}" for d, v in before.items()]
-    added = [d for d in (META, *PIP_PARTS) if d not in before]
-    undo_lines = [
-        f"{py_cmd} -m pip install --disable-pip-version-check " + " ".join(map(q, restore))
-    ]
-    if added:
-        undo_lines.append(f"{py_cmd} -m pip uninstall -y " + " ".join(map(q, added)))
-    undo_lines.append(say_changed("restored " + " ".join(restore + [f"-{d}" for d in added])))
-    step = Step(
+    check = _check(host_path(host, py.path), minor)
+    step = pip_step(
+        host,
+        py,
+        stamp,
         title=f"Pin the CUDA wheels of {py.prefix or py.path} to cuda-toolkit {version}",
-        command="\n".join(
-            [
-                f"if {_check(py_cmd, minor)}; then",
-                f"  {say_unchanged(f'every CUDA wheel is already CUDA {minor}')}",
-                "else",
-                f"  {py_cmd} -m pip install --disable-pip-version-check {q(requirement)}",
-                f"  {_check(py_cmd, minor)}",
-                f"  {say_changed(f'installed {requirement}')}",
-                "fi",
-            ]
-        ),
-        undo="\n".join(undo_lines),
+        args=[requirement],
+        indexes=[],
         changes=(
             f"pip installs {requirement}: nvcc, crt, nvvm and CCCL of CUDA {minor} replace those "
             f"of other releases (before: {', '.join(f'{d} {v}' for d, v in before.items())})"
         ),
-        needs_root=False,
-        deadline_s=1800.0,
+        unless=(check, f"every CUDA wheel is already CUDA {minor}"),
+        check=check,
     )
     return make_plan(
         facts,
