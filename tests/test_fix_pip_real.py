@@ -32,7 +32,7 @@ from tui.core.torch_index import INDEX_ENV
 from tui.demo import fakehost
 from tui.demo.neighbours import cpu_torch_on_gpus, extension_for_other_torch
 
-pytestmark = pytest.mark.sshd
+pytestmark = [pytest.mark.sshd, pytest.mark.slow]  # 11–19 s each on an idle machine
 
 VENV = "/opt/venv"
 SITE_REL = f"lib/python{sys.version_info[0]}.{sys.version_info[1]}/site-packages"
@@ -81,8 +81,17 @@ class Box:
         assert out.returncode == 0, out.stdout + out.stderr
         return out.stdout
 
-    def install(self, *reqs: str, extra_index: Sequence[str] = (), no_deps: bool = False) -> None:
+    def install(
+        self,
+        *reqs: str,
+        extra_index: Sequence[str] = (),
+        no_deps: bool = False,
+        constraints: Sequence[str] = (),
+    ) -> None:
         args = ["install", "-q", *(f"--extra-index-url={self.index.url(i)}" for i in extra_index)]
+        if constraints:
+            (self.tmp / "constraints.txt").write_text("".join(f"{c}\n" for c in constraints))
+            args += ["-c", str(self.tmp / "constraints.txt")]
         self.pip(*args, *(["--no-deps"] if no_deps else []), *reqs)
 
     def freeze(self) -> list[str]:
@@ -103,12 +112,12 @@ class Box:
                 out[rel] = "dir"
             elif p.suffix == ".pyc":
                 out[rel] = "pyc"
-            elif p.name == "RECORD":
+            elif p.name == "RECORD":  # bytes as they are, line endings included
                 lines = [
-                    ln.split(",")[0] if "__pycache__" in ln else ln
-                    for ln in p.read_text().splitlines()
+                    ln.split(b",")[0] if b"__pycache__" in ln else ln
+                    for ln in p.read_bytes().splitlines(keepends=True)
                 ]
-                out[rel] = "\n".join(sorted(lines))
+                out[rel] = repr(sorted(lines))
             else:
                 out[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
         return out
@@ -150,17 +159,23 @@ def _apply_and_undo(
     fix: str,
     params: dict[str, str],
     finding: str,
+    again: bool = False,
 ) -> list[str]:
-    """Run the fix and its undo; return ``pip freeze --all`` between them."""
+    """Run the fix and its undo; return ``pip freeze --all`` between them. ``again``: a second
+    run of the fix finds the work done (its guard) and changes nothing."""
     freeze, tree = box.freeze(), box.tree()
-    code, (outcome,) = _cli(
-        capsys, inv, "fix", "box", fix, *(f"{k}={v}" for k, v in params.items()), "--yes"
-    )
+    argv = ["fix", "box", fix, *(f"{k}={v}" for k, v in params.items()), "--yes"]
+    code, (outcome,) = _cli(capsys, inv, *argv)
     assert code == exitcodes.OK, outcome
     assert [s["status"] for s in outcome["steps"]] == ["changed"], outcome
     assert outcome["resolved"] == [finding] and not outcome["introduced"], outcome
     fixed = box.freeze()
     assert fixed != freeze
+    if again:
+        code, (rerun,) = _cli(capsys, inv, *argv)
+        assert code == exitcodes.OK, rerun
+        assert [s["status"] for s in rerun["steps"]] == ["unchanged"], rerun
+        assert rerun["undo_record"] is None and box.freeze() == fixed
 
     code, undone = _cli(capsys, inv, "fix", "box", "--undo", "last", "--yes")
     assert code == exitcodes.OK, undone
@@ -286,13 +301,19 @@ def test_align_cuda_wheels(
     )
     box = Box(tmp_path, fakehost.pip_toolkit_mixed(), index)
     box.install("torch==2.11.0", "flashinfer-python==0.6.8")
-    box.install("nvidia-cuda-nvcc==13.3.73", "nvidia-cuda-crt==13.3.73", "nvidia-nvvm==13.3.73")
+    # `pip install -U nvidia-cuda-nvcc` as a guide says: crt and nvvm come as its dependencies
+    box.install(
+        "nvidia-cuda-nvcc==13.3.73",
+        constraints=["nvidia-cuda-crt==13.3.73", "nvidia-nvvm==13.3.73"],
+    )
     inv = box.inventory(ssh_env.alias)
     host = _diagnose(capsys, inv)
     finding = "toolkit-headers-mismatch"
     assert _fixes(host, finding) == [("align-cuda-wheels", {"version": "13.0.2"})]
 
-    fixed = _apply_and_undo(capsys, box, inv, "align-cuda-wheels", {"version": "13.0.2"}, finding)
+    fixed = _apply_and_undo(
+        capsys, box, inv, "align-cuda-wheels", {"version": "13.0.2"}, finding, again=True
+    )
     for pin in ("nvidia-cuda-nvcc==13.0.88", "nvidia-nvvm==13.0.88", "nvidia-cuda-cccl==13.0.85"):
         assert pin in fixed
 

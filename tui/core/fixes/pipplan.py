@@ -49,17 +49,32 @@ with open(out + ".tmp", "w") as fh:
 os.replace(out + ".tmp", out)
 """
 # python -I -c LEFTOVERS PREFIX PATHS ASIDE: move aside what is new and owned by no package
+# (and the REQUESTED marker the reinstall put on a package a dependency had brought)
 LEFTOVERS = f"""import json, os, sys
 from importlib import metadata
 prefix, aside = os.path.realpath(sys.argv[1]), sys.argv[3]
 with open(sys.argv[2]) as fh:
     before = set(json.load(fh))
+moved = []
+def move(r):
+    os.makedirs(os.path.dirname(os.path.join(aside, r)), exist_ok=True)
+    os.rename(os.path.join(prefix, r), os.path.join(aside, r))
+    moved.append(r)
 owned = set()
 for dist in metadata.distributions():
     base = os.path.realpath(str(dist.locate_file("")))
     for f in dist.files or ():
-        owned.add(os.path.relpath(os.path.normpath(os.path.join(base, str(f))), prefix))
-moved = []
+        r = os.path.relpath(os.path.normpath(os.path.join(base, str(f))), prefix)
+        info, name = os.path.split(r)
+        if name == "REQUESTED" and info in before and r not in before:
+            move(r)
+            record = os.path.join(prefix, info, "RECORD")
+            with open(record, "rb") as fh:
+                lines = [x for x in fh if not x.startswith(os.fsencode(str(f) + ","))]
+            with open(record + ".tmp", "wb") as fh:
+                fh.writelines(lines)
+            os.replace(record + ".tmp", record)
+        owned.add(r)
 for top, dirs, files in os.walk(prefix, topdown=False):
     rel = os.path.relpath(top, prefix)
     if rel.split(os.sep)[0] == "{STATE_DIR}":
@@ -72,9 +87,7 @@ for top, dirs, files in os.walk(prefix, topdown=False):
             if not os.listdir(p):
                 os.rmdir(p)
         elif r not in owned:
-            os.makedirs(os.path.dirname(os.path.join(aside, r)), exist_ok=True)
-            os.rename(p, os.path.join(aside, r))
-            moved.append(r)
+            move(r)
 if moved:
     print("moved aside to %s what pip left behind: %s" % (aside, " ".join(moved[:20])))
 """
