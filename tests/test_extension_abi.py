@@ -26,7 +26,7 @@ from tui.core.diagnosis import diagnose
 from tui.core.extensions import declared
 from tui.core.facts import ExtensionBuild, Facts
 from tui.core.fixes import build_plan
-from tui.core.fixes.pipplan import LEFTOVERS, SNAPSHOT
+from tui.core.fixes.pipplan import LEFTOVERS, SNAPSHOT, WAIT
 from tui.core.hosts import Host
 from tui.core.rules import evaluate
 from tui.demo.fakehost import VenvSpec, build_fake_host, healthy_h100
@@ -154,12 +154,17 @@ DRY_RUN = r"""
 set -e
 f=/venv/.detective-tui/pip-freeze-20261129-120000.txt
 mkdir -p "$(dirname "$f")"
+exec 9>>"$f".lock
+/venv/bin/python3 -I -c WAIT
 [ -s "$f" ] || { /venv/bin/python3 -I -c SNAPSHOT /venv "$f".paths; /venv/bin/python3 -m pip freeze --all > "$f".tmp; mv -f "$f".tmp "$f"; }
 /venv/bin/python3 -m pip install --disable-pip-version-check --extra-index-url https://download.pytorch.org/whl/cu128 --upgrade torchvision torch==2.8.0+cu128
 echo '@@dt changed pip installed --upgrade torchvision torch==2.8.0+cu128 (the packages before: /venv/.detective-tui/pip-freeze-20261129-120000.txt)'
 """
 UNDO = r"""
 f=/venv/.detective-tui/pip-freeze-20261129-120000.txt
+mkdir -p "$(dirname "$f")"
+exec 9>>"$f".lock
+/venv/bin/python3 -I -c WAIT
 rm -f "$f".tmp "$f".paths.tmp
 if [ ! -s "$f" ]; then
   echo '@@dt unchanged nothing of this fix run: no record /venv/.detective-tui/pip-freeze-20261129-120000.txt, pip never ran'
@@ -185,9 +190,15 @@ def test_dry_run_and_undo_are_exact() -> None:
         {"package": "torchvision"},
         stamp="20261129-120000",
     )
-    dry_run = DRY_RUN.strip("\n").replace("SNAPSHOT", shlex.quote(SNAPSHOT))
+    dry_run = (
+        DRY_RUN.strip("\n")
+        .replace("SNAPSHOT", shlex.quote(SNAPSHOT))
+        .replace("WAIT", shlex.quote(WAIT))
+    )
     assert "\n-----\n".join(plan.preview_commands()) == dry_run
-    assert plan.steps[0].undo == UNDO.strip("\n").replace("LEFTOVERS", shlex.quote(LEFTOVERS))
+    assert plan.steps[0].undo == UNDO.strip("\n").replace(
+        "LEFTOVERS", shlex.quote(LEFTOVERS)
+    ).replace("WAIT", shlex.quote(WAIT))
     assert plan.verify_gone == (ID,)
 
 

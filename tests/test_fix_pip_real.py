@@ -28,6 +28,7 @@ import yaml
 
 from tui.cli import main
 from tui.core import exitcodes
+from tui.core.fixes.pipplan import WAIT
 from tui.core.torch_index import INDEX_ENV
 from tui.demo import fakehost
 from tui.demo.neighbours import cpu_torch_on_gpus, extension_for_other_torch
@@ -333,41 +334,55 @@ def _pip_pid(python: str, requirement: str) -> int | None:
     return None
 
 
+CLI = "import sys; from tui.cli import main; sys.exit(main(sys.argv[1:]))"
+
+
+class BigTorchBox:
+    """install-cuda-torch on the H100 node's vLLM venv with torch 2.9.1+cpu, where the CUDA
+    torch's wheel writes a 1 GiB file first, and the client running the fix in a process of
+    its own."""
+
+    def __init__(self, tmp_path: Path, index: si.LocalIndex, alias: str) -> None:
+        runtime = "nvidia-cuda-runtime-cu12==12.8.90"
+        index.add("torch/cpu", si.torch("2.9.1+cpu", cuda=None))
+        big = si.torch(
+            "2.9.1+cu128", cuda="12.8", arch_flags=H100_FLAGS, requires=[runtime], padding=1 << 30
+        )
+        index.add("torch/cu128", big)
+        index.add("pypi", si.package("vllm", "0.10.1"), si.cuda_runtime_cu12("12.8.90"))
+        self.box = box = Box(tmp_path, cpu_torch_on_gpus(), index)
+        box.install("torch==2.9.1+cpu", "vllm==0.10.1", extra_index=["torch/cpu"])
+        self.inv = box.inventory(alias)
+        self.freeze, self.tree = box.freeze(), box.tree()
+        self.padding = box.venv / SITE_REL / si.padding_path(big)
+
+    def start(self, *argv: str) -> subprocess.Popen[bytes]:
+        command = [sys.executable, "-c", CLI, "--hosts", self.inv, *argv, "--json"]
+        return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def pip_mid_wheel(self, client: subprocess.Popen[bytes]) -> int:
+        """The remote pip's pid once it writes the big file (the CPU torch already stashed)."""
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and client.poll() is None:
+            pid = _pip_pid(self.box.python, "torch==2.9.1+cu128")
+            if pid is not None and self.padding.exists():
+                return pid
+            time.sleep(0.005)
+        raise AssertionError(f"pip never wrote {self.padding}: {client.communicate()}")
+
+
 def test_install_cut_mid_wheel_is_undone_by_the_next_run(
     ssh_env: Any, tmp_path: Path, index: si.LocalIndex, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The remote pip is killed while it writes the CUDA torch (a 1 GiB file first in the
-    wheel): the old torch is already moved aside by pip, the new one half there. The journal
-    keeps the step as ``unknown``; the next run's undo brings back the CPU torch and leaves
-    nothing of the half-installed one in the venv."""
-    runtime = "nvidia-cuda-runtime-cu12==12.8.90"
-    index.add("torch/cpu", si.torch("2.9.1+cpu", cuda=None))
-    big = si.torch(
-        "2.9.1+cu128", cuda="12.8", arch_flags=H100_FLAGS, requires=[runtime], padding=1 << 30
-    )
-    index.add("torch/cu128", big)
-    index.add("pypi", si.package("vllm", "0.10.1"), si.cuda_runtime_cu12("12.8.90"))
-    box = Box(tmp_path, cpu_torch_on_gpus(), index)
-    box.install("torch==2.9.1+cpu", "vllm==0.10.1", extra_index=["torch/cpu"])
-    inv = box.inventory(ssh_env.alias)
-    freeze, tree = box.freeze(), box.tree()
-
-    argv = ["--hosts", inv, "fix", "box", "install-cuda-torch", "cuda=12.8", "--yes", "--json"]
-    run = "import sys; from tui.cli import main; sys.exit(main(sys.argv[1:]))"
-    client = subprocess.Popen(
-        [sys.executable, "-c", run, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
-    padding = box.venv / SITE_REL / si.padding_path(big)
-    deadline = time.monotonic() + 240
-    pid = None
-    while time.monotonic() < deadline and client.poll() is None:
-        pid = pid or _pip_pid(box.python, "torch==2.9.1+cu128")
-        if pid is not None and padding.exists():
-            os.kill(pid, signal.SIGKILL)
-            break
-        time.sleep(0.005)
-    out, err = client.communicate(timeout=240)
-    assert pid is not None and padding.exists(), err.decode()
+    """The remote pip is killed while it writes the CUDA torch: pip has moved the CPU torch
+    aside (its ``~orch`` stash) and the new one is half there. The journal keeps the step as
+    ``unknown``; the next run's undo brings back the CPU torch and moves aside everything of
+    the half-installed one."""
+    big = BigTorchBox(tmp_path, index, ssh_env.alias)
+    box = big.box
+    client = big.start("fix", "box", "install-cuda-torch", "cuda=12.8", "--yes")
+    os.kill(big.pip_mid_wheel(client), signal.SIGKILL)
+    out, _err = client.communicate(timeout=240)
     (outcome,) = json.loads(out)
     (step,) = outcome["steps"]
     assert (step["status"], step["journal_status"], step["may_have_changed"]) == (
@@ -376,20 +391,69 @@ def test_install_cut_mid_wheel_is_undone_by_the_next_run(
         True,
     ), outcome
     assert not outcome["applied"] and outcome["undo_record"], outcome
-    cut = set(box.tree()) - set(tree)
+    cut = set(box.tree()) - set(big.tree)
     assert f"{SITE_REL}/~orch" in cut and f"{SITE_REL}/torch/lib/padding.bin" in cut, cut
     assert "torch==2.9.1+cpu" not in box.freeze()  # pip had moved it aside when it died
 
-    _code, (record,) = _cli(capsys, inv, "fix", "box", "--history")
+    _code, (record,) = _cli(capsys, big.inv, "fix", "box", "--history")
     assert (record["state"], record["state_text"]) == ("failed", "FAILED at step 1 of 1")
     assert [s["status"] for s in record["journal"]] == ["unknown"], record
 
-    code, undone = _cli(capsys, inv, "fix", "box", "--undo", "last", "--yes")
+    code, undone = _cli(capsys, big.inv, "fix", "box", "--undo", "last", "--yes")
     assert code == exitcodes.OK, undone
     assert undone["original_verdict_restored"], undone
-    assert box.freeze() == freeze
-    assert box.tree() == tree
+    assert box.freeze() == big.freeze
+    assert box.tree() == big.tree
     (aside,) = (box.venv / STATE_DIR).glob("pip-leftovers-*")  # moved aside, not deleted
     kept = {str(p.relative_to(aside)) for p in aside.rglob("*") if p.is_file()}
     assert f"{SITE_REL}/torch/lib/padding.bin" in kept, kept
     assert f"{SITE_REL}/~orch/version.py" in kept, kept
+
+
+def _waiting_undo(python: str) -> bool:
+    """Is an undo's lock wait (``python -I -c WAIT``) blocked on this host?"""
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if [w.decode(errors="replace") for w in argv[:4]] == [python, "-I", "-c", WAIT]:
+            return True
+    return False
+
+
+def test_a_pip_that_outlives_its_client_is_waited_for_by_the_undo(
+    ssh_env: Any, tmp_path: Path, index: si.LocalIndex, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``kill -9`` of detective-tui while pip writes the CUDA torch: the connection drops, but
+    the remote pip runs on (sshd signals no session without a terminal). The record says
+    INTERRUPTED; an undo started at once must not run beside that pip — it waits for it (the
+    pip is held stopped until the undo is seen waiting, so the order is certain), then
+    restores the venv exactly."""
+    big = BigTorchBox(tmp_path, index, ssh_env.alias)
+    client = big.start("fix", "box", "install-cuda-torch", "cuda=12.8", "--yes")
+    pip = big.pip_mid_wheel(client)
+    try:
+        os.kill(pip, signal.SIGSTOP)
+        os.kill(client.pid, signal.SIGKILL)
+        client.communicate(timeout=60)
+        _code, (record,) = _cli(capsys, big.inv, "fix", "box", "--history")
+        assert record["state_text"] == "INTERRUPTED at step 1 of 1", record
+        assert _pip_pid(big.box.python, "torch==2.9.1+cu128") == pip  # it outlived the client
+
+        undo = big.start("fix", "box", "--undo", "last", "--yes")
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and undo.poll() is None:
+            if _waiting_undo(big.box.python):
+                break
+            time.sleep(0.05)
+    finally:
+        os.kill(pip, signal.SIGCONT)
+    out, err = undo.communicate(timeout=300)
+    deadline = time.monotonic() + 120
+    while _pip_pid(big.box.python, "torch==2.9.1+cu128") == pip and time.monotonic() < deadline:
+        time.sleep(0.1)  # judge the venv once that pip has ended too
+    assert undo.returncode == exitcodes.OK, out + err
+    assert json.loads(out)["original_verdict_restored"], out
+    assert big.box.freeze() == big.freeze
+    assert big.box.tree() == big.tree

@@ -22,7 +22,7 @@ from tui.core.diagnosis import diagnose
 from tui.core.factbuild import facts_from_output
 from tui.core.facts import Facts, Toolkit
 from tui.core.fixes import FixError, build_plan
-from tui.core.fixes.pipplan import SNAPSHOT
+from tui.core.fixes.pipplan import SNAPSHOT, WAIT
 from tui.core.fixes.wheels import _check
 from tui.core.hosts import Host
 from tui.core.parsers import parse_cudart_define
@@ -159,6 +159,8 @@ if CHECK; then
 else
   f=/venv/.detective-tui/pip-freeze-20261129-120000.txt
   mkdir -p "$(dirname "$f")"
+  exec 9>>"$f".lock
+  /venv/bin/python3 -I -c WAIT
   [ -s "$f" ] || { /venv/bin/python3 -I -c SNAPSHOT /venv "$f".paths; /venv/bin/python3 -m pip freeze --all > "$f".tmp; mv -f "$f".tmp "$f"; }
   /venv/bin/python3 -m pip install --disable-pip-version-check 'cuda-toolkit[nvcc,crt,nvvm,cccl]==13.0.2'
   CHECK
@@ -172,7 +174,11 @@ def test_the_plan_pins_with_the_metapackage_and_undo_restores_the_freeze_record(
     plan = build_plan(f, Host(name="h", ssh="h"), FIX, {}, stamp="20261129-120000")
     (step,) = plan.steps
     check = _check("/venv/bin/python3", "13.0")
-    expected = ALIGN.strip("\n").replace("SNAPSHOT", shlex.quote(SNAPSHOT))
+    expected = (
+        ALIGN.strip("\n")
+        .replace("SNAPSHOT", shlex.quote(SNAPSHOT))
+        .replace("WAIT", shlex.quote(WAIT))
+    )
     assert step.command == expected.replace("CHECK", check)
     assert step.undo is not None
     assert "/venv/bin/python3 -m pip install --disable-pip-version-check --no-deps -r" in step.undo

@@ -8,6 +8,7 @@ import json
 import shlex
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from factsmaker import make_facts
 
 from tui.core.fixes import FixError, build_plan
 from tui.core.fixes.pipplan import FREEZE_NAMES, FREEZE_PINS, LEFTOVERS, SNAPSHOT, STATE_DIR
+from tui.core.fixes.undo import new_record, undo_plan, undo_steps_of
 from tui.core.hosts import Host
 from tui.core.torch_index import INDEX_ENV, TORCH_INDEX, IndexSettingError, index_url
 
@@ -185,3 +187,16 @@ def test_the_override_is_quoted_into_the_shell(monkeypatch: pytest.MonkeyPatch) 
     plan = build_plan(make_facts(**CPU), host, "install-cuda-torch", {"cuda": "12.8"})
     url = shlex.quote("https://mirror.example/p;reboot/cu128")
     assert url.startswith("'") and f"--extra-index-url {url} " in plan.steps[0].command
+
+
+def test_the_undo_of_a_pip_step_gets_the_step_s_deadline(tmp_path: Path) -> None:
+    """A pip undo reinstalls (a CUDA torch is GBs): it runs under the step's own 1800 s, not
+    the 120 s a step gets by default (the remote ``timeout`` would cut the reinstall)."""
+    host = Host(name="h", ssh="h")
+    plan = build_plan(make_facts(**CPU), host, "install-cuda-torch", {"cuda": "12.8"})
+    record = new_record(plan, "r1", tmp_path / "r1.json", "2026-11-29T12:00:00")
+    journal = tuple(replace(s, status="changed") for s in record.journal)
+    record = replace(record, journal=journal, steps=undo_steps_of(journal))
+    (step,) = undo_plan(record, host, sudo=False, stamp="s").steps
+    assert step.deadline_s == plan.steps[0].deadline_s == 1800.0
+    assert step.command == plan.steps[0].undo

@@ -21,7 +21,7 @@ from tui.cli import main
 from tui.core import exitcodes
 from tui.core.diagnosis import diagnose
 from tui.core.fixes import FixError, build_plan
-from tui.core.fixes.pipplan import SNAPSHOT
+from tui.core.fixes.pipplan import SNAPSHOT, WAIT
 from tui.core.hosts import Host
 from tui.core.rules import evaluate
 from tui.core.torch_variants import cuda_variant_for, is_cpu_build
@@ -90,6 +90,8 @@ DRY_RUN = r"""
 set -e
 f=/venv/.detective-tui/pip-freeze-20261129-120000.txt
 mkdir -p "$(dirname "$f")"
+exec 9>>"$f".lock
+/venv/bin/python3 -I -c WAIT
 [ -s "$f" ] || { /venv/bin/python3 -I -c SNAPSHOT /venv "$f".paths; /venv/bin/python3 -m pip freeze --all > "$f".tmp; mv -f "$f".tmp "$f"; }
 /venv/bin/python3 -m pip install --disable-pip-version-check --extra-index-url https://download.pytorch.org/whl/cu128 --extra-index-url https://download.pytorch.org/whl/cpu torch==2.9.1+cu128
 echo '@@dt changed pip installed torch==2.9.1+cu128 (the packages before: /venv/.detective-tui/pip-freeze-20261129-120000.txt)'
@@ -104,7 +106,11 @@ def test_dry_run_is_exact_and_undo_restores_the_cpu_build() -> None:
         {"cuda": "12.8"},
         stamp="20261129-120000",
     )
-    expected = DRY_RUN.strip("\n").replace("SNAPSHOT", shlex.quote(SNAPSHOT))
+    expected = (
+        DRY_RUN.strip("\n")
+        .replace("SNAPSHOT", shlex.quote(SNAPSHOT))
+        .replace("WAIT", shlex.quote(WAIT))
+    )
     assert "\n-----\n".join(plan.preview_commands()) == expected
     undo = plan.steps[0].undo or ""
     assert "pip uninstall -y $added" in undo

@@ -4,7 +4,10 @@ Before the first change the step records, under the venv (``<prefix>/.detective-
 ``pip freeze --all`` (``pip-freeze-<stamp>.txt``) and every path in the venv
 (``….paths``), each written whole through a temp file — the paths first, so the freeze record
 proves both are there. A re-run keeps the first record, so undo always returns to the state
-before the fix; without the record pip never ran, and undo has nothing to do.
+before the fix; without the record pip never ran, and undo has nothing to do. The step holds
+a lock (``….lock``, ``flock`` on a descriptor the shell and pip share) until both end: a pip
+that outlives its connection (a client killed, a dropped link) keeps it, and the undo waits
+for it to end before it looks.
 
 Undo uninstalls what the fix added and reinstalls, without dependencies, every recorded
 package whose version changed (pip skips those still at that version), from the same extra
@@ -35,6 +38,15 @@ FREEZE_NAMES = f"sed -n -e 's/^\\({_NAME}\\)==.*/\\1/p' -e 's/^\\({_NAME}\\) @ .
 FREEZE_PINS = f"sed -n -e 's/^\\({_NAME}\\)==/\\1===/p' -e '/^{_NAME} @ /p'"
 
 
+LOCK_FD = 9
+# python -I -c WAIT: lock the file open on LOCK_FD; say so first when that has to wait
+WAIT = f"""import fcntl, sys
+try:
+    fcntl.flock({LOCK_FD}, fcntl.LOCK_EX | fcntl.LOCK_NB)
+except OSError:
+    print("waiting: a pip of this fix run (or its undo) still runs here", flush=True)
+    fcntl.flock({LOCK_FD}, fcntl.LOCK_EX)
+"""
 # python -I -c SNAPSHOT PREFIX OUT: every path under the venv (its state dir aside), as JSON
 SNAPSHOT = f"""import json, os, sys
 prefix, out = os.path.realpath(sys.argv[1]), sys.argv[2]
@@ -141,10 +153,12 @@ def pip_step(
     pip = f"{python} -m pip"
     index = "".join(f" --extra-index-url {q(u)}" for u in indexes)
     snapshot = f'{python} -I -c {q(SNAPSHOT)} {prefix} "$f".paths'
+    lock = [f'exec {LOCK_FD}>>"$f".lock', f"{python} -I -c {q(WAIT)}"]
     leftovers = f'{python} -I -c {q(LEFTOVERS)} {prefix} "$f".paths {aside}'
     body = [
         f"f={f}",
         'mkdir -p "$(dirname "$f")"',
+        *lock,
         f'[ -s "$f" ] || {{ {snapshot}; {pip} freeze --all > "$f".tmp; mv -f "$f".tmp "$f"; }}',
         f"{pip} install --disable-pip-version-check{index} {' '.join(q(a) for a in args)}",
         *([check] if check else []),
@@ -162,6 +176,8 @@ def pip_step(
     undo = "\n".join(
         [
             f"f={f}",
+            'mkdir -p "$(dirname "$f")"',
+            *lock,
             'rm -f "$f".tmp "$f".paths.tmp',
             'if [ ! -s "$f" ]; then',  # written before pip ran: without it, pip never ran
             f"  {say_unchanged(f'nothing of this fix run: no record {record}, pip never ran')}",

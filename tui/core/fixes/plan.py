@@ -18,6 +18,7 @@ from types import MappingProxyType
 from tui.core.hosts import Host
 
 CHANGED = "@@dt changed"
+STEP_DEADLINE_S = 120.0  # a step's remote deadline unless it names its own
 UNCHANGED = "@@dt unchanged"
 
 
@@ -35,7 +36,7 @@ class Step:
     undo: str | None  # exact sh reversing the step when it reported a change; None: no undo
     changes: str  # what the step changes, in words ("adds a drop-in …")
     needs_root: bool
-    deadline_s: float = 120.0  # the remote deadline for this step
+    deadline_s: float = STEP_DEADLINE_S  # the remote deadline for this step
 
 
 @dataclass(frozen=True)

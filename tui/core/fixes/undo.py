@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tui.core import durable, locations
-from tui.core.fixes.plan import FixPlan, Step
+from tui.core.fixes.plan import STEP_DEADLINE_S, FixPlan, Step
 from tui.core.hosts import Host
 
 RECORD_VERSION = 2
@@ -40,6 +40,7 @@ class UndoStep:
     title: str
     command: str  # the raw undo command (sudo is added by the plan, as for the fix)
     needs_root: bool
+    deadline_s: float = STEP_DEADLINE_S  # the step's own: a pip undo reinstalls for as long
 
 
 @dataclass(frozen=True)
@@ -256,7 +257,12 @@ def _cut_reason(status: str) -> str:
 def undo_steps_of(journal: Sequence[JournalStep]) -> tuple[UndoStep, ...]:
     """What undo runs, newest first: every step that changed or may have changed something."""
     return tuple(
-        UndoStep(title=s.title, command=s.undo, needs_root=s.needs_root)
+        UndoStep(
+            title=s.title,
+            command=s.undo,
+            needs_root=s.needs_root,
+            deadline_s=s.deadline_s or STEP_DEADLINE_S,
+        )
         for s in reversed(journal)
         if s.status in UNDO_STATUSES and s.undo is not None
     )
@@ -408,6 +414,7 @@ def undo_plan(record: UndoRecord, host: Host, *, sudo: bool, stamp: str) -> FixP
             undo=None,
             changes=f"reverses “{s.title}”",
             needs_root=s.needs_root,
+            deadline_s=s.deadline_s,
         )
         for s in record.steps
     )
