@@ -37,7 +37,6 @@ pytestmark = [pytest.mark.sshd, pytest.mark.slow]  # 11–19 s each on an idle m
 
 VENV = "/opt/venv"
 SITE_REL = f"lib/python{sys.version_info[0]}.{sys.version_info[1]}/site-packages"
-SITE = f"{VENV}/{SITE_REL}"
 STATE_DIR = ".detective-tui"  # the pip plans' freeze records, beside the venv's own files
 H100_FLAGS = fakehost.pypi_torch_arch_flags("2.8.0+cu128")  # the 2.9.0+cu128 capture is equal
 CU130_FLAGS = fakehost.pypi_torch_arch_flags("2.11.0+cu130")
@@ -99,7 +98,7 @@ class Box:
         return self.pip("freeze", "--all").splitlines()
 
     def tree(self) -> dict[str, str]:
-        """Every path of the venv (its pip records aside) → a digest of its content. Byte
+        """Every path of the venv (its pip records aside) → its mode and content. Byte
         code embeds its source's mtime, so ``.pyc`` files and RECORD lines of them count by
         name only."""
         out: dict[str, str] = {}
@@ -120,7 +119,8 @@ class Box:
                 ]
                 out[rel] = repr(sorted(lines))
             else:
-                out[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
+                digest = hashlib.sha256(p.read_bytes()).hexdigest()
+                out[rel] = f"{p.stat().st_mode:o} {digest}"
         return out
 
     def inventory(self, alias: str) -> str:
