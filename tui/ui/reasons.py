@@ -32,6 +32,25 @@ CAUSES: Mapping[str, tuple[str, str]] = MappingProxyType(
         ),
         "toolkit-shadowed": ("several toolkits", "CUDA_HOME, PATH and /usr/local/cuda disagree"),
         "no-nvidia-driver": ("driver {driver}", "no usable GPU"),
+        "flashinfer-replay-disagrees": ("replay vs the host's FlashInfer", "the replay is off"),
+        "triton-ptxas-too-old": ("SM {sm} + Triton's ptxas", "Triton kernels fail to compile"),
+        "toolkit-headers-mismatch": (
+            "nvcc {jit} vs its headers/wheels",
+            "JIT builds fail in the headers",
+        ),
+        "cuda-library-shadowed": ("a CUDA library from another CUDA", "torch loads the wrong one"),
+        "jit-nvcc-missing": ("SM {sm} + no nvcc for the JIT", "the JIT cannot build"),
+        "extension-torch-abi-mismatch": (
+            "extension built for another torch",
+            "its import fails",
+        ),
+        "cuda-compat-shadows-driver": (
+            "CUDA compat libs ahead of driver {driver}",
+            "CUDA cannot initialise",
+        ),
+        "container-without-gpu-runtime": ("container without the GPU runtime", "no GPU inside"),
+        "torch-cpu-build": ("CPU-only torch", "the service cannot use the GPUs"),
+        "mig-device-not-selected": ("MIG on, no instance selected", "no GPU for the service"),
     }
 )
 VALUE_KEYS = ("sm", "jit", "torch_cuda", "driver_cuda", "driver")
