@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from textual.widgets import Static
 
 from tui.cli import build_parser, main
 from tui.core import exitcodes
@@ -15,6 +16,7 @@ from tui.core.hosts import Host
 from tui.core.ingest import CapturedSession
 from tui.core.standalone import standalone_probe
 from tui.ui.app import build_app
+from tui.ui.screens.host import HostScreen
 
 from .conftest import all_probed, settle
 
@@ -57,6 +59,10 @@ async def test_a_captured_directory_opens_as_a_fleet(
         assert states["h100-node"].result.facts.host.hostname == "h100-node"
         assert states["gpu1"].status == "unreachable"
         assert app.probe_output("ct200")[0].startswith("@@DT1\tbegin")
+        app.open_host("ct200")
+        await settle(pilot, lambda: isinstance(app.screen, HostScreen))
+        title = str(app.screen.query_one("#host-title", Static).render())
+        assert title.startswith("ct200  captured output  · ") and title.count("ct200") == 1
 
 
 def test_an_unreadable_ingest_path_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

@@ -178,7 +178,11 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
         """Name, where, status and GPUs first; the tags last (the title wraps to two lines
         on a narrow terminal rather than cutting what matters)."""
         host = state.host
-        parts: list[str | tuple[str, str]] = [(host.name, "bold"), ("  " + host.target, "dim")]
+        parts: list[str | tuple[str, str]] = [(host.name, "bold")]
+        if getattr(self.app, "read_only", False):  # --ingest: nothing is reached from here
+            parts.append(("  captured output", "dim"))
+        elif host.target != host.name:  # an ssh alias named like the host says nothing more
+            parts.append(("  " + host.target, "dim"))
         parts.append("  · " + status_text(state))
         if state.finished_at is not None:
             parts.append(f" at {state.finished_at:%H:%M:%S}")
