@@ -38,3 +38,18 @@ async def test_pane_follows_the_cursor_and_reflows(
         await pilot.press("d")
         await pilot.pause()
         assert not pane.display and table.region.height > 10
+
+
+def test_the_target_is_shown_only_where_it_says_more_than_the_name() -> None:
+    from datetime import datetime, timezone
+
+    from textual.content import Content
+
+    from tui.ui.fleet import HostState
+    from tui.ui.widgets.host_detail import detail_parts
+
+    now = datetime(2026, 1, 2, tzinfo=timezone.utc)
+    plain = Content.assemble(*detail_parts(HostState(Host(name="gpu1")), now)).plain
+    assert plain.splitlines()[0] == "gpu1"
+    aliased = Content.assemble(*detail_parts(HostState(Host(name="gpu1", ssh="ops@10.0.0.7")), now))
+    assert aliased.plain.splitlines()[0] == "gpu1  ops@10.0.0.7"

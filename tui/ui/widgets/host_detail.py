@@ -24,7 +24,9 @@ Part = str | tuple[str, str] | Content
 def detail_parts(state: HostState, now: datetime, stale_minutes: int = 0) -> list[Part]:
     """The pane's text for one host, as ``Content.assemble`` parts."""
     host = state.host
-    parts: list[Part] = [(host.name, "bold"), ("  " + host.target, "dim")]
+    parts: list[Part] = [(host.name, "bold")]
+    if host.target != host.name:  # "local  local", "gpu1  gpu1" say nothing more
+        parts.append(("  " + host.target, "dim"))
     if host.tags:
         parts.append(("  " + ", ".join(host.tags), "dim"))
     parts.append("\n")
