@@ -141,7 +141,9 @@ def test_yes_applies_verifies_and_undo_restores(
     rc = main(["fix", "ct200", "--undo", "last", "--yes", "--hosts", str(inv)])
     out = capsys.readouterr().out
     assert rc == exitcodes.OK, out
-    assert "The verdict is back to what it was before the fix." in out
+    # the findings the undo brings back are named as the verdict before the fix, not as new
+    assert "Back to the verdict before the fix: flashinfer-arch-rejected" in out
+    assert "NEW problems" not in out
     assert not (root / DROPIN).exists()
     assert main(["fix", "ct200", "--history", "--hosts", str(inv)]) == exitcodes.OK
     assert "No fixes to undo on ct200." in capsys.readouterr().out

@@ -196,7 +196,7 @@ def test_the_client_killed_during_step_2_leaves_an_undoable_journal(
     assert (2, "running") in [(e["step"], e["status"]) for e in journal_events()]
 
     out = undo_restores(inv, root, before, capsys)
-    assert "The verdict is back to what it was before the fix." in out
+    assert "Back to the verdict before the fix: " in out
 
 
 def kill_sshd(server: SSHD) -> None:

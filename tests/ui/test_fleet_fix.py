@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 from textual.widgets import Collapsible, DataTable, Tree
 
+from tui.core.fixes.fleet_group import fix_choices, plan_group
 from tui.core.fixes.render import outcome_text
 from tui.core.hosts import Host
 from tui.ui.grouping import FindingGroup
-from tui.ui.screens.fleet_fix import FleetFixScreen, fix_choices, plan_group
+from tui.ui.screens.fleet_fix import FleetFixScreen
 from tui.ui.screens.help import HelpScreen
 from tui.ui.screens.hosts import HostsScreen
 
@@ -186,16 +187,16 @@ async def test_a_host_that_cannot_be_planned_does_not_block_the_others(
 async def test_a_planning_bug_on_one_host_does_not_stop_the_others(
     fleet: tuple[Host, ...], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tui.ui.screens import fleet_fix
+    from tui.core.fixes import fleet as fleet_fixes
 
-    real = fleet_fix.plan_for
+    real = fleet_fixes.build_plan
 
-    def plan_for(host: Host, *args, **kwargs):
+    def build_plan(facts, host: Host, *args, **kwargs):
         if host.name == "ct200":
             raise KeyError("a builder bug")
-        return real(host, *args, **kwargs)
+        return real(facts, host, *args, **kwargs)
 
-    monkeypatch.setattr(fleet_fix, "plan_for", plan_for)
+    monkeypatch.setattr(fleet_fixes, "build_plan", build_plan)
     app = make_app(fleet)
     async with app.run_test(size=(160, 45)) as pilot:
         screen = await _open(pilot)

@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import shlex
 from collections.abc import Mapping
-from importlib import resources
 from typing import Any
 
 from rich.console import Console
@@ -26,21 +24,17 @@ from tui.commands import command_help, output
 from tui.commands.targets import add_fleet_targets, host_flags, hosts_for
 from tui.core import exitcodes
 from tui.core.completeness import partial_verdict, unseen
-from tui.core.diagnosis import Diagnosis, deep_invocation, diagnose, with_deep
-from tui.core.facts import Facts
 from tui.core.gpu_scope import scope_note
 from tui.core.hosts import Host
 from tui.core.inventory import InventoryError
+from tui.core.judged import Judged
 from tui.core.redact import redact_text
 from tui.core.report import SEVERITY_MARK, host_json, markdown_report
 from tui.core.runner import ProbeResult, Session
+from tui.core.service import probe_and_judge_many
 from tui.core.transcript import Transcript
 
-DEEP_SENTINEL = "@@deep\t"
-DEEP_DEADLINE_S = 180.0
 SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
-
-DeepResults = dict[str, dict[str, Any]]  # python path → what deep_flashinfer.py printed
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -61,41 +55,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def deep_script() -> str:
-    return resources.files("probes").joinpath("deep_flashinfer.py").read_text(encoding="utf-8")
-
-
-def parse_deep(output: str) -> dict[str, Any] | None:
-    for line in output.splitlines():
-        if line.startswith(DEEP_SENTINEL):
-            return json.loads(line[len(DEEP_SENTINEL) :])
-    return None
-
-
-async def run_deep(session: Session, host: Host, facts: Facts, diagnosis: Diagnosis) -> DeepResults:
-    """Run ``deep_flashinfer.py`` with each replayed interpreter, in its judged environment."""
-    results: DeepResults = {}
-    for replayed in diagnosis.flashinfer:
-        env, unset = deep_invocation(facts, replayed)
-        python = (host.root or "").rstrip("/") + replayed.python
-        interpreter = f"{shlex.quote(python)} -" + (
-            f" --unset {shlex.quote(unset)}" if unset else ""
-        )
-        done = await session.run_script(
-            host, deep_script(), env=env, deadline_s=DEEP_DEADLINE_S, interpreter=interpreter
-        )
-        parsed = parse_deep(done.output)
-        if parsed is None:
-            tail = " | ".join(done.output.strip().splitlines()[-3:])
-            reason = done.error or f"exit status {done.exit_status}: {tail or 'no output'}"
-            parsed = {"error": f"the deep check printed no result ({reason})"}
-        results[replayed.python] = parsed
-    return results
-
-
 async def _diagnose_all(
     hosts: list[Host], deep: bool, transcript: Transcript, err: Console
-) -> list[tuple[ProbeResult, Diagnosis | None, DeepResults]]:
+) -> list[Judged]:
     def finished(result: ProbeResult) -> None:
         err.print(
             redact_text(
@@ -106,33 +68,15 @@ async def _diagnose_all(
         )
 
     async with Session(transcript=transcript) as session:
-        results = await session.probe_many(hosts, on_result=finished)
-        out = []
-        for result in results:
-            diagnosis = None
-            deeps: DeepResults = {}
-            if result.facts is not None and result.reachable:
-                diagnosis = diagnose(result.facts, result.host)
-                if deep and diagnosis.flashinfer:
-                    deeps = await run_deep(session, result.host, result.facts, diagnosis)
-                    diagnosis = with_deep(diagnosis, deeps)
-                transcript.record(
-                    "diagnosis",
-                    host=result.host.name,
-                    findings=[f.to_json() for f in diagnosis.findings],
-                    flashinfer=[r.to_json() for r in diagnosis.flashinfer],
-                    deep=deeps or None,
-                )
-            out.append((result, diagnosis, deeps))
-        return out
+        return await probe_and_judge_many(session, hosts, deep=deep, on_result=finished)
 
 
-def exit_code(results: list[tuple[ProbeResult, Diagnosis | None, Any]]) -> int:
+def exit_code(results: list[Judged]) -> int:
     """1 critical; else 2 when a host could not be reached or probed, or its probe could not
     see everything (``tui.core.completeness``); else 0."""
-    if any(d is not None and d.worst() == "critical" for _r, d, _x in results):
+    if any(j.diagnosis is not None and j.diagnosis.worst() == "critical" for j in results):
         return exitcodes.CRITICAL
-    if any(unseen(r) for r, _d, _x in results):
+    if any(unseen(j.result) for j in results):
         return exitcodes.UNREACHABLE
     return exitcodes.OK
 
@@ -148,14 +92,14 @@ def run(args: argparse.Namespace) -> int:
         transcript.record("cli", command="diagnose", targets=[h.name for h in hosts])
         results = asyncio.run(_diagnose_all(hosts, args.deep, transcript, err))
     if args.json:
-        output.write_json([host_json(r, d, deeps or None) for r, d, deeps in results])
+        output.write_json([host_json(j.result, j.diagnosis, j.deep or None) for j in results])
     elif args.markdown:
-        deep_by_host = {r.host.name: deeps for r, _d, deeps in results if deeps}
-        output.write_text(markdown_report([(r, d) for r, d, _x in results], deep_by_host))
+        deep_by_host = {j.result.host.name: j.deep for j in results if j.deep}
+        output.write_text(markdown_report([(j.result, j.diagnosis) for j in results], deep_by_host))
     else:
         console = output.console(soft_wrap=False)
-        for r, d, deeps in results:
-            print_host(console, host_json(r, d, deeps or None), host_flags(args))
+        for j in results:
+            print_host(console, host_json(j.result, j.diagnosis, j.deep or None), host_flags(args))
     return exit_code(results)
 
 

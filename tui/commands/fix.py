@@ -38,8 +38,9 @@ from tui.core.fixes.fleet import (
 )
 from tui.core.fixes.history import journal_lines, record_line
 from tui.core.fixes.journal import now
+from tui.core.fixes.outcome_words import undo_restored
 from tui.core.fixes.render import outcome_text, preview_text
-from tui.core.fixes.restart import restart_plan
+from tui.core.fixes.restart import restart_after
 from tui.core.fixes.undo import (
     UndoError,
     UndoRecord,
@@ -303,13 +304,15 @@ async def _restart_fleet(
 ) -> None:
     """``--restart`` for a fleet: restart the changed units of every host that was fixed."""
     for r in results:
-        o = r.outcome
-        if o is None or not o.applied or not o.pending_restart:
+        plan = restart_after(r.outcome) if r.outcome is not None else None
+        if r.outcome is None or plan is None:
             continue
         session.record(
-            "decision", action="restart", host=r.item.host.name, units=list(o.pending_restart)
+            "decision",
+            action="restart",
+            host=r.item.host.name,
+            units=list(r.outcome.pending_restart),
         )
-        plan = restart_plan(r.item.host, o.pending_restart, sudo=o.plan.sudo, stamp=o.plan.stamp)
         again = await apply_plan(session, r.item.host, plan, record_undo=False)
         if not args.json:
             _say(outcome_text(again))
@@ -361,15 +364,13 @@ async def _apply_one(session: Session, item: FleetItem, args: argparse.Namespace
     if not args.json:
         _say()
         _say(outcome_text(outcome))
-    if outcome.applied and outcome.pending_restart:
+    restart = restart_after(outcome)
+    if restart is not None:
         units = ", ".join(outcome.pending_restart)
         if args.restart or (
             not args.yes and sys.stdin.isatty() and _confirm(f"Restart {units} now?", False)
         ):
             session.record("decision", action="restart", units=list(outcome.pending_restart))
-            restart = restart_plan(
-                item.host, outcome.pending_restart, sudo=item.plan.sudo, stamp=item.plan.stamp
-            )
             if not args.json:
                 _say(preview_text(restart))
             again = await apply_plan(session, item.host, restart, printer, record_undo=False)
@@ -441,18 +442,12 @@ async def _undo(host: Host, args: argparse.Namespace, transcript: Transcript) ->
         outcome = await apply_plan(
             session, host, plan, printer, before=probed.facts, record_undo=False, undoing=record
         )
-    restored = set(outcome.findings_after) == set(record.findings_before)
-    before = ", ".join(record.findings_before) or "none"
+    restored = undo_restored(outcome, record.findings_before)
     if args.json:
         _dump({**outcome_summary(outcome), "original_verdict_restored": restored})
     else:
         _say()
-        _say(outcome_text(outcome))
-        _say(
-            "The verdict is back to what it was before the fix."
-            if restored
-            else f"Before the fix the findings were: {before}"
-        )
+        _say(outcome_text(outcome, record.findings_before))
     return exitcodes.OK if outcome.applied else exitcodes.CRITICAL
 
 

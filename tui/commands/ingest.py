@@ -18,12 +18,12 @@ from tui.commands import command_help, output
 from tui.commands.diagnose import exit_code, print_host
 from tui.commands.targets import add_host_options, hosts_for
 from tui.core import exitcodes
-from tui.core.diagnosis import Diagnosis, diagnose
 from tui.core.ingest import FORMATS, Ingested, IngestError, ingest
 from tui.core.inventory import InventoryError
+from tui.core.judged import Judged
 from tui.core.redact import redact, redact_text
 from tui.core.report import host_json, markdown_report
-from tui.core.runner import ProbeResult
+from tui.core.service import judge_facts
 from tui.core.transcript import Transcript
 
 
@@ -46,11 +46,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def diagnosed(done: Ingested) -> list[tuple[ProbeResult, Diagnosis | None, dict]]:
-    return [
-        (r, diagnose(r.facts, r.host) if r.facts is not None and r.reachable else None, {})
-        for r in done.results
-    ]
+def diagnosed(done: Ingested) -> list[Judged]:
+    return [judge_facts(r) for r in done.results]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     results = diagnosed(done)
     with Transcript.open_session() as transcript:
         transcript.record("cli", command="ingest", paths=[str(p) for p in args.paths])
-        for r, d, _ in results:
+        for r, d in ((j.result, j.diagnosis) for j in results):
             transcript.record(
                 "ingest",
                 host=r.host.name,
@@ -78,22 +75,23 @@ def run(args: argparse.Namespace) -> int:
                 facts=r.facts.to_json() if r.facts is not None else None,
                 findings=[f.to_json() for f in d.findings] if d else None,
             )
-    for r, _d, _x in results:
+    for r in (j.result for j in results):
         for warning in done.warnings.get(r.host.name, []):
             err.print(
                 f"{r.host.name}: warning: {redact_text(warning)}", highlight=False, markup=False
             )
     if args.json:
         data = []
-        for r, d, _x in results:
-            entry = host_json(r, d)
+        for j in results:
+            r = j.result
+            entry = host_json(r, j.diagnosis)
             entry["warnings"] = redact(done.warnings.get(r.host.name, []))
             data.append(entry)
         output.write_json(data)
     elif args.markdown:
-        output.write_text(markdown_report([(r, d) for r, d, _x in results]))
+        output.write_text(markdown_report([(j.result, j.diagnosis) for j in results]))
     else:
         console = output.console(soft_wrap=False)
-        for r, d, _x in results:
-            print_host(console, host_json(r, d))
+        for j in results:
+            print_host(console, host_json(j.result, j.diagnosis))
     return exit_code(results)

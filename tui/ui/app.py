@@ -79,14 +79,6 @@ KEY_REFUSALS = ("hostkey-unknown", "hostkey-changed", "hostkey-revoked")  # each
 CHANGING_GROUPS = ("fix", "fleet-fix")
 
 
-def _diagnose(facts: Any, host: Host) -> Any:
-    """Off the event loop, the first import of the rule tables included (~25 ms). With the
-    host, each proposed fix carries its exact commands and whether it needs root."""
-    from tui.core.diagnosis import diagnose
-
-    return diagnose(facts, host)
-
-
 def _default_session() -> Any:
     from tui.core.runner import Session
     from tui.core.transcript import Transcript
@@ -340,10 +332,10 @@ class DetectiveApp(App[int]):
         async with self._slots:
             self._buffer(host.name, status="connecting")
             result = await self.session.probe(host, self._on_progress)
-        diagnosis = None
-        if result.facts is not None and result.error is None:
-            diagnosis = await asyncio.to_thread(_diagnose, result.facts, host)
-        self.post_message(ProbeFinished(result, diagnosis))
+        from tui.core.service import judge
+
+        judged = await judge(self.session, result)
+        self.post_message(ProbeFinished(result, judged.diagnosis))
 
     @on(ProbeActivity)
     def _schedule_flush(self) -> None:
@@ -677,7 +669,7 @@ class DetectiveApp(App[int]):
             self.notify("Read-only mode: restarts and undos are disabled.", severity="warning")
             return
         from tui.core.fixes import make_stamp
-        from tui.core.fixes.restart import restart_plan
+        from tui.core.fixes.restart import restart_pending
         from tui.core.fixes.undo import UndoError, load_record
         from tui.ui.screens.fix_wizard import FixWizardScreen
 
@@ -694,8 +686,7 @@ class DetectiveApp(App[int]):
                 return
             self.post_message(UndoRecordRequested(record))
             return
-        sudo = work.sudo or (state.facts is not None and not state.facts.host.is_root)
-        plan = restart_plan(state.host, work.units, sudo=sudo, stamp=make_stamp())
+        plan = restart_pending(state.host, work, state.facts, make_stamp())
         self.push_screen(
             FixWizardScreen(state.host, plan, self.session), partial(self._fix_closed, state.name)
         )

@@ -110,6 +110,7 @@ class FixOutcome:
     record: str | None = None  # undo record id, when something changed or may have
     facts_after: Facts | None = field(default=None, compare=False)
     stopped: bool = False  # asked to stop (the TUI was quit): the rest was not started
+    reprobe_error: str | None = None  # why the re-probe after the run found no facts
 
     @property
     def applied(self) -> bool:
@@ -544,6 +545,7 @@ async def apply_plan(
             findings_before=findings_before,
             worst_before=worst_before,
             record=record,
+            reprobe_error=probed.error or "no facts",
         )
         session.record("fix-outcome", **outcome_summary(outcome))
         return outcome

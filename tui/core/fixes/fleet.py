@@ -10,13 +10,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
-from tui.core.diagnosis import diagnose
+from tui.core.diagnosis import Diagnosis, diagnose
 from tui.core.facts import Facts
+from tui.core.findings import Finding, FixSuggestion
 from tui.core.fixes import FixError, build_plan, make_stamp
 from tui.core.fixes.executor import FixOutcome, apply_plan
-from tui.core.fixes.outcome_words import plan_kind
+from tui.core.fixes.outcome_words import plan_kind, undo_restored
 from tui.core.fixes.plan import FixPlan
 from tui.core.fixes.undo import (
     UndoError,
@@ -27,6 +28,7 @@ from tui.core.fixes.undo import (
     undo_plan,
 )
 from tui.core.hosts import Host
+from tui.core.judged import Judged
 
 if TYPE_CHECKING:
     from tui.core.runner import Session
@@ -121,9 +123,10 @@ class HostFixResult:
 
 def _undo_verdict(outcome: FixOutcome, record: UndoRecord) -> list[str]:
     """After an undo: is the verdict back to what it was before the fix?"""
-    if not outcome.applied or outcome.facts_after is None:
+    restored = undo_restored(outcome, record.findings_before)
+    if restored is None:
         return []
-    if set(outcome.findings_after) == set(record.findings_before):
+    if restored:
         return ["verdict as before the fix: " + (", ".join(record.findings_before) or "none")]
     return [
         "before the fix: " + (", ".join(record.findings_before) or "none"),
@@ -131,36 +134,77 @@ def _undo_verdict(outcome: FixOutcome, record: UndoRecord) -> list[str]:
     ]
 
 
-def proposed(facts: Facts, fix_id: str) -> tuple[dict[str, str], str | None] | None:
-    """The parameters and interpreter the diagnosis proposed for ``fix_id`` on this host."""
-    for finding in diagnose(facts).findings:
+class Probed(Protocol):
+    """A host as a front end knows it: its probe's facts and diagnosis (None: not probed, or
+    nothing to judge) and the probe's error. The TUI's ``HostState`` and the core's
+    ``Judged`` both are one."""
+
+    @property
+    def host(self) -> Host: ...
+
+    @property
+    def facts(self) -> Facts | None: ...
+
+    @property
+    def diagnosis(self) -> Diagnosis | None: ...
+
+    @property
+    def error(self) -> str | None: ...
+
+
+def proposal(
+    diagnosis: Diagnosis, fix_id: str, finding_id: str | None = None
+) -> tuple[Finding, FixSuggestion] | None:
+    """The finding that proposed ``fix_id`` and its suggestion: ``finding_id``'s when given
+    (the one the user chose), else the first finding proposing it."""
+    for finding in diagnosis.findings:
+        if finding_id is not None and finding.id != finding_id:
+            continue
         for fix in finding.fixes:
             if fix.id == fix_id:
-                return dict(fix.params), finding.python
+                return finding, fix
     return None
 
 
-def plan_for(
-    host: Host,
-    facts: Facts,
+def plan_host(
+    probed: Probed,
     fix_id: str,
-    params: Mapping[str, str],
-    python: str | None,
     *,
-    use_proposal: bool,
+    finding_id: str | None = None,
+    params: Mapping[str, str] | None = None,
+    python: str | None = None,
+    proposed_only: bool = False,
     stamp: str | None = None,
 ) -> FleetItem:
-    """Plan the fix for one probed host; without parameters, use the diagnosis's proposal."""
-    chosen = dict(params)
-    if use_proposal and not params:
-        proposal = proposed(facts, fix_id)
-        if proposal is not None:
-            chosen = proposal[0]
-            python = python or proposal[1]
+    """Plan ``fix_id`` for one probed host: with ``params`` when given, else with what the
+    chosen finding (``finding_id``; None: the first proposing it) proposed, for its Python.
+    A host without the finding is skipped, and so is one where the fix was not proposed when
+    ``proposed_only``; a plan that cannot be built, or a builder's bug, is that host's error."""
+    host, facts, diagnosis = probed.host, probed.facts, probed.diagnosis
+    if facts is None or diagnosis is None:
+        why = probed.error or "not probed"
+        return FleetItem(host=host, facts=None, plan=None, error=why, unreachable=True)
+    finding_ids = [f.id for f in diagnosis.findings]
+    if finding_id is not None and finding_id not in finding_ids:
+        return FleetItem(
+            host=host, facts=facts, plan=None, error=f"no {finding_id} finding", skipped=True
+        )
+    chosen = dict(params or {})
+    found = proposal(diagnosis, fix_id, finding_id)
+    if found is None and proposed_only:
+        finding = next((f for f in diagnosis.findings if f.id == finding_id), None)
+        others = ", ".join(x.id for x in finding.fixes) if finding else ""
+        why = f"{fix_id} was not proposed here (proposed: {others or 'nothing'})"
+        return FleetItem(host=host, facts=facts, plan=None, error=why, skipped=True)
+    if found is not None and not chosen:
+        chosen = dict(found[1].params)
+        python = python or found[0].python
     try:
         plan = build_plan(facts, host, fix_id, chosen, python, stamp=stamp)
     except FixError as exc:
         return FleetItem(host=host, facts=facts, plan=None, error=str(exc))
+    except Exception as exc:  # one host's bug must not stop the others
+        return FleetItem(host=host, facts=facts, plan=None, error=f"internal error: {exc!r}")
     return FleetItem(host=host, facts=facts, plan=plan)
 
 
@@ -174,30 +218,20 @@ async def plan_fleet(
     finding: str | None = None,
     stamp: str | None = None,
 ) -> list[FleetItem]:
-    """Probe every host and plan the fix; ``finding`` keeps only hosts that have it."""
+    """Probe every host and plan the fix (``plan_host``); ``finding`` keeps only hosts that
+    have it, and its proposal is the one used."""
     results = await session.probe_many(hosts)
-    items: list[FleetItem] = []
-    for r in results:
-        if r.facts is None:
-            items.append(
-                FleetItem(host=r.host, facts=None, plan=None, error=r.error, unreachable=True)
-            )
-            continue
-        if finding is not None and finding not in {f.id for f in diagnose(r.facts).findings}:
-            items.append(
-                FleetItem(
-                    host=r.host,
-                    facts=r.facts,
-                    plan=None,
-                    error=f"no {finding} finding",
-                    skipped=True,
-                )
-            )
-            continue
-        items.append(
-            plan_for(r.host, r.facts, fix_id, params, python, use_proposal=True, stamp=stamp)
+    return [
+        plan_host(
+            Judged(r, diagnose(r.facts, r.host) if r.facts is not None else None),
+            fix_id,
+            finding_id=finding,
+            params=params,
+            python=python,
+            stamp=stamp,
         )
-    return items
+        for r in results
+    ]
 
 
 async def apply_fleet(

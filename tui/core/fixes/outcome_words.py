@@ -50,6 +50,25 @@ def _findings(when: str, worst: str | None, ids: Sequence[str]) -> str:
     return f"{when} {', '.join(ids)} (worst: {worst})"
 
 
+def no_reprobe_reason(outcome: FixOutcome) -> str:
+    """Why a run has no verdict after it: the host was not probed again, and why not."""
+    if outcome.reprobe_error is not None:
+        return f"the re-probe failed: {outcome.reprobe_error}"
+    if outcome.stopped:
+        return "detective-tui was quit before the re-probe; the next probe tells"
+    if not outcome.steps:
+        return "no step ran, so the host was not probed again"
+    return "the host was not probed again"
+
+
+def undo_restored(outcome: FixOutcome, before_fix: Sequence[str] | None) -> bool | None:
+    """After an undo: is the verdict back to the one its record saw before the fix? None
+    when that cannot be told: the undo did not apply, no re-probe, or ``before_fix`` unknown."""
+    if before_fix is None or not outcome.applied or outcome.facts_after is None:
+        return None
+    return set(before_fix) == set(outcome.findings_after)
+
+
 def verdict_lines(outcome: FixOutcome, before_fix: Sequence[str] | None = None) -> list[str]:
     """The verdict part of a run's outcome. ``before_fix``: for an undo, the problems its
     record saw before the fix (None: unknown)."""
@@ -59,7 +78,7 @@ def verdict_lines(outcome: FixOutcome, before_fix: Sequence[str] | None = None) 
             "Running service before the restart:", outcome.worst_before, outcome.findings_before
         )
         if outcome.facts_after is None:
-            return [before, "After the restart: unknown (no re-probe)"]
+            return [before, f"After the restart: unknown ({no_reprobe_reason(outcome)})"]
         after = _findings(
             "Running service after the restart:", outcome.worst_after, outcome.findings_after
         )
@@ -68,18 +87,18 @@ def verdict_lines(outcome: FixOutcome, before_fix: Sequence[str] | None = None) 
     after_label = "Findings after the undo: " if kind == "undo" else "Findings after: "
     out = [_findings(before_label, outcome.worst_before, outcome.findings_before)]
     if outcome.facts_after is None:
-        out.append(f"{after_label.rstrip()} unknown (no re-probe)")
+        out.append(f"{after_label.rstrip()} unknown ({no_reprobe_reason(outcome)})")
         return out
     out.append(_findings(after_label, outcome.worst_after, outcome.findings_after))
     if kind == "undo":
-        if before_fix is not None and outcome.applied:
-            if set(before_fix) == set(outcome.findings_after):
-                out.append(f"Back to the verdict before the fix: {_ids(before_fix)}")
-            else:
-                out.append(
-                    f"Not the verdict before the fix: then {_ids(before_fix)}, "
-                    f"now {_ids(outcome.findings_after)}"
-                )
+        restored = undo_restored(outcome, before_fix)
+        if restored:
+            out.append(f"Back to the verdict before the fix: {_ids(before_fix or ())}")
+        elif restored is not None:
+            out.append(
+                f"Not the verdict before the fix: then {_ids(before_fix or ())}, "
+                f"now {_ids(outcome.findings_after)}"
+            )
         return out
     if outcome.resolved and outcome.applied:
         out.append("Fixed: " + ", ".join(outcome.resolved))
@@ -116,15 +135,18 @@ def status_line(outcome: FixOutcome, before_fix: Sequence[str] | None = None) ->
     if kind == "restart":
         units = outcome.plan.params.get("units", "the units")
         if outcome.facts_after is None:
-            return f"Restarted {units}; no re-probe, so its verdict is unknown."
+            return f"Restarted {units}; its verdict is unknown: {no_reprobe_reason(outcome)}."
         now = _ids(outcome.findings_after)
         was = _ids(outcome.findings_before)
         return f"Restarted {units}. The running service now: {now} (before the restart: {was})."
     if kind == "undo":
-        if before_fix is not None and set(before_fix) == set(outcome.findings_after):
-            back = f"back to the verdict before the fix ({_ids(before_fix)})"
-        elif before_fix is not None:
-            back = f"before the fix: {_ids(before_fix)}; now: {_ids(outcome.findings_after)}"
+        restored = undo_restored(outcome, before_fix)
+        if outcome.facts_after is None:
+            back = f"the verdict now is unknown: {no_reprobe_reason(outcome)}"
+        elif restored:
+            back = f"back to the verdict before the fix ({_ids(before_fix or ())})"
+        elif restored is not None:
+            back = f"before the fix: {_ids(before_fix or ())}; now: {_ids(outcome.findings_after)}"
         else:
             back = f"now: {_ids(outcome.findings_after)}"
         return f"Undone: {back}.{restart}"

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tui.core.fixes.plan import FixPlan, Step
 from tui.core.fixes.shell import systemctl
 from tui.core.hosts import Host
+
+if TYPE_CHECKING:
+    from tui.core.facts import Facts
+    from tui.core.fixes.executor import FixOutcome
+    from tui.core.pending import PendingWork
 
 
 def restart_plan(host: Host, units: tuple[str, ...], *, sudo: bool, stamp: str) -> FixPlan:
@@ -38,3 +45,21 @@ def restart_plan(host: Host, units: tuple[str, ...], *, sudo: bool, stamp: str) 
         sudo=sudo,
         stamp=stamp,
     )
+
+
+def restart_after(outcome: FixOutcome, stamp: str | None = None) -> FixPlan | None:
+    """The restart of the units an applied run left running the environment from before it,
+    through sudo as that run was (None: nothing to restart). ``stamp``: the run's own."""
+    if not outcome.applied or not outcome.pending_restart:
+        return None
+    plan = outcome.plan
+    return restart_plan(
+        plan.host, outcome.pending_restart, sudo=plan.sudo, stamp=stamp or plan.stamp
+    )
+
+
+def restart_pending(host: Host, work: PendingWork, facts: Facts | None, stamp: str) -> FixPlan:
+    """The restart a past run left pending (``tui.core.pending``): through sudo when that
+    run was, or when the host's probe says the user is not root."""
+    sudo = work.sudo or (facts is not None and not facts.host.is_root)
+    return restart_plan(host, work.units, sudo=sudo, stamp=stamp)

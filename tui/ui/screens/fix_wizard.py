@@ -29,7 +29,7 @@ from tui.core.fixes.executor import FixOutcome, apply_plan
 from tui.core.fixes.outcome_words import plan_kind, status_line
 from tui.core.fixes.plan import FixPlan
 from tui.core.fixes.render import outcome_text, plan_heading, preview_text
-from tui.core.fixes.restart import restart_plan
+from tui.core.fixes.restart import restart_after
 from tui.core.fixes.undo import UndoError, UndoRecord, load_record, undo_plan
 from tui.core.hosts import Host
 from tui.core.redact import redact_text
@@ -194,8 +194,9 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
     def action_restart(self) -> None:
         if self.stage == "running" or not self.restart_units:
             return
-        units = self.restart_units
-        self._offer(restart_plan(self.host, units, sudo=self.plan.sudo, stamp=make_stamp()))
+        plan = restart_after(self.outcome, make_stamp()) if self.outcome is not None else None
+        if plan is not None:
+            self._offer(plan)
 
     @on(Button.Pressed, "#close")
     def action_close(self) -> None:
@@ -249,12 +250,10 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
         outcome = self.outcome = message.outcome
         if message.kind == "fix":
             self.record = outcome.record
-            self.restart_units = outcome.pending_restart
         elif message.kind == "undo" and outcome.applied:  # the journal set the record aside
             self.record = self.pending_record = None
-            self.restart_units = outcome.pending_restart
-        else:
-            self.restart_units = ()
+        restart = restart_after(outcome) if message.kind != "restart" else None
+        self.restart_units = outcome.pending_restart if restart is not None else ()
         before_fix = self.before_fix if message.kind == "undo" else None
         self.query_one("#fix-verdict-text", Static).update(
             Content(redact_text(outcome_text(outcome, before_fix)))

@@ -18,8 +18,7 @@ changed.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from rich.text import Text
@@ -35,16 +34,17 @@ from textual.widgets import Collapsible, DataTable, Footer, Log, Static
 from textual.worker import Worker, WorkerState
 
 from tui.core.fixes import make_stamp
-from tui.core.fixes.fleet import (
-    FleetItem,
-    HostFixResult,
-    apply_fleet,
-    plan_for,
-    undo_fleet,
-    undo_items,
+from tui.core.fixes.fleet import FleetItem, HostFixResult, apply_fleet, undo_fleet, undo_items
+from tui.core.fixes.fleet_group import (
+    FixChoice,
+    fix_choices,
+    plan_group,
+    restart_items,
+    restart_lines,
+    undo_lines,
+    undoable,
 )
 from tui.core.fixes.render import outcome_text, preview_text
-from tui.core.fixes.restart import restart_plan
 from tui.core.redact import redact_text
 from tui.ui.fleet import HostState
 from tui.ui.messages import ProbeRequested, RunsFinished
@@ -74,81 +74,6 @@ RESULT_WORDS = {
 SEVERITY_STYLE = {"critical": "bold red", "warning": "bold yellow", "info": "cyan", "none": "green"}
 
 
-@dataclass(frozen=True)
-class FixChoice:
-    """One fix the group's diagnoses proposed for the finding, over the hosts proposing it."""
-
-    fix_id: str
-    title: str  # as proposed for the first of its hosts
-    resolves: tuple[str, ...]
-    needs_root: bool
-    hosts: tuple[str, ...]  # where the diagnosis proposed it
-    params_vary: bool  # the proposed parameters differ between hosts
-
-
-def fix_choices(finding_id: str, states: Sequence[HostState]) -> tuple[FixChoice, ...]:
-    """The union of the fixes proposed for ``finding_id``: most hosts first, then in the
-    order the diagnoses rank them."""
-    found: dict[str, list] = {}
-    for state in states:
-        if state.diagnosis is None:
-            continue
-        for finding in state.diagnosis.findings:
-            if finding.id != finding_id:
-                continue
-            for fix in finding.fixes:
-                found.setdefault(fix.id, []).append((state.name, fix))
-    choices = []
-    for fix_id, entries in found.items():
-        fixes = [fix for _, fix in entries]
-        resolves = tuple(dict.fromkeys(r for fix in fixes for r in fix.resolves))
-        choices.append(
-            FixChoice(
-                fix_id=fix_id,
-                title=fixes[0].title,
-                resolves=resolves,
-                needs_root=any(fix.needs_root for fix in fixes),
-                hosts=tuple(dict.fromkeys(name for name, _ in entries)),
-                params_vary=len({tuple(sorted(fix.params.items())) for fix in fixes}) > 1,
-            )
-        )
-    order = list(found)
-    choices.sort(key=lambda c: (-len(c.hosts), order.index(c.fix_id)))
-    return tuple(choices)
-
-
-def plan_group(
-    finding_id: str, fix_id: str, states: Sequence[HostState], stamp: str
-) -> list[FleetItem]:
-    """Plan ``fix_id`` on each host with the parameters its own diagnosis proposed."""
-    items = []
-    for state in states:
-        host, facts = state.host, state.facts
-        if facts is None or state.diagnosis is None:
-            why = state.error or f"not probed ({state.status})"
-            items.append(FleetItem(host=host, facts=None, plan=None, error=why, unreachable=True))
-            continue
-        finding = next((f for f in state.diagnosis.findings if f.id == finding_id), None)
-        fix = next((x for x in finding.fixes if x.id == fix_id), None) if finding else None
-        if finding is None or fix is None:
-            others = ", ".join(x.id for x in finding.fixes) if finding else ""
-            why = (
-                f"no {finding_id} finding any more"
-                if finding is None
-                else f"{fix_id} was not proposed here (proposed: {others or 'nothing'})"
-            )
-            items.append(FleetItem(host=host, facts=facts, plan=None, error=why, skipped=True))
-            continue
-        try:
-            item = plan_for(
-                host, facts, fix_id, fix.params, finding.python, use_proposal=False, stamp=stamp
-            )
-        except Exception as exc:  # one host's bug must not stop the group
-            item = FleetItem(host=host, facts=facts, plan=None, error=f"internal error: {exc!r}")
-        items.append(item)
-    return items
-
-
 def _worst(severity: str | None, known: bool = True) -> str:
     return (severity or "none") if known else "?"
 
@@ -163,58 +88,6 @@ def worst_cell(result: HostFixResult) -> Text:
     return Text.assemble(
         (before, SEVERITY_STYLE.get(before, "")), " → ", (after, SEVERITY_STYLE.get(after, ""))
     )
-
-
-def undo_lines(results: Sequence[HostFixResult]) -> list[str]:
-    """The command that reverses the fix, per host where it changed something."""
-    return [
-        f"Undo {r.item.host.name}: detective-tui fix {r.item.host.name} --undo {r.outcome.record}"
-        + (" --demo" if r.item.host.demo else "")
-        for r in results
-        if r.outcome is not None and r.outcome.record
-    ]
-
-
-def restart_lines(
-    results: Sequence[HostFixResult], environment: str = "the old environment"
-) -> list[str]:
-    """The units that still run with ``environment`` (the one before the run), by unit."""
-    pending: dict[str, list[str]] = {}
-    for r in results:
-        o = r.outcome
-        if o is not None and o.applied and o.pending_restart:
-            pending.setdefault(" ".join(o.pending_restart), []).append(r.item.host.name)
-    return [
-        f"Restart pending on {', '.join(names)}: {units} still runs with {environment}, "
-        "and the fleet table judges it, until it restarts"
-        for units, names in pending.items()
-    ]
-
-
-def restart_items(results: Sequence[HostFixResult], stamp: str) -> list[FleetItem]:
-    """A restart plan for each host whose fix left units running the old environment."""
-    items = []
-    for r in results:
-        o = r.outcome
-        if o is not None and o.applied and o.pending_restart:
-            host = r.item.host
-            plan = restart_plan(host, o.pending_restart, sudo=o.plan.sudo, stamp=stamp)
-            items.append(FleetItem(host=host, facts=o.facts_after, plan=plan))
-    return items
-
-
-def undoable(
-    results: Sequence[HostFixResult], undone: Collection[tuple[str, str]]
-) -> list[HostFixResult]:
-    """The hosts whose fix saved an undo record that is not undone yet (``undone``: host
-    name and record id pairs; one run's records share their id on every host)."""
-    return [
-        r
-        for r in results
-        if r.outcome is not None
-        and r.outcome.record
-        and (r.item.host.name, r.outcome.record) not in undone
-    ]
 
 
 def summary(results: Sequence[HostFixResult]) -> str:

@@ -1,0 +1,74 @@
+"""The one path from a host to its verdict, for both front ends: probe → diagnose (→ deep)
+→ record.
+
+The CLI (``detective-tui diagnose``) and the TUI's probe worker both call these, so their
+transcripts hold the same events for a host: the runner's ``command`` / ``probe`` events, then
+one ``diagnosis`` event with the findings, the FlashInfer replays and the deep results.
+A host is judged when its probe reached it and left facts (partial facts from a timeout or a
+dropped connection included); an unreached host has no diagnosis and no ``diagnosis`` event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from tui.core.deep import DeepResults, run_deep
+from tui.core.diagnosis import diagnose, with_deep
+from tui.core.hosts import Host
+from tui.core.judged import Judged
+
+if TYPE_CHECKING:
+    from tui.core.runner import ProbeResult, ProgressCallback, Session
+
+
+def judge_facts(result: ProbeResult) -> Judged:
+    """Diagnose a probe result in place, without a session (ingested output, tests)."""
+    if result.facts is None or not result.reachable:
+        return Judged(result)
+    return Judged(result, diagnose(result.facts, result.host))
+
+
+async def judge(session: Session, result: ProbeResult, *, deep: bool = False) -> Judged:
+    """Diagnose a probe result (off the event loop: the first diagnosis loads the rule
+    tables), run the deep check where asked, and record the ``diagnosis`` event."""
+    if result.facts is None or not result.reachable:
+        return Judged(result)
+    diagnosis = await asyncio.to_thread(diagnose, result.facts, result.host)
+    deeps: DeepResults = {}
+    if deep and diagnosis.flashinfer:
+        deeps = await run_deep(session, result.host, result.facts, diagnosis)
+        diagnosis = with_deep(diagnosis, deeps)
+    session.record(
+        "diagnosis",
+        host=result.host.name,
+        findings=[f.to_json() for f in diagnosis.findings],
+        flashinfer=[r.to_json() for r in diagnosis.flashinfer],
+        deep=deeps or None,
+    )
+    return Judged(result, diagnosis, deeps)
+
+
+async def probe_and_judge(
+    session: Session,
+    host: Host,
+    on_progress: ProgressCallback | None = None,
+    *,
+    deep: bool = False,
+) -> Judged:
+    """Probe one host and judge what the probe found."""
+    return await judge(session, await session.probe(host, on_progress), deep=deep)
+
+
+async def probe_and_judge_many(
+    session: Session,
+    hosts: Sequence[Host],
+    *,
+    deep: bool = False,
+    on_result: Callable[[ProbeResult], None] | None = None,
+) -> list[Judged]:
+    """Probe every host concurrently (``on_result`` sees each probe as it ends), then judge
+    each; results in the order given, one bad host never stopping the others."""
+    results = await session.probe_many(hosts, on_result=on_result)
+    return [await judge(session, r, deep=deep) for r in results]
