@@ -303,3 +303,16 @@ async def test_choices_and_plans_from_the_app_state(fleet: tuple[Host, ...]) -> 
     assert "no CUDA toolkit was found at /usr/local/cuda-13.0 on ct201" in (items[0].error or "")
     assert items[1].skipped and "was not proposed here" in (items[1].error or "")
     assert items[2].unreachable and "no answer" in (items[2].error or "")
+
+
+async def test_the_choices_fit_80_columns(fleet: tuple[Host, ...]) -> None:
+    """The Resolves column lists every finding a fix resolves, one a line, and the choices
+    table needs no horizontal scrolling on an 80x24 terminal."""
+    app = make_app(fleet)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _open(pilot)
+        table = screen.query_one("#fleet-choices", DataTable)
+        await pilot.pause()
+        assert table.virtual_size.width <= table.scrollable_content_region.width
+        cell = str(table.get_cell("use-installed-toolkit", "resolves"))
+        assert cell.splitlines() == [FINDING, "nvcc-torch-major-mismatch"]

@@ -74,6 +74,12 @@ RESULT_WORDS = {
 SEVERITY_STYLE = {"critical": "bold red", "warning": "bold yellow", "info": "cyan", "none": "green"}
 
 
+def resolves_cell(resolves: Sequence[str]) -> str:
+    """The Resolves column: one finding id a line (ids are long; side by side they run past
+    an 80-column terminal)."""
+    return "\n".join(resolves) or "nothing by itself"
+
+
 def _worst(severity: str | None, known: bool = True) -> str:
     return (severity or "none") if known else "?"
 
@@ -198,8 +204,9 @@ class FleetFixScreen(Screen[None]):
                 Text(choice.fix_id, style="bold"),
                 f"{len(choice.hosts)}/{total}",
                 "yes" if choice.needs_root else "no",
-                ", ".join(choice.resolves) or "nothing by itself",
+                resolves_cell(choice.resolves),
                 key=choice.fix_id,
+                height=None,  # one line per finding it resolves: readable at 80 columns
             )
         self.session.record(
             "fleet-fix-opened", finding=self.finding_id, hosts=[s.name for s in self.states]
