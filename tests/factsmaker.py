@@ -110,7 +110,7 @@ def make_facts(
             )
             pythons.append(PythonEnv(source="process", context=SERVICE, **common))  # type: ignore[arg-type]
     if driver_state == "ok" and driver:
-        drv = DriverInfo(state="ok", smi_version=driver, cuda_version=DRIVER_CUDA.get(driver))
+        drv = DriverInfo(state="ok", driver_version=driver, driver_cuda=DRIVER_CUDA.get(driver))
     else:
         drv = DriverInfo(state=driver_state, smi_exit=9, message="NVIDIA-SMI has failed")  # type: ignore[arg-type]
     return Facts(

@@ -545,7 +545,7 @@ async def test_a_fix_that_brings_a_new_problem_is_not_reported_as_fixed(
     async with session(ssh_env) as s:
         before = (await s.probe(host)).facts
         assert before is not None
-        assert before.driver.cuda_version == "12.8"
+        assert before.driver.driver_cuda == "12.8"
         plan = build_plan(before, host, "use-installed-toolkit", {"path": "/usr/local/cuda-13.0"})
         outcome = await apply_plan(s, host, plan, before=before)
     assert outcome.applied and "flashinfer-arch-rejected" in outcome.resolved

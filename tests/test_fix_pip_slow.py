@@ -24,7 +24,7 @@ from tui.core.runner import Session
 pytestmark = pytest.mark.slow
 
 CACHE = Path.home() / ".cache" / "detective-tui-tests"
-DRIVER_580 = DriverInfo(state="ok", smi_version="580.95.05", cuda_version="13.0")
+DRIVER_580 = DriverInfo(state="ok", driver_version="580.95.05", driver_cuda="13.0")
 RTX_PRO_6000 = Gpu(index=0, name="NVIDIA RTX PRO 6000 Blackwell Server Edition", compute_cap="12.0")
 
 
@@ -74,7 +74,7 @@ async def test_pip_toolkit_install_gives_the_venv_a_cuda13_nvcc(venv: Path) -> N
         )
         facts = dataclasses.replace(judged, gpus=(RTX_PRO_6000,), pythons=(py,), driver=DRIVER_580)
         result = replay(facts, py, ctx)
-        assert (result.cuda_home, result.cuda_version) == (home, "13.0")
+        assert (result.cuda_home, result.jit_cuda) == (home, "13.0")
         assert result.target_cuda_archs == ("12.0f",)
         assert result.check_cuda_arch == "pass"
 

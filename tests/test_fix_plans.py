@@ -854,9 +854,9 @@ def test_pip_wheels_follow_torchs_cuda_minor() -> None:
 
 @pytest.mark.parametrize("fix_id", ["install-cuda-toolkit-pip", "install-cuda-toolkit-apt"])
 def test_no_cuda13_install_for_a_driver_that_cannot_run_it(fix_id: str) -> None:
-    driver = DriverInfo(state="ok", smi_version="570.172.08", cuda_version="12.8")
+    driver = DriverInfo(state="ok", driver_version="570.172.08", driver_cuda="12.8")
     facts = dataclasses.replace(ct200_facts(), driver=driver)
     with pytest.raises(FixError, match=re.escape("driver 570.172.08 runs CUDA 12.8 at most")):
         plan_for(fix_id, facts)
-    ok = dataclasses.replace(facts, driver=dataclasses.replace(driver, cuda_version="13.0"))
+    ok = dataclasses.replace(facts, driver=dataclasses.replace(driver, driver_cuda="13.0"))
     assert plan_for(fix_id, ok).steps

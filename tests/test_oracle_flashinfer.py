@@ -230,7 +230,7 @@ def _differences(replayed: Any, real: dict) -> list[str]:
     if real["import_error"] is not None:
         return diffs
     same("cuda_home", replayed.cuda_home, real["cuda_home"])
-    same("cuda_version", replayed.cuda_version, real["cuda_version"])
+    same("cuda_version", replayed.jit_cuda, real["cuda_version"])
     same("target_cuda_archs", list(replayed.target_cuda_archs), real["target_cuda_archs"])
     same("check_cuda_arch", replayed.check_cuda_arch, real["check_cuda_arch"])
     same("check_message", replayed.check_message, real["check_message"])

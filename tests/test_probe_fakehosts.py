@@ -79,7 +79,7 @@ def test_reference_host_facts(build, shell: str) -> None:
     assert facts.host.hostname == "ct200" and facts.host.os_id == "ubuntu"
 
     d = facts.driver
-    assert (d.state, d.smi_version, d.cuda_version, d.smi_exit) == ("ok", "580.95.05", "13.0", 0)
+    assert (d.state, d.driver_version, d.driver_cuda, d.smi_exit) == ("ok", "580.95.05", "13.0", 0)
     assert (d.proc_version, d.kernel_module) == ("580.95.05", "open")
 
     assert len(facts.gpus) == 8
@@ -205,7 +205,7 @@ def test_tree_is_relocatable(build, tmp_path: Path) -> None:
 
 def test_healthy_h100(build) -> None:
     facts, _ = run_probe(build(fakehost.healthy_h100()))
-    assert (facts.driver.state, facts.driver.cuda_version) == ("ok", "12.8")
+    assert (facts.driver.state, facts.driver.driver_cuda) == ("ok", "12.8")
     assert {g.compute_cap for g in facts.gpus} == {"9.0"} and len(facts.gpus) == 4
     assert facts.usr_local_cuda == "/usr/local/cuda-12.8"
     link = facts.toolkit_at("/usr/local/cuda")
@@ -221,7 +221,7 @@ def test_healthy_h100(build) -> None:
 
 def test_b200_old_driver(build) -> None:
     facts, _ = run_probe(build(fakehost.b200_old_driver()))
-    assert (facts.driver.smi_version, facts.driver.cuda_version) == ("575.57.08", "12.9")
+    assert (facts.driver.driver_version, facts.driver.driver_cuda) == ("575.57.08", "12.9")
     assert {g.compute_cap for g in facts.gpus} == {"10.0"} and len(facts.gpus) == 8
     assert facts.pythons[0].torch_cuda == "13.0"
     assert facts.toolkit_at("/usr/local/cuda-13.0").version == "13.0"
@@ -360,7 +360,7 @@ def test_awkward_host(build) -> None:
     facts, raw = run_probe(fake)
     assert facts.probe.complete and not facts.probe.errors
 
-    assert (facts.driver.smi_version, facts.driver.cuda_version) == ("610.43.02", "13.3")
+    assert (facts.driver.driver_version, facts.driver.driver_cuda) == ("610.43.02", "13.3")
 
     ssh = facts.contexts[0]
     assert ssh.vars["CUDA_HOME"] == "" and ssh.vars["FLASHINFER_CUDA_ARCH_LIST"] == "12.0f"

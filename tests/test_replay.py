@@ -129,8 +129,8 @@ def test_reference_failure_text_per_era() -> None:
     assert old.warnings == ("Failed to get device capability: SM 12.x requires CUDA >= 12.9.",)
     assert old.check_message == "RuntimeError: FlashInfer requires GPUs with sm75 or higher"
     assert old.compiles is False
-    assert old.cuda_home == HOME128 and old.cuda_version == "12.8"
-    assert old.cuda_version_source == "nvcc"
+    assert old.cuda_home == HOME128 and old.jit_cuda == "12.8"
+    assert old.jit_cuda_source == "nvcc"
     assert old.workspace == "~/.cache/flashinfer/0.6.8"
 
 
@@ -236,7 +236,7 @@ def _path_case(version: str = "0.7.0", which=None, usr_local=False, **env) -> Re
 )
 def test_toolkit_resolution(case, home, version, source) -> None:
     r = run(case)
-    assert (r.cuda_home, r.cuda_version, r.cuda_version_source) == (home, version, source)
+    assert (r.cuda_home, r.jit_cuda, r.jit_cuda_source) == (home, version, source)
 
 
 def test_cuda_path_error_texts_and_nvcc_override() -> None:
@@ -278,7 +278,7 @@ def test_no_nvcc_and_cpu_torch_error_is_the_warning() -> None:
         "Failed to get device capability: nvcc not found and PyTorch is not built with CUDA "
         "support. Could not determine CUDA version..",
     )
-    assert r.cuda_version is None
+    assert r.jit_cuda is None
 
 
 def test_torch_missing_is_an_import_error() -> None:
@@ -345,7 +345,7 @@ def _facts(env: dict[str, str], gpus=((0, "12.0"),), **kw) -> tuple[Facts, Pytho
         context="ssh session",
     )
     facts = Facts(
-        driver=DriverInfo(state="ok", smi_version="580.95.05", cuda_version="13.0"),
+        driver=DriverInfo(state="ok", driver_version="580.95.05", driver_cuda="13.0"),
         gpus=tuple(
             Gpu(index=i, name="NVIDIA RTX PRO 6000", compute_cap=cc, uuid=f"GPU-{i}aaaa")
             for i, cc in gpus

@@ -44,7 +44,7 @@ def _deep_like(replayed) -> dict:
     return {
         "import_error": replayed.import_error,
         "cuda_home": replayed.cuda_home,
-        "cuda_version": replayed.cuda_version,
+        "cuda_version": replayed.jit_cuda,
         "target_cuda_archs": list(replayed.target_cuda_archs),
         "check_cuda_arch": replayed.check_cuda_arch,
     }

@@ -312,7 +312,7 @@ async def test_reference_host_facts_over_real_ssh(ssh_env: SSHEnv, tmp_path: Pat
     facts = result.facts
     assert facts is not None and facts.probe.complete
     assert facts.driver.state == "ok"
-    assert (facts.driver.smi_version, facts.driver.cuda_version) == ("580.95.05", "13.0")
+    assert (facts.driver.driver_version, facts.driver.driver_cuda) == ("580.95.05", "13.0")
     assert len(facts.gpus) == 8
     assert {g.compute_cap for g in facts.gpus} == {"12.0"}
     assert {g.name for g in facts.gpus} == {"NVIDIA RTX PRO 6000 Blackwell Server Edition"}

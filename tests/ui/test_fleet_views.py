@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 
+from tui.core.cuda_versions import cuda_boxes
 from tui.core.diagnosis import Diagnosis
 from tui.core.facts import DriverInfo, EnvContext, Facts, Gpu, PythonEnv, Toolkit
 from tui.core.findings import Finding, FlashInferReplay
@@ -14,7 +15,7 @@ from tui.core.runner import ProbeResult
 from tui.ui.filtering import FilterError, matches, parse_filter
 from tui.ui.fleet import FleetState, HostState, sort_key, status_text
 from tui.ui.grouping import group_by_finding
-from tui.ui.story import cuda_boxes, headline
+from tui.ui.story import headline
 
 PY = "/srv/venv/bin/python3"
 
@@ -22,7 +23,7 @@ PY = "/srv/venv/bin/python3"
 def _facts(*, sm: str = "12.0", nvcc: str = "12.8", torch_cuda: str | None = "13.0") -> Facts:
     home = f"/usr/local/cuda-{nvcc}"
     return Facts(
-        driver=DriverInfo(state="ok", smi_version="580.95.05", cuda_version="13.0"),
+        driver=DriverInfo(state="ok", driver_version="580.95.05", driver_cuda="13.0"),
         gpus=(Gpu(0, "NVIDIA RTX PRO 6000 Blackwell Server Edition", sm),),
         toolkits=(
             Toolkit(
@@ -45,8 +46,8 @@ def _replay(cuda: str, verdict: str = "fail") -> FlashInferReplay:
         python=PY,
         version="0.6.8",
         cuda_home=f"/usr/local/cuda-{cuda}",
-        cuda_version=cuda,
-        cuda_version_source="nvcc",
+        jit_cuda=cuda,
+        jit_cuda_source="nvcc",
         target_cuda_archs=(),
         check_cuda_arch=verdict,
     )

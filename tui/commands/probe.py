@@ -19,6 +19,7 @@ from tui.commands import command_help, output
 from tui.commands.targets import add_fleet_targets, hosts_for
 from tui.core import exitcodes
 from tui.core.completeness import unseen
+from tui.core.cuda_versions import driver_max_cuda
 from tui.core.factbuild import ProbeProgress
 from tui.core.facts import Facts
 from tui.core.hosts import Host
@@ -126,7 +127,7 @@ def _driver(f: Facts) -> str:
     d = f.driver
     if d.state != "ok":
         return f"{d.state}" + (f"\n{d.message}" if d.message else "")
-    return f"{d.smi_version or d.proc_version or '?'} (CUDA {d.cuda_version or '?'})"
+    return f"{d.driver_version or d.proc_version or '?'} (CUDA {driver_max_cuda(f) or '?'})"
 
 
 def _gpus(f: Facts) -> str:

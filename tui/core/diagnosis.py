@@ -87,7 +87,7 @@ def deep_differences(replayed: FlashInferReplay, deep: Mapping[str, Any]) -> tup
     if deep.get("import_error") is None and replayed.import_error is None:
         pairs += [
             ("cuda_home", replayed.cuda_home, deep.get("cuda_home")),
-            ("cuda_version", replayed.cuda_version, deep.get("cuda_version")),
+            ("cuda_version", replayed.jit_cuda, deep.get("cuda_version")),
             ("target_cuda_archs", list(replayed.target_cuda_archs), deep.get("target_cuda_archs")),
             ("check_cuda_arch", replayed.check_cuda_arch, deep.get("check_cuda_arch")),
         ]

@@ -463,8 +463,8 @@ class FactBuilder:
         if rc == 0 and header is not None:
             return DriverInfo(
                 state="ok",
-                smi_version=header.driver_version,
-                cuda_version=header.cuda_version,
+                driver_version=header.driver_version,
+                driver_cuda=header.driver_cuda,
                 smi_exit=rc,
                 **common,
             )

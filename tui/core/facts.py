@@ -66,8 +66,8 @@ class DriverInfo:
     state: DriverState = "no-driver"
     proc_version: str | None = None  # from /proc/driver/nvidia/version
     kernel_module: Literal["open", "proprietary"] | None = None
-    smi_version: str | None = None  # "Driver Version"/"KMD Version" from nvidia-smi
-    cuda_version: str | None = None  # highest CUDA the driver supports ("13.0")
+    driver_version: str | None = None  # "Driver Version"/"KMD Version" from nvidia-smi
+    driver_cuda: str | None = None  # nvidia-smi's "CUDA Version": the highest CUDA it runs
     smi_exit: int | None = None
     message: str | None = None  # the real text nvidia-smi printed when it failed
 
@@ -316,6 +316,13 @@ class Facts:
         return _from_jsonable(cls, data)
 
 
+# field → the JSON key older releases wrote (CONTRACT.md keeps it): written beside the field's
+# own key, and read when a document has only the old one
+JSON_ALIASES: Mapping[type, Mapping[str, str]] = MappingProxyType(
+    {DriverInfo: MappingProxyType({"driver_version": "smi_version", "driver_cuda": "cuda_version"})}
+)
+
+
 @functools.cache
 def _field_names(cls: type) -> tuple[str, ...] | None:
     """The fields of a dataclass, None for any other type."""
@@ -329,7 +336,10 @@ def _to_jsonable(obj: Any) -> Any:
         return obj
     names = _field_names(type(obj))
     if names is not None:
-        return {name: _to_jsonable(getattr(obj, name)) for name in names}
+        out = {name: _to_jsonable(getattr(obj, name)) for name in names}
+        for name, alias in JSON_ALIASES.get(type(obj), {}).items():
+            out[alias] = out[name]
+        return out
     if isinstance(obj, Mapping):
         return {str(k): _to_jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (tuple, list)):
@@ -340,10 +350,12 @@ def _to_jsonable(obj: Any) -> Any:
 def _from_jsonable(cls: Any, data: Mapping[str, Any]) -> Any:
     hints = typing.get_type_hints(cls)
     kwargs: dict[str, Any] = {}
+    aliases = JSON_ALIASES.get(cls, {})
     for f in dataclasses.fields(cls):
-        if f.name not in data:
+        key = f.name if f.name in data else aliases.get(f.name)
+        if key is None or key not in data:
             continue
-        value = data[f.name]
+        value = data[key]
         hint = hints[f.name]
         kwargs[f.name] = _coerce(hint, value)
     return cls(**kwargs)

@@ -97,13 +97,17 @@ class Finding:
         }
 
 
+# FlashInferReplay fields whose JSON key (CONTRACT.md) says less about which CUDA it is
+REPLAY_JSON_KEYS = {"jit_cuda": "cuda_version", "jit_cuda_source": "cuda_version_source"}
+
+
 @dataclass(frozen=True)
 class FlashInferReplay:
     python: str
     version: str
     cuda_home: str | None
-    cuda_version: str | None
-    cuda_version_source: Literal["nvcc", "torch"] | None
+    jit_cuda: str | None  # JSON "cuda_version": what FlashInfer's get_cuda_version() returns
+    jit_cuda_source: Literal["nvcc", "torch"] | None  # JSON "cuda_version_source"
     target_cuda_archs: tuple[str, ...]
     check_cuda_arch: Literal["pass", "fail"]
     import_error: str | None = None
@@ -117,7 +121,7 @@ class FlashInferReplay:
     workspace: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
+        d = {REPLAY_JSON_KEYS.get(k, k): v for k, v in asdict(self).items()}
         for k in ("target_cuda_archs", "warnings", "gencodes"):
             d[k] = list(d[k])
         return d

@@ -442,8 +442,8 @@ def trace(inp: ReplayInput) -> ReplayTrace:
         python=inp.python,
         version=inp.version,
         cuda_home=None,
-        cuda_version=None,
-        cuda_version_source=None,
+        jit_cuda=None,
+        jit_cuda_source=None,
         target_cuda_archs=(),
         check_cuda_arch="fail",
         context=inp.context,
@@ -488,12 +488,12 @@ def trace(inp: ReplayInput) -> ReplayTrace:
     except Exception as e:
         cuda_home, path_error = None, f"{type(e).__name__}: {e}"
 
-    cuda_version: str | None
+    jit_cuda: str | None
     source: str | None
     try:
-        cuda_version, source = proc.cuda_version()
+        jit_cuda, source = proc.cuda_version()
     except Exception:
-        cuda_version, source = None, None
+        jit_cuda, source = None, None
 
     check_error = None if import_error else _check(era, archs, detected)
     if era.path_mode in ("torch", "torch-then-which"):
@@ -514,8 +514,8 @@ def trace(inp: ReplayInput) -> ReplayTrace:
         python=inp.python,
         version=inp.version,
         cuda_home=cuda_home,
-        cuda_version=cuda_version,
-        cuda_version_source=source,  # type: ignore[arg-type]
+        jit_cuda=jit_cuda,
+        jit_cuda_source=source,  # type: ignore[arg-type]
         target_cuda_archs=tuple(f"{t[0]}.{t[1]}" for t in ordered),
         check_cuda_arch="fail" if import_error or check_error else "pass",
         import_error=import_error,

@@ -100,9 +100,10 @@ def summary_table(hosts: Sequence[Mapping[str, Any]]) -> list[str]:
         if len(findings) > 1:
             top += f" (+{len(findings) - 1})"
         driver = facts.get("driver") or {}
-        drv = driver.get("smi_version") or driver.get("state")
-        if driver.get("cuda_version"):
-            drv = f"{drv} ({driver['cuda_version']})"
+        drv = driver.get("driver_version") or driver.get("smi_version") or driver.get("state")
+        cuda = driver.get("driver_cuda") or driver.get("cuda_version")
+        if cuda:
+            drv = f"{drv} ({cuda})"
         replay, py = _primary(data)
         jit = replay.get("cuda_version") if replay else None
         fi = f"{replay['version']} ({replay['check_cuda_arch']})" if replay else None
@@ -216,11 +217,12 @@ def fact_lines(facts: Mapping[str, Any]) -> list[str]:
     each interpreter, the probe."""
     h, d = facts.get("host") or {}, facts.get("driver") or {}
     user = h.get("user") or "?"
+    version = d.get("driver_version") or d.get("smi_version") or d.get("proc_version") or "?"
     lines = [
         f"host: {h.get('os_pretty') or h.get('os_id') or '?'} · kernel {h.get('kernel') or '?'}"
         f" · {h.get('arch') or '?'} · user {user}{' (root)' if h.get('is_root') else ''}",
-        f"driver: {d.get('state')} · {d.get('smi_version') or d.get('proc_version') or '?'}"
-        f" · CUDA {d.get('cuda_version') or '?'}"
+        f"driver: {d.get('state')} · {version}"
+        f" · CUDA {d.get('driver_cuda') or d.get('cuda_version') or '?'}"
         + (f" · {d['kernel_module']} module" if d.get("kernel_module") else "")
         + (f" · {d['message'].splitlines()[0]}" if d.get("message") else ""),
         f"GPUs: {_gpus(facts) or 'none'}",

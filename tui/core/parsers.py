@@ -99,7 +99,7 @@ def parse_cuda_version_json(text: str) -> NvccVersion | None:
 class SmiHeader:
     smi_version: str | None  # "NVIDIA-SMI 580.65.05" (differs from the driver on WSL2)
     driver_version: str | None  # "Driver Version" (R≤595) or "KMD Version" (R610+)
-    cuda_version: str | None  # "CUDA Version" / "CUDA UMD Version": the driver's highest CUDA
+    driver_cuda: str | None  # "CUDA Version" / "CUDA UMD Version": the driver's highest CUDA
 
 
 _SMI_VERSION = re.compile(r"NVIDIA-SMI\s+(\d+(?:\.\d+)+)")

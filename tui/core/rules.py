@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from packaging.version import Version
 
 from tui.core import compat, ptxas_targets, rules_container, rules_current, torch_arch
+from tui.core.cuda_versions import driver_max_cuda
 from tui.core.facts import EnvContext, Facts, PythonEnv, Toolkit
 from tui.core.findings import SEVERITY_ORDER, Finding, FlashInferReplay, Severity
 from tui.core.flashinfer_eras import SM120_CUDA128_FIXED_IN
@@ -266,9 +267,9 @@ def rule_flashinfer_arch(facts: Facts, subs: Sequence[Subject]) -> Iterable[Find
         if r.import_error is None and r.check_cuda_arch == "pass" and not _uncovered(r, s.devices):
             continue
         evidence = [f"FlashInfer {r.version} in {s.python.path if s.python else '?'}", tr.origin]
-        if r.cuda_version:
-            via = "nvcc" if r.cuda_version_source == "nvcc" else "torch.version.cuda fallback"
-            evidence.append(f"CUDA version {r.cuda_version} (from {via})")
+        if r.jit_cuda:
+            via = "nvcc" if r.jit_cuda_source == "nvcc" else "torch.version.cuda fallback"
+            evidence.append(f"CUDA version {r.jit_cuda} (from {via})")
         evidence.append(_toolkit_evidence(s.jit_toolkit, s.jit_nvcc))
         listed = s.context.vars.get("FLASHINFER_CUDA_ARCH_LIST") if s.context else None
         if listed is not None:
@@ -314,12 +315,11 @@ def _arch_chain(s: Subject, r: FlashInferReplay, tr: ReplayTrace) -> str:
     era = tr.era.name if tr.era else r.version
     order_note = ""
     steps = [f"FlashInfer {r.version} resolves its toolkit from {tr.origin}"]
-    if r.cuda_version_source == "nvcc":
-        steps.append(f"nvcc {r.cuda_version}")
-    elif r.cuda_version_source == "torch":
+    if r.jit_cuda_source == "nvcc":
+        steps.append(f"nvcc {r.jit_cuda}")
+    elif r.jit_cuda_source == "torch":
         steps.append(
-            f"no usable nvcc at {r.cuda_home}/bin/nvcc, so it takes torch.version.cuda "
-            f"{r.cuda_version}"
+            f"no usable nvcc at {r.cuda_home}/bin/nvcc, so it takes torch.version.cuda {r.jit_cuda}"
         )
     if r.import_error:
         listed = s.context.vars.get("FLASHINFER_CUDA_ARCH_LIST") if s.context else None
@@ -444,40 +444,35 @@ def rule_major_mismatch(facts: Facts, subs: Sequence[Subject]) -> Iterable[Findi
         )
 
 
-def _driver_cuda(facts: Facts) -> str | None:
-    d = facts.driver
-    return d.cuda_version or compat.driver_cuda_from_number(d.smi_version or d.proc_version)
-
-
 def rule_driver_torch(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding]:
     d = facts.driver
     if d.state != "ok":
         return
-    driver = d.smi_version or d.proc_version
+    driver = d.driver_version or d.proc_version
     for s in subs:
         py = s.python
         if py is None or not py.torch_cuda:
             continue
-        if compat.driver_runs_cuda(driver, d.cuda_version, py.torch_cuda) is not False:
+        if compat.driver_runs_cuda(driver, d.driver_cuda, py.torch_cuda) is not False:
             continue
         floor = compat.driver_floor_for(py.torch_cuda)
-        have = compat.parse_cc(d.cuda_version)  # "12.8" → 12080, as the CUDA API reports it
+        have = compat.parse_cc(d.driver_cuda)  # "12.8" → 12080, as the CUDA API reports it
         found = f"{have[0] * 1000 + have[1] * 10}" if have else "?"
         yield _finding(
             "driver-too-old-for-torch",
             "critical",
-            f"Driver {driver} (CUDA {_driver_cuda(facts) or '?'}) cannot run torch built for "
+            f"Driver {driver} (CUDA {driver_max_cuda(facts) or '?'}) cannot run torch built for "
             f"CUDA {py.torch_cuda}",
             f"torch {py.torch_version} needs a driver that supports CUDA {py.torch_cuda}; with "
             f"minor-version compatibility any CUDA {compat.cuda_major(py.torch_cuda)}.x build "
             f"runs on driver ≥ {floor}, but this driver is {driver} (highest CUDA "
-            f"{_driver_cuda(facts) or '?'}). torch.cuda.is_available() is False and CUDA "
+            f"{driver_max_cuda(facts) or '?'}). torch.cuda.is_available() is False and CUDA "
             f"initialisation warns 'The NVIDIA driver on your system is too old (found version "
             f"{found})'. Upgrade the driver to ≥ {floor}, or install a torch built for the "
             f"driver's CUDA (e.g. a cu128 wheel).",
             [
                 f"driver {driver}",
-                f"nvidia-smi CUDA Version {d.cuda_version or 'unknown'}",
+                f"nvidia-smi CUDA Version {d.driver_cuda or 'unknown'}",
                 f"torch {py.torch_version} (torch.version.cuda {py.torch_cuda})",
             ],
             s,
@@ -486,7 +481,7 @@ def rule_driver_torch(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding
 
 def rule_driver_nvcc(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding]:
     d = facts.driver
-    driver_cuda = _driver_cuda(facts)
+    driver_cuda = driver_max_cuda(facts)
     if d.state != "ok" or driver_cuda is None:
         return
     seen: set[str] = set()
@@ -513,12 +508,12 @@ def rule_driver_nvcc(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding]
             severity,
             f"nvcc {v} is newer than the driver's CUDA {driver_cuda}",
             f"The JIT toolkit ({s.jit_origin}) is CUDA {v}, but driver "
-            f"{d.smi_version or d.proc_version} supports CUDA {driver_cuda} at most: "
+            f"{d.driver_version or d.proc_version} supports CUDA {driver_cuda} at most: "
             f"{consequence}. Upgrade the driver (CUDA {v} needs ≥ "
             f"{compat.TOOLKIT_MIN_DRIVER.get(_mm(v), compat.driver_floor_for(v))}) or use a "
             f"toolkit no newer than CUDA {driver_cuda}.",
             [
-                f"driver {d.smi_version or d.proc_version} (CUDA {driver_cuda})",
+                f"driver {d.driver_version or d.proc_version} (CUDA {driver_cuda})",
                 s.jit_origin,
                 _toolkit_evidence(s.jit_toolkit, s.jit_nvcc),
             ],

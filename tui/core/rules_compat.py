@@ -93,7 +93,7 @@ def _version(text: str | None) -> Version | None:
 
 
 def rule_compat_shadows(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding]:
-    kernel = facts.driver.proc_version or facts.driver.smi_version
+    kernel = facts.driver.proc_version or facts.driver.driver_version
     have = _version(kernel)
     if have is None:
         return

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from packaging.version import InvalidVersion, Version
 
 from tui.core import compat
+from tui.core.cuda_versions import driver_max_cuda
 from tui.core.facts import Facts
 from tui.core.findings import Finding, Severity
 
@@ -42,13 +43,13 @@ def _ptx_only(arch_list: Sequence[str], cc: tuple[int, int]) -> bool:
 
 
 def rule_driver_ptx(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding]:
-    from tui.core.rules import _driver_cuda, _finding, _gpu_evidence
+    from tui.core.rules import _finding, _gpu_evidence
 
     d = facts.driver
     if d.state != "ok":
         return
-    driver = d.smi_version or d.proc_version
-    have = _mm(_driver_cuda(facts))
+    driver = d.driver_version or d.proc_version
+    have = _mm(driver_max_cuda(facts))
     for s in subs:
         py = s.python
         want = _mm(py.torch_cuda) if py else None
@@ -56,7 +57,7 @@ def rule_driver_ptx(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding]:
             continue
         if have[0] != want[0] or have >= want:
             continue  # another major is the critical rule's; same or newer minor is fine
-        if compat.driver_runs_cuda(driver, d.cuda_version, py.torch_cuda or "") is False:
+        if compat.driver_runs_cuda(driver, d.driver_cuda, py.torch_cuda or "") is False:
             continue  # below the minor-version floor: the critical rule reports it
         arch = py.torch_arch_list or compat.torch_arch_list(py.torch_cuda, facts.host.arch) or ()
         ptx_gpus = [cc for cc in dict.fromkeys(s.devices) if _ptx_only(arch, cc)]
@@ -87,7 +88,7 @@ def rule_driver_ptx(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding]:
             text,
             [
                 f"driver {driver}",
-                f"nvidia-smi CUDA Version {d.cuda_version or 'unknown'}",
+                f"nvidia-smi CUDA Version {d.driver_cuda or 'unknown'}",
                 f"torch {py.torch_version} (torch.version.cuda {py.torch_cuda})",
                 *(_gpu_evidence(facts, ptx_gpus) if ptx_gpus else []),
             ],

@@ -169,9 +169,9 @@ def rule_jit_nvcc_missing(facts: Facts, subs: Sequence[Subject]) -> Iterable[Fin
             else f"FlashInfer {r.version} resolves its toolkit from {tr.origin}",
             *([cause] if cause else []),
         ]
-        if r.cuda_version_source == "torch":
+        if r.jit_cuda_source == "torch":
             steps.append(
-                f"get_cuda_version() falls back to torch.version.cuda {r.cuda_version}, so its "
+                f"get_cuda_version() falls back to torch.version.cuda {r.jit_cuda}, so its "
                 f"arch check passes (TARGET_CUDA_ARCHS = {list(r.target_cuda_archs)})"
             )
         steps.append(

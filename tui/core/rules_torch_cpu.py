@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from tui.core.cuda_versions import driver_max_cuda
 from tui.core.facts import Facts, PythonEnv
 from tui.core.findings import Finding
 from tui.core.rulekit import finding, gpu_evidence, gpu_names
@@ -34,8 +35,8 @@ def variant_for(facts: Facts, py: PythonEnv, gpus: Sequence[tuple[int, int]]) ->
     d = facts.driver
     return cuda_variant_for(
         py.torch_version or "",
-        d.smi_version or d.proc_version,
-        d.cuda_version,
+        d.driver_version or d.proc_version,
+        d.driver_cuda,
         gpus,
         facts.host.arch,
     )
@@ -71,7 +72,7 @@ def rule_torch_cpu_build(facts: Facts, subs: Sequence[Subject]) -> Iterable[Find
                 f"torch {py.torch_version} (torch.version.cuda None)",
                 *servers,
                 *gpu_evidence(facts, s.devices),
-                f"driver {facts.driver.smi_version} (CUDA {facts.driver.cuda_version or '?'})",
+                f"driver {facts.driver.driver_version} (CUDA {driver_max_cuda(facts) or '?'})",
             ],
             s,
         )

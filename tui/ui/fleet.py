@@ -14,7 +14,8 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal
 
 from tui.core.completeness import unseen
-from tui.core.facts import Facts, PythonEnv, Toolkit
+from tui.core.cuda_versions import driver_max_cuda, primary_python, primary_replay
+from tui.core.facts import Facts
 from tui.core.findings import SEVERITY_ORDER, FlashInferReplay
 from tui.core.hosts import Host
 from tui.ui.reasons import VALUE_KEYS, reason_line
@@ -119,40 +120,6 @@ def queued(state: HostState) -> HostState:
 
 
 # -- what the hosts table shows -------------------------------------------------------------
-
-
-def primary_python(facts: Facts, diagnosis: Diagnosis | None) -> PythonEnv | None:
-    """The interpreter the story is about: FlashInfer's first, else torch's, else the first."""
-    by_path = {p.path: p for p in facts.pythons}
-    if diagnosis is not None:
-        for fi in diagnosis.flashinfer:
-            if fi.python in by_path:
-                return by_path[fi.python]
-    for p in facts.pythons:
-        if p.torch_version:
-            return p
-    return facts.pythons[0] if facts.pythons else None
-
-
-def primary_replay(diagnosis: Diagnosis | None) -> FlashInferReplay | None:
-    if diagnosis is None or not diagnosis.flashinfer:
-        return None
-    return diagnosis.flashinfer[0]
-
-
-def path_nvcc(facts: Facts) -> tuple[str | None, Toolkit | None]:
-    """The first ``nvcc`` on the SSH session's PATH and the toolkit it belongs to."""
-    ctx = facts.context(None)
-    if ctx is None or not ctx.which_nvcc:
-        return None, None
-    first = ctx.which_nvcc[0]
-    for tk in facts.toolkits:
-        if first in (tk.nvcc, tk.wrapper_of):
-            return first, tk
-    for tk in facts.toolkits:
-        if tk.realpath and first.startswith(tk.realpath.rstrip("/") + "/"):
-            return first, tk
-    return first, None
 
 
 def short_gpu_name(name: str) -> str:
@@ -309,17 +276,19 @@ def _host_row(state: HostState) -> HostRow:
     replay = primary_replay(state.diagnosis)
     jit = ""
     if replay is not None:
-        jit = replay.cuda_version or "none"
-        if replay.cuda_version_source == "torch":
+        jit = replay.jit_cuda or "none"
+        if replay.jit_cuda_source == "torch":
             jit += " (torch)"
-    driver = facts.driver.smi_version or ("" if facts.driver.state == "ok" else facts.driver.state)
+    driver = facts.driver.driver_version or (
+        "" if facts.driver.state == "ok" else facts.driver.state
+    )
     return HostRow(
         host=state.name,
         status=status,
         gpu=gpu_summary(facts),
         sm=sm_summary(facts),
         driver=driver,
-        driver_cuda=facts.driver.cuda_version or "",
+        driver_cuda=driver_max_cuda(facts) or "",
         torch_cuda=(py.torch_cuda or ("cpu" if py.torch_version else "")) if py else "",
         jit=jit,
         flashinfer=replay.version if replay else ((py.flashinfer_version or "") if py else ""),

@@ -395,7 +395,7 @@ def _verdict(facts: Facts, python: str | None, label: str) -> str | None:
     r = replay(facts, py, ctx)
     archs = " ".join(r.target_cuda_archs) or "none"
     return (
-        f"FlashInfer {r.version}: CUDA {r.cuda_version or '?'} from {r.cuda_home or '?'} → "
+        f"FlashInfer {r.version}: CUDA {r.jit_cuda or '?'} from {r.cuda_home or '?'} → "
         f"targets {archs} → check {r.check_cuda_arch}"
     )
 

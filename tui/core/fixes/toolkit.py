@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from tui.core.cuda_versions import driver_max_cuda
 from tui.core.facts import Facts, PythonEnv
 from tui.core.fixes.envset import EnvChange, env_change, make_plan
 from tui.core.fixes.plan import FixError, FixPlan, Step
@@ -124,13 +125,13 @@ def _minor(version: str) -> tuple[int, int]:
 
 def _require_driver_for(facts: Facts, version: str) -> None:
     """Refuse to install a toolkit newer than the driver runs (its PTX would fail, error 222)."""
-    driver = facts.driver
-    if driver.state != "ok" or not driver.cuda_version:
+    driver, most = facts.driver, driver_max_cuda(facts)
+    if driver.state != "ok" or not most:
         return
-    if _minor(version) > _minor(driver.cuda_version):
+    if _minor(version) > _minor(most):
         raise FixError(
-            f"driver {driver.smi_version or driver.proc_version or '?'} runs CUDA "
-            f"{driver.cuda_version} at most; a CUDA {version} toolkit would be too new for it "
+            f"driver {driver.driver_version or driver.proc_version or '?'} runs CUDA "
+            f"{most} at most; a CUDA {version} toolkit would be too new for it "
             "(JIT kernels fail with 'unsupported toolchain'). Upgrade the driver first, or use "
             "a toolkit already on the host that it supports (use-installed-toolkit)"
         )

@@ -16,13 +16,14 @@ from textual.widgets import DataTable, Footer, Log, OptionList, Static, TabbedCo
 from textual.widgets.option_list import Option
 
 from tui.core.completeness import partial_verdict, unseen
+from tui.core.cuda_versions import cuda_boxes
 from tui.core.findings import Finding, FixSuggestion
 from tui.core.redact import redact_text
 from tui.ui.disabled import ExplainsDisabledKeys
 from tui.ui.fleet import FleetState, HostState, gpu_summary, sm_summary, status_text
 from tui.ui.footer_fit import fit_footer
 from tui.ui.messages import FixRequested, ProbeRequested, ValidateRequested
-from tui.ui.story import cuda_boxes, headline
+from tui.ui.story import headline
 from tui.ui.widgets.cuda_compare import CudaComparison
 from tui.ui.widgets.finding_view import NO_FINDINGS, FindingView, severity_label
 from tui.ui.widgets.gpu_view import GpuView

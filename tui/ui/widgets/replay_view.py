@@ -17,7 +17,7 @@ def _row(label: str, value: str, style: str = "") -> list[str | tuple[str, str]]
 
 def replay_content(r: FlashInferReplay) -> Content:
     verdict_style = "bold $success" if r.check_cuda_arch == "pass" else "bold $error"
-    source = f" (from {r.cuda_version_source})" if r.cuda_version_source else ""
+    source = f" (from {r.jit_cuda_source})" if r.jit_cuda_source else ""
     parts: list[str | Content | tuple[str, str]] = [
         (f"FlashInfer {r.version}", "bold underline"),
         ("  " + r.python, "dim"),
@@ -26,7 +26,7 @@ def replay_content(r: FlashInferReplay) -> Content:
     if r.context:
         parts += _row("environment", r.context)
     parts += _row("toolkit (CUDA_HOME)", r.cuda_home or "none — get_cuda_path() raises")
-    parts += _row("CUDA version", (r.cuda_version or "none") + source)
+    parts += _row("CUDA version", (r.jit_cuda or "none") + source)
     if r.nvcc_invoked:
         parts += _row("nvcc invoked", r.nvcc_invoked)
     targets = " ".join(r.target_cuda_archs) or "(empty)"

@@ -1,0 +1,142 @@
+"""Which CUDA: the four versions that must agree on a host, and where each comes from.
+
+The driver's highest CUDA (``driver_max_cuda``) · ``torch.version.cuda`` of the interpreter
+the story is about · the toolkit of the first ``nvcc`` on PATH · the toolkit FlashInfer's JIT
+resolves. The rules cite these, and the host screen's comparison shows them
+(``cuda_boxes``): a box is marked when a finding implicates it, or for the PATH nvcc when it
+is not the toolkit FlashInfer would use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+from tui.core import compat
+from tui.core.facts import Facts, PythonEnv, Toolkit
+from tui.core.findings import SEVERITY_ORDER, FlashInferReplay
+
+if TYPE_CHECKING:
+    from tui.core.diagnosis import Diagnosis
+
+
+def driver_max_cuda(facts: Facts) -> str | None:
+    """The highest CUDA the driver runs: nvidia-smi's "CUDA Version", else what the driver
+    number implies (``compat.TOOLKIT_MIN_DRIVER``) when nvidia-smi did not say."""
+    d = facts.driver
+    return d.driver_cuda or compat.driver_cuda_from_number(d.driver_version or d.proc_version)
+
+
+def primary_python(facts: Facts, diagnosis: Diagnosis | None) -> PythonEnv | None:
+    """The interpreter the story is about: FlashInfer's first, else torch's, else the first."""
+    by_path = {p.path: p for p in facts.pythons}
+    if diagnosis is not None:
+        for fi in diagnosis.flashinfer:
+            if fi.python in by_path:
+                return by_path[fi.python]
+    for p in facts.pythons:
+        if p.torch_version:
+            return p
+    return facts.pythons[0] if facts.pythons else None
+
+
+def primary_replay(diagnosis: Diagnosis | None) -> FlashInferReplay | None:
+    if diagnosis is None or not diagnosis.flashinfer:
+        return None
+    return diagnosis.flashinfer[0]
+
+
+def path_nvcc(facts: Facts) -> tuple[str | None, Toolkit | None]:
+    """The first ``nvcc`` on the SSH session's PATH and the toolkit it belongs to."""
+    ctx = facts.context(None)
+    if ctx is None or not ctx.which_nvcc:
+        return None, None
+    first = ctx.which_nvcc[0]
+    for tk in facts.toolkits:
+        if first in (tk.nvcc, tk.wrapper_of):
+            return first, tk
+    for tk in facts.toolkits:
+        if tk.realpath and first.startswith(tk.realpath.rstrip("/") + "/"):
+            return first, tk
+    return first, None
+
+
+BOXES = ("driver", "torch", "path", "jit")
+
+# finding id → the boxes it points at
+IMPLICATES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "flashinfer-arch-rejected": ("jit",),
+        "nvcc-too-old-for-gpu": ("jit",),
+        "nvcc-torch-major-mismatch": ("jit",),
+        "driver-too-old-for-torch": ("driver",),
+        "driver-too-old-for-nvcc": ("driver", "jit"),
+        "torch-lacks-gpu-arch": ("torch",),
+        "toolkit-shadowed": ("path", "jit"),
+        "no-nvidia-driver": ("driver",),
+        "toolkit-headers-mismatch": ("jit",),
+        "cuda-library-shadowed": ("torch",),
+    }
+)
+
+
+@dataclass(frozen=True)
+class CudaBox:
+    key: str  # one of BOXES
+    label: str
+    value: str  # the CUDA version, or "—"
+    detail: str  # where it came from
+    severity: str | None  # worst finding implicating it; "odd" when only out of line
+
+
+def cuda_boxes(facts: Facts, diagnosis: Diagnosis | None) -> tuple[CudaBox, ...]:
+    worst: dict[str, str] = {}
+    for finding in diagnosis.findings if diagnosis else ():
+        for box in IMPLICATES.get(finding.id, ()):
+            if box not in worst or SEVERITY_ORDER[finding.severity] < SEVERITY_ORDER[worst[box]]:
+                worst[box] = finding.severity
+
+    drv = facts.driver
+    driver_detail = (
+        f"driver {drv.driver_version}" if drv.driver_version else (drv.message or drv.state)
+    ).splitlines()[0]
+
+    driver_cuda = driver_max_cuda(facts) or "—"
+
+    py = primary_python(facts, diagnosis)
+    torch_value = "—"
+    torch_detail = "no torch found"
+    if py is not None and py.torch_version:
+        torch_value = py.torch_cuda or "cpu"
+        torch_detail = f"torch {py.torch_version}"
+
+    nvcc, tk = path_nvcc(facts)
+    path_value = (tk.version if tk and tk.version else "?") if nvcc else "—"
+    path_detail = nvcc or "no nvcc on PATH"
+
+    replay = primary_replay(diagnosis)
+    jit_value = "—"
+    jit_detail = "FlashInfer not installed"
+    if replay is not None:
+        jit_value = replay.jit_cuda or "none"
+        source = "torch.version.cuda fallback" if replay.jit_cuda_source == "torch" else ""
+        jit_detail = source or replay.cuda_home or "no toolkit resolved"
+
+    path_severity = worst.get("path")
+    if path_severity is None and nvcc and replay and path_value != jit_value:
+        path_severity = "odd"
+
+    return (
+        CudaBox(
+            "driver",
+            "Driver CUDA",
+            driver_cuda,
+            driver_detail,
+            worst.get("driver"),
+        ),
+        CudaBox("torch", "torch CUDA", torch_value, torch_detail, worst.get("torch")),
+        CudaBox("path", "PATH nvcc", path_value, path_detail, path_severity),
+        CudaBox("jit", "FlashInfer JIT", jit_value, jit_detail, worst.get("jit")),
+    )
