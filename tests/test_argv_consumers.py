@@ -7,7 +7,7 @@ command line split at blanks would be.
 from __future__ import annotations
 
 from tui.core.facts import EnvContext, Facts, PythonEnv
-from tui.core.fixes.targets import serving_contexts
+from tui.core.fixes.env_targets import serving_contexts
 from tui.core.rules import Subject, _sampler_off
 from tui.core.whatif import _serves
 

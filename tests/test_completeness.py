@@ -18,7 +18,7 @@ from tui.core.facts import Facts, ProbeMeta
 from tui.core.hosts import Host
 from tui.core.runner import ProbeResult
 from tui.demo import fakehost
-from tui.ui.fleet import HostState, status_text
+from tui.ui.fleet_state import HostState, status_text
 from tui.ui.grouping import group_by_finding
 from tui.ui.story import headline
 

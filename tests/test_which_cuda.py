@@ -12,7 +12,7 @@ from tui.core.facts import DriverInfo, Facts, Gpu, PythonEnv
 from tui.core.findings import FlashInferReplay
 from tui.core.hosts import Host
 from tui.core.runner import ProbeResult
-from tui.ui.fleet import HostState, host_row
+from tui.ui.fleet_state import HostState, host_row
 
 PY = "/srv/venv/bin/python3"
 # nvidia-smi printed no CUDA version; the driver number says 12.2 at most (R535)

@@ -13,7 +13,7 @@ from tui.core.findings import Finding, FlashInferReplay
 from tui.core.hosts import Host
 from tui.core.runner import ProbeResult
 from tui.ui.filtering import FilterError, matches, parse_filter
-from tui.ui.fleet import FleetState, HostState, sort_key, status_text
+from tui.ui.fleet_state import FleetState, HostState, sort_key, status_text
 from tui.ui.grouping import group_by_finding
 from tui.ui.story import headline
 

@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from tui.commands import command_help, output
-from tui.commands.targets import add_fleet_targets, host_flags, hosts_for
+from tui.commands.host_args import add_fleet_targets, host_flags, hosts_for
 from tui.core import exitcodes
 from tui.core.completeness import partial_verdict, unseen
 from tui.core.gpu_scope import scope_note

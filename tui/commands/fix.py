@@ -3,7 +3,7 @@
 Also ``fix TARGET --history`` (the fixes applied there that can be undone, with the state of
 each one's journal), ``fix TARGET --undo RECORD|last`` and ``fix TARGET --mark-done RECORD|last``
 (accept a fix that was cut or stopped mid-run as it is). A fix left unfinished on a host is
-shown (stderr) by every command on that host (``tui.commands.targets``). TARGET may name
+shown (stderr) by every command on that host (``tui.commands.host_args``). TARGET may name
 several hosts (``a,b,c``, or ``'*'`` for every inventory host): the fix is then planned and
 applied per host, one row each; so is ``--undo last`` (the newest fix still in place on each
 host; a host with none has nothing to undo), and ``--history`` lists each host's records. A
@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tui.commands import command_help, output
-from tui.commands.targets import add_host_options, hosts_for, report_unfinished
+from tui.commands.host_args import add_host_options, hosts_for, report_unfinished
 from tui.core import exitcodes
 from tui.core.findings import FIX_IDS
 from tui.core.fixes import make_stamp

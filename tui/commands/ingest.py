@@ -16,7 +16,7 @@ from rich.console import Console
 
 from tui.commands import command_help, output
 from tui.commands.diagnose import exit_code, print_host
-from tui.commands.targets import add_host_options, hosts_for
+from tui.commands.host_args import add_host_options, hosts_for
 from tui.core import exitcodes
 from tui.core.ingest import FORMATS, Ingested, IngestError, ingest
 from tui.core.inventory import InventoryError

@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from tui.commands import command_help, output
-from tui.commands.targets import add_fleet_targets, hosts_for
+from tui.commands.host_args import add_fleet_targets, hosts_for
 from tui.core import exitcodes
 from tui.core.completeness import unseen
 from tui.core.cuda_versions import driver_max_cuda

@@ -11,7 +11,7 @@ import argparse
 import sys
 
 from tui.commands import command_help
-from tui.commands.targets import add_host_options, one_host
+from tui.commands.host_args import add_host_options, one_host
 from tui.core import exitcodes
 from tui.core.inventory import InventoryError
 from tui.core.runner import Session

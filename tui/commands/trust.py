@@ -13,7 +13,7 @@ import asyncio
 import sys
 
 from tui.commands import command_help, output
-from tui.commands.targets import one_host
+from tui.commands.host_args import one_host
 from tui.core import exitcodes, locations
 from tui.core.hostkeys import HostKeyChanged, HostKeyError, HostKeyRevoked, add_known_host
 from tui.core.inventory import InventoryError

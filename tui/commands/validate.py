@@ -15,7 +15,7 @@ import asyncio
 import sys
 
 from tui.commands import command_help, output
-from tui.commands.targets import add_host_options, one_host
+from tui.commands.host_args import add_host_options, one_host
 from tui.core import exitcodes
 from tui.core.hosts import Host
 from tui.core.inventory import InventoryError

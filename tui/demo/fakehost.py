@@ -112,7 +112,7 @@ class DriverSpec:
 class ToolkitSpec:
     home: str  # "/usr/local/cuda-12.8"
     nvcc_fixture: str  # "nvcc/nvcc-12.8.93.txt"
-    cuda_version: str  # toolkit release for version.json, "12.8.1"
+    toolkit_cuda: str  # toolkit release for version.json, "12.8.1"
     list_gpu_arch_fixture: str | None = None
     executable: bool = True  # False: bin/nvcc has mode 0644
     runtime_only: bool = False  # a CUDA runtime image's tree: lib64/libcudart, no bin/nvcc
@@ -508,8 +508,8 @@ def _write_ptxas(bin_dir: Path, name: str, fixture: str, runs: bool = True) -> N
 def _build_toolkit(root: Path, tk: ToolkitSpec) -> None:
     home = _under(root, tk.home)
     if tk.runtime_only:  # an empty stand-in for the library; no compiler at all
-        _write(home / "lib64" / f"libcudart.so.{tk.cuda_version}", "")
-        cudart = {"cuda_cudart": {"name": "CUDA Runtime (cudart)", "version": tk.cuda_version}}
+        _write(home / "lib64" / f"libcudart.so.{tk.toolkit_cuda}", "")
+        cudart = {"cuda_cudart": {"name": "CUDA Runtime (cudart)", "version": tk.toolkit_cuda}}
         _write(home / "version.json", json.dumps(cudart, indent=3) + "\n")
         return
     _write_nvcc(
@@ -521,7 +521,7 @@ def _build_toolkit(root: Path, tk: ToolkitSpec) -> None:
         _write(home / "include" / "cuda_runtime_api.h", fixture_text(tk.header_fixture))
     nvcc_full = fixture_text(tk.nvcc_fixture).split(", V")[-1].split()[0]
     version_json = {
-        "cuda": {"name": "CUDA SDK", "version": tk.cuda_version},
+        "cuda": {"name": "CUDA SDK", "version": tk.toolkit_cuda},
         "cuda_nvcc": {"name": "CUDA NVCC", "version": nvcc_full},
     }
     _write(home / "version.json", json.dumps(version_json, indent=3) + "\n")

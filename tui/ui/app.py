@@ -35,7 +35,7 @@ from tui.core.redact import redact_text
 from tui.demo.fleet import demo_fleet
 from tui.ui.commands import FleetCommands
 from tui.ui.config import ConfigError, Settings, config_path, load_settings, save_theme
-from tui.ui.fleet import FleetState, HostState, queued
+from tui.ui.fleet_state import FleetState, HostState, queued
 from tui.ui.grouping import FindingGroup, group_by_finding
 from tui.ui.messages import (
     FixRequested,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
-from tui.ui.fleet import HostState, status_text
+from tui.ui.fleet_state import HostState, status_text
 
 
 def _findings(state: HostState) -> list[str]:

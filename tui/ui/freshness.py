@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from tui.ui.fleet import HostState
+from tui.ui.fleet_state import HostState
 
 UNITS = ((86400, "d"), (3600, "h"), (60, "m"))
 

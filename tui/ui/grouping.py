@@ -12,7 +12,7 @@ from types import MappingProxyType
 
 from tui.core.completeness import unseen
 from tui.core.findings import SEVERITY_ORDER, Finding
-from tui.ui.fleet import HostState, status_text
+from tui.ui.fleet_state import HostState, status_text
 from tui.ui.reasons import VALUE_KEYS, cause
 
 

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from tui.core.facts import EnvContext, Facts, PythonEnv
+from tui.core.fixes.env_targets import EnvTargets, unit_path_value
 from tui.core.fixes.plan import FixPlan, Step
 from tui.core.fixes.shell import (
     daemon_reload,
@@ -29,7 +30,6 @@ from tui.core.fixes.shell import (
     undo_block,
     undo_file,
 )
-from tui.core.fixes.targets import EnvTargets, unit_path_value
 from tui.core.hosts import Host
 
 PROFILE_FILES = (".bash_profile", ".profile")  # bash reads the first that exists

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from tui.core.facts import Facts, PythonEnv
+from tui.core.fixes.env_targets import pick_python, serving_contexts
 from tui.core.fixes.plan import FixPlan, Step
 from tui.core.fixes.shell import home_path, host_path, q, say_changed, say_unchanged
-from tui.core.fixes.targets import pick_python, serving_contexts
 from tui.core.hosts import Host
 
 CACHE_TAIL = "/.cache/flashinfer"

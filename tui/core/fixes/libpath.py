@@ -13,9 +13,9 @@ import dataclasses
 from collections.abc import Mapping
 
 from tui.core.facts import EnvContext, Facts
+from tui.core.fixes.env_targets import env_targets, pick_python
 from tui.core.fixes.envset import EnvChange, env_change, make_plan
 from tui.core.fixes.plan import FixError, FixPlan, Step
-from tui.core.fixes.targets import env_targets, pick_python
 from tui.core.hosts import Host
 from tui.core.libs_whatif import FIX_ID, without
 from tui.core.rules_libs import FINDING_ID, entries

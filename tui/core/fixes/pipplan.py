@@ -25,9 +25,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tui.core.facts import PythonEnv
+from tui.core.fixes.env_targets import SYSTEM_PREFIXES
 from tui.core.fixes.plan import FixError, Step
 from tui.core.fixes.shell import host_path, q, say_changed, say_unchanged
-from tui.core.fixes.targets import SYSTEM_PREFIXES
 from tui.core.hosts import Host
 from tui.core.torch_index import IndexSettingError, index_url
 

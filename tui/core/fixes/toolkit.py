@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 from tui.core.cuda_versions import driver_max_cuda
 from tui.core.facts import Facts, PythonEnv
+from tui.core.fixes.env_targets import SYSTEM_PREFIXES, env_targets, pick_python
 from tui.core.fixes.envset import EnvChange, env_change, make_plan
 from tui.core.fixes.plan import FixError, FixPlan, Step
 from tui.core.fixes.shell import (
@@ -20,7 +21,6 @@ from tui.core.fixes.shell import (
     say_changed,
     say_unchanged,
 )
-from tui.core.fixes.targets import SYSTEM_PREFIXES, env_targets, pick_python
 from tui.core.hosts import Host
 
 TOOLKIT_FINDINGS = ("flashinfer-arch-rejected", "nvcc-too-old-for-gpu", "jit-nvcc-missing")

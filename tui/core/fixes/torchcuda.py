@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from tui.core.facts import Facts
+from tui.core.fixes.env_targets import env_targets, pick_python
 from tui.core.fixes.envset import EnvChange, make_plan
 from tui.core.fixes.pipplan import pip_step, torch_indexes
 from tui.core.fixes.plan import FixError, FixPlan
-from tui.core.fixes.targets import env_targets, pick_python
 from tui.core.hosts import Host
 from tui.core.torch_variants import CUDA_VARIANTS, is_cpu_build
 

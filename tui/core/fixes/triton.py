@@ -14,9 +14,9 @@ from collections.abc import Mapping
 
 from tui.core import ptxas_targets
 from tui.core.facts import Facts, PythonEnv
+from tui.core.fixes.env_targets import env_targets, pick_python
 from tui.core.fixes.envset import env_change, make_plan
 from tui.core.fixes.plan import FixError, FixPlan
-from tui.core.fixes.targets import env_targets, pick_python
 from tui.core.hosts import Host
 from tui.core.rules_triton import (
     FINDING_ID,

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from tui.core.facts import Facts
+from tui.core.fixes.env_targets import pick_python
 from tui.core.fixes.envset import EnvChange, make_plan
 from tui.core.fixes.pipplan import pip_step
 from tui.core.fixes.plan import FixError, FixPlan
 from tui.core.fixes.shell import host_path, q
-from tui.core.fixes.targets import pick_python
 from tui.core.headers_whatif import FIX_ID, choices
 from tui.core.hosts import Host
 from tui.core.rules_headers import FINDING_ID, PIP_PARTS, mm

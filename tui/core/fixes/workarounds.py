@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping
 
 from tui.core.facts import EnvContext, Facts, PythonEnv
+from tui.core.fixes.env_targets import EnvTargets, env_targets, pick_python, serving_contexts
 from tui.core.fixes.envset import EnvChange, dropin_dir, env_change, make_plan
 from tui.core.fixes.plan import FixError, FixPlan, Step
 from tui.core.fixes.shell import (
@@ -14,7 +15,6 @@ from tui.core.fixes.shell import (
     host_path,
     undo_file,
 )
-from tui.core.fixes.targets import EnvTargets, env_targets, pick_python, serving_contexts
 from tui.core.hosts import Host
 from tui.core.redact import MASK
 from tui.core.systemd_syntax import exec_start_value

@@ -46,7 +46,7 @@ from tui.core.fixes.fleet_group import (
 )
 from tui.core.fixes.render import outcome_text, preview_text
 from tui.core.redact import redact_text
-from tui.ui.fleet import HostState
+from tui.ui.fleet_state import HostState
 from tui.ui.messages import ProbeRequested, RunsFinished
 from tui.ui.screens.message import MessageScreen
 from tui.ui.widgets.redacted_log import RedactedLog

@@ -20,7 +20,7 @@ from tui.core.cuda_versions import cuda_boxes
 from tui.core.findings import Finding, FixSuggestion
 from tui.core.redact import redact_text
 from tui.ui.disabled import ExplainsDisabledKeys
-from tui.ui.fleet import FleetState, HostState, gpu_summary, sm_summary, status_text
+from tui.ui.fleet_state import FleetState, HostState, gpu_summary, sm_summary, status_text
 from tui.ui.footer_fit import fit_footer
 from tui.ui.messages import FixRequested, ProbeRequested, ValidateRequested
 from tui.ui.story import headline

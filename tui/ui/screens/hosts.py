@@ -22,7 +22,7 @@ from textual.widgets.tree import TreeNode
 
 from tui.ui.disabled import ExplainsDisabledKeys
 from tui.ui.filtering import FilterError, matches, parse_filter
-from tui.ui.fleet import COLUMNS, NOT_REACHED, STATUS_WIDTH, FleetState, HostState, sort_key
+from tui.ui.fleet_state import COLUMNS, NOT_REACHED, STATUS_WIDTH, FleetState, HostState, sort_key
 from tui.ui.footer_fit import fit_footer
 from tui.ui.freshness import is_stale, probed_text
 from tui.ui.grouping import FindingGroup, group_by_finding, marked_group

@@ -9,7 +9,7 @@ from textual.widgets import Static
 
 from tui.core.facts import Facts
 from tui.core.redact import redact_text
-from tui.ui.fleet import short_gpu_name
+from tui.ui.fleet_state import short_gpu_name
 
 Part = str | tuple[str, str] | Content
 HOT_C = 85  # a temperature shown in the warning colour from here

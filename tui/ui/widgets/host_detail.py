@@ -10,7 +10,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from tui.core.cuda_versions import cuda_boxes
-from tui.ui.fleet import HostState, gpu_summary, sm_summary, status_text
+from tui.ui.fleet_state import HostState, gpu_summary, sm_summary, status_text
 from tui.ui.freshness import is_stale, probed_text
 from tui.ui.grouping import FindingGroup
 from tui.ui.widgets.finding_view import severity_label
