@@ -165,6 +165,6 @@ def test_a_fix_and_its_undo_run_through_exec(
     assert dropin.is_file()
     runs = len(calls(log))
     assert main(["fix", "ct200", "--undo", "last", "--yes", "--hosts", str(inv)]) == 0
-    assert "back to what it was before the fix" in capsys.readouterr().out
+    assert "Back to the verdict before the fix: " in capsys.readouterr().out
     assert not dropin.exists()
     assert len(calls(log)) > runs > 2 and {c[4] for c in calls(log)} == {"ct200"}

@@ -14,10 +14,10 @@ from sshd import SSHD, gone, keygen, processes_with, start_sshd, unique_sleep
 from tui.cli import main
 from tui.core.factbuild import ProbeProgress
 from tui.core.facts import Facts
+from tui.core.hostkeys import HostKeyChanged
 from tui.core.hosts import Host
 from tui.core.runner import Session, add_known_host, trust_host
 from tui.core.transcript import Transcript, list_sessions, read_events
-from tui.core.transport import HostKeyChanged
 from tui.demo.fakehost import FakeHost, build_fake_host, reference_ct200
 
 pytestmark = pytest.mark.sshd

@@ -27,14 +27,9 @@ from tui.cli import main
 from tui.core.hosts import Host
 from tui.core.runner import Session
 from tui.core.transcript import Transcript, list_sessions, read_events
-from tui.core.validate import (
-    choose_python,
-    context_env,
-    parse_record,
-    result_from_output,
-    validate_host,
-    validation_script,
-)
+from tui.core.validate import choose_python, context_env, validate_host, validation_script
+from tui.core.validate_markdown import validation_markdown
+from tui.core.validate_records import parse_record, result_from_output
 from tui.demo import fakehost
 
 REPO = Path(__file__).resolve().parents[1]
@@ -133,7 +128,7 @@ def test_real_flashinfer_on_cpu_torch_is_no_gpu_skipped(
     assert result.toolkit["cuda_home"] == str(fake_home)
     assert result.toolkit["cuda_version"] == "12.8"
     assert result.toolkit["target_cuda_archs"] == []
-    assert "toolkit FlashInfer resolved" in result.to_markdown()
+    assert "toolkit FlashInfer resolved" in validation_markdown(result)
 
 
 # -- validate_host through the runner ------------------------------------------------------------
@@ -291,7 +286,7 @@ def test_a_jit_failure_is_a_failed_validation_with_the_compiler_message() -> Non
     result = result_from_output("rtx", "/venv/bin/python3", lines)
     assert result.verdict == "fail" and result.exit_code == 1
     assert result.jit is not None and not result.jit.ok and result.compile_s == 0.4
-    md = result.to_markdown()
+    md = validation_markdown(result)
     assert "FAIL" in md and "FAILED at build" in md and error.strip().splitlines()[-1] in md
     assert "- target archs: `none`" in md and "WARNING x: y" in md
     assert result.to_json()["jit"]["error"] == error
@@ -318,7 +313,7 @@ def test_a_partial_run_exits_1_and_says_which_kernel_was_not_checked() -> None:
     result = result_from_output("h", "p", lines)
     assert result.verdict == "partial" and result.exit_code == 1 and result.reason == reason
     assert result.kernels[0].api_era == "uniform-samples"
-    md = result.to_markdown()
+    md = validation_markdown(result)
     assert md.startswith("### Sampling kernels on h: PARTIAL")
     assert "- sampling API era: `uniform-samples`" in md
     assert "- `min_p_sampling_from_probs`: not in this FlashInfer version" in md

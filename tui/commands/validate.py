@@ -21,7 +21,9 @@ from tui.core.hosts import Host
 from tui.core.inventory import InventoryError
 from tui.core.runner import Session
 from tui.core.transcript import Transcript
-from tui.core.validate import DEFAULT_DEADLINE_S, ValidationResult, validate_host
+from tui.core.validate import DEFAULT_DEADLINE_S, validate_host
+from tui.core.validate_markdown import validation_markdown
+from tui.core.validate_result import ValidationResult
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -96,5 +98,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         output.write_json(result.to_json())
     else:
-        output.write_markdown(result.to_markdown())
+        output.write_markdown(validation_markdown(result))
     return result.exit_code

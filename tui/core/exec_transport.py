@@ -47,16 +47,10 @@ import signal
 from pathlib import Path
 
 from tui.core.hosts import SCRIPT_WORD
+from tui.core.local_transport import _LocalProc
 from tui.core.ssh_argv import remote_command_start
-from tui.core.transport import (
-    KILL_DEADLINE_S,
-    CommandResult,
-    LineCallback,
-    Transport,
-    Unreachable,
-    _LocalProc,
-    _Proc,
-)
+from tui.core.sshconnect import Unreachable
+from tui.core.transport import KILL_DEADLINE_S, CommandResult, LineCallback, Transport, _Proc
 
 MAX_ARG_BYTES = 128 * 1024 - 1  # Linux MAX_ARG_STRLEN (32 pages) including the final NUL
 STARTED = "@@detective-tui-exec-started"  # first line of the program: the engine got it running

@@ -13,8 +13,11 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from tui.core.exec_transport import ExecTransport
+from tui.core.hops import JumpPool
 from tui.core.hosts import Host
-from tui.core.transport import JumpPool, LocalTransport, SSHTransport, Transport
+from tui.core.local_transport import LocalTransport
+from tui.core.ssh_transport import SSHTransport
+from tui.core.transport import Transport
 
 CHANNELS_PER_CONNECTION = 8
 

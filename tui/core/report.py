@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui.core.completeness import unseen
 from tui.core.diagnosis import Diagnosis, deep_differences
 from tui.core.issue_report import SEVERITY_MARK, issue_report
 from tui.core.redact import redact
-from tui.core.runner import ProbeResult
+
+if TYPE_CHECKING:  # a record of what the runner returned; the records never run anything
+    from tui.core.runner import ProbeResult
 
 __all__ = ["SEVERITY_MARK", "host_json", "markdown_report"]
 

@@ -19,6 +19,7 @@ from tui.core import locations
 from tui.core.completeness import inventory_problems, root_problem
 from tui.core.factbuild import FactBuilder, ProbeProgress
 from tui.core.facts import Facts
+from tui.core.hops import fetch_host_key
 from tui.core.hostkeys import (
     HostKeyChanged,
     HostKeyError,
@@ -30,8 +31,9 @@ from tui.core.hostkeys import add_known_host as _append_known_host
 from tui.core.hosts import Host
 from tui.core.pool import ConnectionPool
 from tui.core.redact import redact_text
+from tui.core.sshconnect import Unreachable
 from tui.core.transcript import Transcript
-from tui.core.transport import CommandResult, Unreachable, command_line, fetch_host_key
+from tui.core.transport import CommandResult, command_line
 
 ProgressCallback = Callable[[str, "ProbeProgress | str"], None]
 LineCallback = Callable[[str], None]

@@ -11,8 +11,9 @@ leader, and ``exec`` keeps that pid, so on cancel or when the client-side deadli
 whole group (and session) is killed over a *second* channel — sshd refuses signals for root
 logins and closing a channel does not stop the remote command. Variables are passed with
 ``env`` on the command line, ``shlex.quote``d, because sshd drops ``env=`` without ``AcceptEnv``.
-The local transport runs the same command line with ``sh -c`` in a new session, at a lower CPU
-priority (``LocalTransport``).
+The two transports run it: ``LocalTransport`` (``tui.core.local_transport``: ``sh -c`` in a new
+session, at a lower CPU priority) and ``SSHTransport`` (``tui.core.ssh_transport``: one reused
+asyncssh connection, its jump hosts from ``tui.core.hops``).
 """
 
 from __future__ import annotations
@@ -24,43 +25,12 @@ import contextlib
 import math
 import re
 import shlex
-import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING
 
-from tui.core.hops import JumpPool, connect, fetch_host_key
-from tui.core.hostkeys import (
-    HostKeyChanged,
-    HostKeyError,
-    HostKeyInfo,
-    HostKeyRevoked,
-    HostKeyUnknown,
-)
 from tui.core.hosts import Host
-from tui.core.sshconnect import Unreachable, reason_of, ssh_errors
-
-if TYPE_CHECKING:  # imported by the SSH code paths only: the local transport never loads it
-    import asyncssh
-
-__all__ = [
-    "CommandResult",
-    "HostKeyChanged",
-    "HostKeyError",
-    "HostKeyInfo",
-    "HostKeyRevoked",
-    "HostKeyUnknown",
-    "JumpPool",
-    "LocalTransport",
-    "SSHTransport",
-    "Transport",
-    "Unreachable",
-    "command_line",
-    "connect",
-    "fetch_host_key",
-]
+from tui.core.sshconnect import reason_of, ssh_errors
 
 PGID_MARK = "@@detective-tui-pgid "
 # a script's own temp dir (``@@detective-tui-tmpdir PATH``): removed by the kill path too
@@ -281,188 +251,3 @@ class Transport(abc.ABC):
             error=error,
             error_kind=error_kind,
         )
-
-
-# -- local ---------------------------------------------------------------------------------
-
-LOCAL_NICE = 10  # niceness of local commands (see LocalTransport)
-# ``nice`` (coreutils, POSIX) sets it before ``sh`` starts, so every child inherits it.
-_NICE: tuple[str, ...] = ("nice", "-n", str(LOCAL_NICE)) if shutil.which("nice") else ()
-
-
-class _LocalProc(_Proc):
-    def __init__(self, proc: asyncio.subprocess.Process) -> None:
-        self.proc = proc
-
-    async def send(self, data: bytes) -> None:
-        stdin = self.proc.stdin
-        assert stdin is not None
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            stdin.write(data)
-            await stdin.drain()
-        stdin.close()
-
-    async def read(self) -> bytes:
-        assert self.proc.stdout is not None
-        return await self.proc.stdout.read(65536)
-
-    async def wait(self) -> int | None:
-        return await self.proc.wait()
-
-    async def close(self) -> None:
-        if self.proc.stdin is not None:
-            self.proc.stdin.close()
-
-
-def _lower_session_priority(pid: int) -> None:
-    """Give the new session's scheduler autogroup the ``LOCAL_NICE`` niceness, best effort.
-
-    With autogroup on (``/proc/sys/kernel/sched_autogroup_enabled``, the default on most
-    distributions) the kernel shares the CPU fairly between *sessions* first, so a task's own
-    nice value only ranks it against its own session: 16 probes, each in its own session,
-    would each weigh as much as the TUI. Raising a group's niceness needs no privilege."""
-    with contextlib.suppress(OSError):
-        Path(f"/proc/{pid}/autogroup").write_text(str(LOCAL_NICE), encoding="ascii")
-
-
-class LocalTransport(Transport):
-    """This machine: the same command line under ``sh -c`` in a new session, no SSH.
-
-    Commands run at a lower CPU priority (``nice -n LOCAL_NICE``, and their session's
-    autogroup too): they share the CPUs with the TUI and with whatever the machine is for
-    (a training job). On an idle machine that changes nothing; on a busy one the probe
-    waits rather than the UI or the workload: with the demo fleet (16 probes at once on
-    2 cores) this alone took the TUI's p95 key-to-render latency from ~110 ms to ~35 ms,
-    and probing took as long as before. The fast probe's steps are light (it never imports
-    torch), which leaves their per-step deadlines headroom when they wait for the CPU;
-    a long command (a fix's install, a validation's JIT compile) takes longer on a busy
-    machine and is still bound by its own deadline. The kill command is not lowered: it
-    must run now."""
-
-    async def _spawn(self, command: str) -> _Proc:
-        proc = await asyncio.create_subprocess_exec(
-            *_NICE,
-            "sh",
-            "-c",
-            command,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
-        )
-        _lower_session_priority(proc.pid)
-        return _LocalProc(proc)
-
-    async def _run_kill(self, command: str) -> None:
-        proc = await asyncio.create_subprocess_exec(
-            "sh", "-c", command, stdin=asyncio.subprocess.DEVNULL
-        )
-        await proc.wait()
-
-
-# -- ssh -----------------------------------------------------------------------------------
-
-
-class _SSHProc(_Proc):
-    def __init__(self, proc: asyncssh.SSHClientProcess[bytes]) -> None:
-        self.proc = proc
-
-    async def send(self, data: bytes) -> None:
-        if data:
-            self.proc.stdin.write(data)
-            await self.proc.stdin.drain()
-        self.proc.stdin.write_eof()
-
-    async def read(self) -> bytes:
-        return await self.proc.stdout.read(65536)
-
-    async def wait(self) -> int | None:
-        await self.proc.wait()
-        return self.proc.returncode
-
-    async def close(self) -> None:
-        # Wait for sshd's side of the close too: its MaxSessions slot is only free then.
-        self.proc.close()
-        await self.proc.wait_closed()
-
-
-class SSHTransport(Transport):
-    """One reused connection; at most ``max_channels`` commands at a time on it (sshd's
-    ``MaxSessions`` is 10; the kill channel must still fit). ProxyJump hops come from
-    ``jumps``, shared with the other hosts behind them (without one: opened for this host)."""
-
-    def __init__(
-        self,
-        host: Host,
-        *,
-        known_hosts: Path,
-        ssh_config: Path | None,
-        connect_timeout: float = 10.0,
-        max_channels: int = 8,
-        jumps: JumpPool | None = None,
-    ) -> None:
-        super().__init__(host)
-        self.known_hosts = known_hosts
-        self.ssh_config = ssh_config
-        self.connect_timeout = connect_timeout
-        self.jumps = jumps
-        self._channels = asyncio.Semaphore(max_channels)
-        self._lock = asyncio.Lock()
-        self._conn: asyncssh.SSHClientConnection | None = None
-
-    async def connection(self) -> asyncssh.SSHClientConnection:
-        async with self._lock:
-            if self._conn is None or self._conn.is_closed():
-                self._conn = await connect(
-                    self.host,
-                    known_hosts=self.known_hosts,
-                    ssh_config=self.ssh_config,
-                    connect_timeout=self.connect_timeout,
-                    jumps=self.jumps,
-                )
-            return self._conn
-
-    async def execute(
-        self,
-        command: str,
-        *,
-        stdin: str | None = None,
-        deadline_s: float = 60,
-        on_line: LineCallback | None = None,
-    ) -> CommandResult:
-        await self.connection()
-        async with self._channels:
-            return await super().execute(
-                command, stdin=stdin, deadline_s=deadline_s, on_line=on_line
-            )
-
-    async def _spawn(self, command: str) -> _Proc:
-        import asyncssh
-
-        conn = await self.connection()
-        for attempt in range(1, OPEN_ATTEMPTS + 1):
-            try:
-                proc = await conn.create_process(command, encoding=None, stderr=asyncssh.STDOUT)
-                break
-            except asyncssh.ChannelOpenError as exc:  # sshd still freeing a session slot
-                if attempt == OPEN_ATTEMPTS or conn.is_closed():
-                    raise Unreachable(
-                        f"{self.host.target}: cannot open a session: {reason_of(exc)}"
-                    ) from exc
-                await asyncio.sleep(0.05 * attempt)
-            except (asyncssh.Error, OSError) as exc:
-                raise Unreachable(
-                    f"{self.host.target}: cannot open a session: {reason_of(exc)}"
-                ) from exc
-        return _SSHProc(proc)
-
-    async def _run_kill(self, command: str) -> None:
-        if self._conn is not None and not self._conn.is_closed():
-            await self._conn.run(command, check=False)
-
-    async def close(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            conn.close()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(conn.wait_closed(), KILL_DEADLINE_S)

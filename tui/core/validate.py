@@ -1,175 +1,32 @@
 """Validate FlashInfer's sampling kernels on a host: run ``probes/validate_sampling.py`` with the
 host's own Python, and turn its records into a ``ValidationResult``.
-
-Verdicts and exit codes (``ValidationResult.exit_code``):
-
-- ``pass``: every kernel drew from its exact reference distribution (exit 0);
-- ``partial``: the kernels that were checked passed, but some could not be checked — not in
-  this FlashInfer, or a signature no known API era matches (exit 1: not a pass);
-- ``skipped``: cannot validate here — no GPU visible to torch, torch or FlashInfer not
-  installed, or the host is a filesystem tree inspected under a root prefix (exit 0: nothing
-  is known to be wrong, and the reason says what was missing);
-- ``fail``: a kernel failed its statistical or support check, raised, or the sampling module
-  did not build or load (JIT), or ``import flashinfer`` failed on a GPU host (exit 1);
-- ``error``: no verdict — unreachable, the interpreter did not run, the deadline hit, the
-  script died (exit 2).
+The records become a ``ValidationResult`` in ``validate_records``; the verdicts and exit codes
+are documented in ``validate_result``.
 """
 
 from __future__ import annotations
 
-import json
 import shlex
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
-from tui.core import exitcodes
 from tui.core.facts import Facts, PythonEnv
 from tui.core.hosts import Host
 from tui.core.redact import MASK
 from tui.core.runner import NOT_REACHED, SIMULATED_UNREACHABLE, Session
+from tui.core.validate_records import describe_record, parse_record, result_from_output
+from tui.core.validate_result import ValidationResult
 
 PROBES_DIR = Path(__file__).resolve().parents[2] / "probes"
-SENTINEL = "@@validate"
 HELPER_MODULES = ("sampling_stats", "sampling_eras")  # sent before validate_sampling.py
 DEFAULT_DEADLINE_S = 900.0  # a cold JIT build of the sampling module takes minutes
-VERDICTS = ("pass", "partial", "fail", "skipped", "error")
-EXIT_CODES = {
-    "pass": exitcodes.OK,
-    "partial": exitcodes.CRITICAL,
-    "skipped": exitcodes.OK,
-    "fail": exitcodes.CRITICAL,
-    "error": exitcodes.UNREACHABLE,
-}
 # variables of a serving process's environment that decide what FlashInfer does
 CONTEXT_VARS = ("CUDA_HOME", "CUDA_PATH", "PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES")
 CONTEXT_PREFIXES = ("FLASHINFER_",)
-OUTPUT_TAIL = 30
 
 LineCallback = Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class KernelResult:
-    """One validated call, e.g. ``top_k_top_p_sampling_from_probs[joint]``."""
-
-    name: str
-    kernel: str
-    verdict: str  # pass | fail | skipped | error
-    message: str | None = None
-    params: Mapping[str, Any] = field(default_factory=dict)
-    samples_per_row: int | None = None
-    invalid: int = 0  # samples the kernel itself flagged invalid (return_valid)
-    rows: tuple[Mapping[str, Any], ...] = ()  # sampling_stats.FitResult.to_dict() + row name
-    signature: str | None = None
-    api_era: str | None = None  # how it was called (probes/sampling_eras.py)
-    error: str | None = None  # traceback tail when the call raised
-
-    @classmethod
-    def from_record(cls, rec: Mapping[str, Any]) -> KernelResult:
-        return cls(
-            name=str(rec.get("name") or rec.get("kernel") or "?"),
-            kernel=str(rec.get("kernel") or "?"),
-            verdict=str(rec.get("verdict") or "error"),
-            message=rec.get("message"),
-            params=dict(rec.get("params") or {}),
-            samples_per_row=rec.get("samples_per_row"),
-            invalid=int(rec.get("invalid") or 0),
-            rows=tuple(dict(r) for r in rec.get("rows") or ()),
-            signature=rec.get("signature"),
-            api_era=rec.get("api_era"),
-            error=rec.get("error"),
-        )
-
-
-@dataclass(frozen=True)
-class SpeedResult:
-    kernel: str
-    baseline: str
-    flashinfer_ms: float | None = None
-    torch_ms: float | None = None
-    ratio: float | None = None  # torch_ms / flashinfer_ms: > 1 means FlashInfer is faster
-    batch: int | None = None
-    vocab: int | None = None
-    error: str | None = None
-
-
-@dataclass(frozen=True)
-class JitResult:
-    ok: bool
-    stage: str  # "import" or "build"
-    seconds: float | None = None
-    error: str | None = None  # the exception, with the compiler's output when nvcc failed
-
-
-@dataclass(frozen=True)
-class ValidationResult:
-    host: str
-    verdict: str
-    reason: str
-    python: str | None = None
-    reachable: bool = True
-    environment: Mapping[str, Any] = field(default_factory=dict)  # torch, GPU, versions
-    toolkit: Mapping[str, Any] = field(default_factory=dict)  # what FlashInfer resolved
-    jit: JitResult | None = None
-    kernels: tuple[KernelResult, ...] = ()
-    speed: tuple[SpeedResult, ...] = ()
-    log_tail: tuple[str, ...] = ()  # FlashInfer's log records and Python warnings
-    output_tail: tuple[str, ...] = ()  # what else the script printed (stderr, compiler)
-    env_applied: Mapping[str, str] = field(default_factory=dict)
-    duration_s: float = 0.0
-
-    @property
-    def exit_code(self) -> int:
-        return EXIT_CODES[self.verdict]
-
-    @property
-    def compile_s(self) -> float | None:
-        return self.jit.seconds if self.jit is not None else None
-
-    @property
-    def speed_ratio(self) -> float | None:
-        """torch.multinomial time / FlashInfer ``sampling_from_probs`` time at 128k vocab."""
-        for s in self.speed:
-            if s.kernel == "sampling_from_probs":
-                return s.ratio
-        return None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "host": self.host,
-            "verdict": self.verdict,
-            "reason": self.reason,
-            "python": self.python,
-            "reachable": self.reachable,
-            "exit_code": self.exit_code,
-            "environment": dict(self.environment),
-            "toolkit": dict(self.toolkit),
-            "jit": _plain(self.jit),
-            "compile_s": self.compile_s,
-            "speed_ratio": self.speed_ratio,
-            "kernels": [_plain(k) for k in self.kernels],
-            "speed": [_plain(s) for s in self.speed],
-            "log_tail": list(self.log_tail),
-            "output_tail": list(self.output_tail),
-            "env_applied": dict(self.env_applied),
-            "duration_s": round(self.duration_s, 3),
-        }
-
-    def to_markdown(self) -> str:
-        return "\n".join(_markdown_lines(self)) + "\n"
-
-
-def _plain(obj: Any) -> Any:
-    if obj is None or isinstance(obj, (str, int, float, bool)):
-        return obj
-    if isinstance(obj, Mapping):
-        return {str(k): _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (tuple, list)):
-        return [_plain(v) for v in obj]
-    return {name: _plain(getattr(obj, name)) for name in obj.__dataclass_fields__}
 
 
 # -- the script ------------------------------------------------------------------------------
@@ -235,122 +92,6 @@ def context_env(facts: Facts | None, py: PythonEnv | None) -> dict[str, str]:
         for name, value in ctx.vars.items()
         if (name in CONTEXT_VARS or name.startswith(CONTEXT_PREFIXES)) and value != MASK
     }
-
-
-# -- records → result -------------------------------------------------------------------------
-
-
-def parse_record(line: str) -> tuple[str, dict[str, Any]] | None:
-    """``(kind, data)`` of one ``@@validate`` line; None for any other line."""
-    parts = line.rstrip("\r\n").split("\t", 2)
-    if len(parts) != 3 or parts[0] != SENTINEL:
-        return None
-    try:
-        data = json.loads(parts[2])
-    except ValueError:
-        return None
-    return (parts[1], data) if isinstance(data, dict) else None
-
-
-def describe_record(kind: str, data: Mapping[str, Any]) -> str | None:
-    """A one-line progress text for a record (what ``on_line`` receives)."""
-    if kind == "step":
-        return str(data.get("step"))
-    if kind == "jit":
-        if data.get("ok"):
-            return f"sampling module ready in {data.get('seconds', 0):.1f} s"
-        return f"sampling module failed ({data.get('stage')})"
-    if kind == "kernel":
-        return f"{data.get('name')}: {data.get('verdict')}"
-    if kind == "speed" and data.get("ratio") is not None:
-        return f"{data.get('kernel')}: {data['ratio']:.2f}x {data.get('baseline')}"
-    if kind == "end":
-        return f"verdict: {data.get('verdict')} ({data.get('reason')})"
-    return None
-
-
-def result_from_output(
-    host: str,
-    python: str | None,
-    lines: Iterable[str],
-    *,
-    exit_status: int | None = 0,
-    timed_out: bool = False,
-    error: str | None = None,
-    duration_s: float = 0.0,
-    env_applied: Mapping[str, str] | None = None,
-) -> ValidationResult:
-    """Build the result from the script's output and how the command ended."""
-    environment: dict[str, Any] = {}
-    toolkit: dict[str, Any] = {}
-    jit: JitResult | None = None
-    kernels: list[KernelResult] = []
-    speed: list[SpeedResult] = []
-    log_tail: list[str] = []
-    other: list[str] = []
-    end: dict[str, Any] | None = None
-    last_step: str | None = None
-    for line in lines:
-        rec = parse_record(line)
-        if rec is None:
-            if line.strip():
-                other.append(line.rstrip())
-            continue
-        kind, data = rec
-        if kind in ("start", "env"):
-            environment.update(data)
-        elif kind == "step":
-            last_step = str(data.get("step"))
-        elif kind == "toolkit":
-            toolkit.update(data)
-        elif kind == "jit":
-            jit = JitResult(
-                ok=bool(data.get("ok")),
-                stage=str(data.get("stage") or "build"),
-                seconds=data.get("seconds"),
-                error=data.get("error"),
-            )
-            log_tail = list(data.get("log_tail") or log_tail)
-        elif kind == "kernel":
-            kernels.append(KernelResult.from_record(data))
-        elif kind == "speed":
-            speed.append(SpeedResult(**{k: data.get(k) for k in SpeedResult.__dataclass_fields__}))
-        elif kind == "end":
-            end = data
-            log_tail = list(data.get("log_tail") or log_tail)
-    if end is not None and end.get("verdict") in VERDICTS:
-        verdict, reason = str(end["verdict"]), str(end.get("reason") or "")
-        if end.get("error"):
-            other.extend(str(end["error"]).splitlines())
-    else:
-        verdict = "error"
-        where = f" (last step: {last_step})" if last_step else ""
-        if timed_out:
-            reason = f"the validation hit its deadline after {duration_s:.0f} s{where}"
-        elif error:
-            reason = f"{error}{where}"
-        elif exit_status not in (0, None) and not environment:
-            shown = " | ".join(other[-3:]) or "no output"
-            reason = f"{python} did not run (exit status {exit_status}): {shown}"
-        else:
-            reason = (
-                f"the validation script ended without a verdict (exit status {exit_status}){where}"
-            )
-    return ValidationResult(
-        host=host,
-        verdict=verdict,
-        reason=reason,
-        python=python,
-        environment=environment,
-        toolkit=toolkit,
-        jit=jit,
-        kernels=tuple(kernels),
-        speed=tuple(speed),
-        log_tail=tuple(log_tail),
-        output_tail=tuple(other[-OUTPUT_TAIL:]),
-        env_applied=dict(env_applied or {}),
-        duration_s=duration_s,
-    )
 
 
 # -- running it -------------------------------------------------------------------------------
@@ -471,107 +212,3 @@ async def _validate(
         duration_s=command.duration_s,
         env_applied=applied,
     )
-
-
-# -- Markdown ---------------------------------------------------------------------------------
-
-
-def _fmt(value: Any, spec: str = ".3g") -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, float):
-        return format(value, spec)
-    return str(value)
-
-
-def _jit_text(jit: JitResult | None, toolkit: Mapping[str, Any]) -> str | None:
-    if jit is None:
-        return None
-    if not jit.ok:
-        return f"FAILED at {jit.stage}"
-    text = f"ok in {jit.seconds:.1f} s" if jit.seconds is not None else "ok"
-    if toolkit.get("sampling_so_cached"):
-        text += " (an already built sampling.so was loaded)"
-    return text
-
-
-def _worst_tv(rows: Sequence[Mapping[str, Any]]) -> str:
-    if not rows:
-        return "—"
-    row = max(rows, key=lambda x: x.get("tv", 0.0) / max(x.get("tv_bound", 1.0), 1e-12))
-    return f"{row['tv']:.4f} / {row['tv_bound']:.4f}"
-
-
-def _markdown_lines(r: ValidationResult) -> list[str]:
-    badge = r.verdict.upper()
-    out = [f"### Sampling kernels on {r.host}: {badge}", "", r.reason, ""]
-    env = r.environment
-    archs = r.toolkit.get("target_cuda_archs")
-    gpu = env.get("device_name")
-    facts = [
-        ("python", r.python),
-        ("torch", env.get("torch") or env.get("torch_version")),
-        ("torch CUDA", env.get("torch_cuda")),
-        ("GPU", f"{gpu} (SM {env.get('capability')})" if gpu else None),
-        ("FlashInfer", env.get("flashinfer_version")),
-        ("toolkit FlashInfer resolved", r.toolkit.get("cuda_home")),
-        ("its CUDA version", r.toolkit.get("cuda_version")),
-        ("target archs", (", ".join(archs) or "none") if archs is not None else None),
-        ("JIT", _jit_text(r.jit, r.toolkit)),
-        ("sampling API era", next((k.api_era for k in r.kernels if k.api_era), None)),
-    ]
-    for label, value in facts:
-        if value not in (None, ""):
-            out.append(f"- {label}: `{value}`")
-    if r.env_applied:
-        shown = ", ".join(f"{k}={v}" for k, v in sorted(r.env_applied.items()))
-        out.append(f"- environment of the serving process applied: `{shown}`")
-    out.append("")
-    if r.jit is not None and r.jit.error:
-        out += ["JIT error:", "", "```", r.jit.error, "```", ""]
-    if r.kernels:
-        out += [
-            "| kernel | verdict | rows passed | worst p (fine / coarse) | TV / bound | outside |",
-            "|---|---|---|---|---|---|",
-        ]
-        for k in r.kernels:
-            passed = sum(1 for row in k.rows if row.get("passed"))
-            fine = min((row.get("p_value", 1.0) for row in k.rows), default=None)
-            coarse = min((row.get("coarse_p_value", 1.0) for row in k.rows), default=None)
-            tv = max(
-                k.rows,
-                key=lambda row: row.get("tv", 0) / max(row.get("tv_bound", 1), 1e-12),
-                default=None,
-            )
-            tv_text = f"{tv['tv']:.4f} / {tv['tv_bound']:.4f}" if tv else "—"
-            outside = sum(int(row.get("outside", 0)) for row in k.rows)
-            out.append(
-                f"| `{k.name}` | {k.verdict} | {passed}/{len(k.rows)} | "
-                f"{_fmt(fine, '.2e')} / {_fmt(coarse, '.2e')} | {tv_text} | {outside} |"
-            )  # fmt: skip
-        out.append("")
-        for k in r.kernels:
-            if k.verdict != "pass" and k.message:
-                out.append(f"- `{k.name}`: {k.message}")
-        out.append("")
-    if r.speed:
-        out += [
-            "| FlashInfer | vs | FlashInfer ms | torch ms | speed-up |",
-            "|---|---|---|---|---|",
-        ]
-        for s in r.speed:
-            if s.error:
-                out.append(f"| `{s.kernel}` | {s.baseline} | error: {s.error} | | |")
-            else:
-                out.append(
-                    f"| `{s.kernel}` | {s.baseline} | {_fmt(s.flashinfer_ms)} | "
-                    f"{_fmt(s.torch_ms)} | {_fmt(s.ratio, '.2f')}x |"
-                )
-        out.append("")
-    if r.log_tail:
-        out += ["FlashInfer log (tail):", "", "```", *r.log_tail, "```", ""]
-    if r.verdict == "error" and r.output_tail:
-        out += ["Output (tail):", "", "```", *r.output_tail, "```", ""]
-    while out and out[-1] == "":
-        out.pop()
-    return out

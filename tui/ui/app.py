@@ -19,7 +19,7 @@ from dataclasses import replace
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import on
 from textual.app import App, SystemCommand
@@ -59,7 +59,11 @@ from tui.ui.screens.message import MessageScreen
 from tui.ui.screens.transcripts import TranscriptsScreen
 from tui.ui.widgets.fleet_table import FleetTable
 
-SessionFactory = Callable[[], Any]  # returns a tui.core.runner.Session (async context manager)
+if TYPE_CHECKING:
+    from tui.core.fixes.executor import FixOutcome
+    from tui.core.runner import Session
+
+SessionFactory = Callable[[], "Session"]  # entered on mount, left on unmount
 
 # The runner, diagnosis, report, fix and validation modules are imported where first used:
 # the hosts table paints before asyncssh and the rule tables are loaded.
@@ -79,7 +83,7 @@ KEY_REFUSALS = ("hostkey-unknown", "hostkey-changed", "hostkey-revoked")  # each
 CHANGING_GROUPS = ("fix", "fleet-fix")
 
 
-def _default_session() -> Any:
+def _default_session() -> Session:
     from tui.core.runner import Session
     from tui.core.transcript import Transcript
 
@@ -144,7 +148,7 @@ class DetectiveApp(App[int]):
         self.clock = clock
         self.notice = notice
         self._session_factory = session_factory
-        self.session: Any = None
+        self._session: Session | None = None
         self._hosts = {h.name: h for h in hosts}
         self._output: dict[str, list[str]] = {h.name: [] for h in hosts}
         self._pending: dict[str, HostState] = {}
@@ -166,8 +170,8 @@ class DetectiveApp(App[int]):
 
     # -- lifecycle ----------------------------------------------------------------------------
     async def on_mount(self) -> None:
-        self.session = self._session_factory()
-        await self.session.__aenter__()
+        self._session = self._session_factory()
+        await self._session.__aenter__()
         await self.push_screen(HostsScreen())
         # What exists now (modules, Textual, the hosts) lives as long as the app: out of the
         # full collections, which otherwise walk it for 20-70 ms mid-probe (a missed key).
@@ -186,13 +190,20 @@ class DetectiveApp(App[int]):
         if self.reprobe_s > 0:
             self.set_interval(self.reprobe_s, self._reprobe)
 
+    @property
+    def session(self) -> Session:
+        """The runner session every worker uses (started on mount, closed on unmount)."""
+        if self._session is None:
+            raise RuntimeError("the app's session starts when the app is mounted")
+        return self._session
+
     def _reprobe(self) -> None:
         """The periodic re-probe: every host not being probed already."""
         self.request_probe(self.fleet.order)
 
     async def on_unmount(self) -> None:
-        if self.session is not None:
-            await self.session.__aexit__(None, None, None)
+        if self._session is not None:
+            await self._session.__aexit__(None, None, None)
 
     def watch_theme(self, theme: str) -> None:
         if theme != self.settings.theme:
@@ -477,8 +488,8 @@ class DetectiveApp(App[int]):
 
     @property
     def transcript_path(self) -> Path | None:
-        transcript = getattr(self.session, "transcript", None)
-        return getattr(transcript, "path", None)
+        transcript = self._session.transcript if self._session is not None else None
+        return transcript.path if transcript is not None else None
 
     def get_system_commands(self, screen: Screen) -> Any:
         # Textual's own Quit and Theme are our q and ctrl+t, listed with their keys
@@ -619,7 +630,7 @@ class DetectiveApp(App[int]):
             partial(self._fix_closed, message.host),
         )
 
-    def _fix_closed(self, name: str, outcome: object) -> None:
+    def _fix_closed(self, name: str, outcome: FixOutcome | None) -> None:
         """After an applied fix (or undo), probe again so every screen shows the new verdict."""
         if outcome is not None:
             self._runs_finished(((name, outcome),))
@@ -629,7 +640,7 @@ class DetectiveApp(App[int]):
     def _on_runs_finished(self, message: RunsFinished) -> None:
         self._runs_finished(message.outcomes)
 
-    def _runs_finished(self, outcomes: Sequence[tuple[str, Any]]) -> None:
+    def _runs_finished(self, outcomes: Sequence[tuple[str, FixOutcome | None]]) -> None:
         """The newest run on a host says what it left pending (a restart, or nothing)."""
         from tui.core.pending import after_run
 
@@ -731,6 +742,8 @@ class DetectiveApp(App[int]):
 
     @on(ValidationFinished)
     def _on_validation_finished(self, message: ValidationFinished) -> None:
+        from tui.core.validate_markdown import validation_markdown
+
         result = message.result
         verdict = getattr(result, "verdict", "error")
         severity = {"pass": "success", "partial": "warning", "skipped": "warning"}.get(
@@ -739,7 +752,7 @@ class DetectiveApp(App[int]):
         self.push_screen(
             MessageScreen(
                 f"Sampling kernels on {message.host}: {verdict}",
-                result.to_markdown(),
+                validation_markdown(result),
                 severity=severity,
                 markdown=True,
             )

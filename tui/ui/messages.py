@@ -14,7 +14,9 @@ from textual.message import Message
 
 if TYPE_CHECKING:
     from tui.core.diagnosis import Diagnosis
+    from tui.core.fixes.executor import FixOutcome
     from tui.core.runner import ProbeResult
+    from tui.core.validate_result import ValidationResult
 
 
 class ProbeActivity(Message):
@@ -83,7 +85,7 @@ class RunsFinished(Message):
     """Fix, undo or restart runs ended (host name → the outcome, None: nothing ran there);
     the app keeps each host's pending work from them."""
 
-    def __init__(self, outcomes: tuple[tuple[str, Any], ...]) -> None:
+    def __init__(self, outcomes: tuple[tuple[str, FixOutcome | None], ...]) -> None:
         super().__init__()
         self.outcomes = outcomes
 
@@ -96,7 +98,7 @@ class ValidateRequested(Message):
 
 
 class ValidationFinished(Message):
-    def __init__(self, host: str, result: Any) -> None:
+    def __init__(self, host: str, result: ValidationResult) -> None:
         super().__init__()
         self.host = host
         self.result = result
