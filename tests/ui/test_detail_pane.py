@@ -45,7 +45,7 @@ def test_the_target_is_shown_only_where_it_says_more_than_the_name() -> None:
 
     from textual.content import Content
 
-    from tui.ui.fleet import HostState
+    from tui.ui.fleet_state import HostState
     from tui.ui.widgets.host_detail import detail_parts
 
     now = datetime(2026, 1, 2, tzinfo=timezone.utc)
