@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -162,8 +163,23 @@ def test_transcript_cli(
     out = capsys.readouterr().out
     assert "20260101T000000-1.jsonl" in out and "2 events" in out and "ct200" in out
     assert main(["transcript", "show", "20260101T000000-1"]) == 0
-    assert "decision on ct200" in capsys.readouterr().out
+    piped = capsys.readouterr().out  # piped: the Markdown itself
+    assert "decision on ct200" in piped and piped.startswith("# ")
     assert main(["transcript", "export", str(sample), "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)[1]["fix"] == "use-installed-toolkit"
     assert main(["transcript", "show", "nope"]) == 3
     assert "no such transcript" in capsys.readouterr().err
+
+
+def test_transcript_show_renders_on_a_terminal(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    isolated_xdg: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    sample = _sample(tmp_path)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    assert main(["transcript", "show", str(sample)]) == 0
+    text = re.sub(r"\x1b\[[0-9;]*m", "", capsys.readouterr().out)
+    assert "decision on ct200" in text
+    assert not any(line.startswith("#") for line in text.splitlines())  # headings drawn

@@ -28,7 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     actions.add_parser("list", help="sessions, newest first")
-    show = actions.add_parser("show", help="print a session as Markdown")
+    show = actions.add_parser(
+        "show", help="print a session: rendered on a terminal, as Markdown when piped"
+    )
     show.add_argument("file", metavar="FILE")
     exp = actions.add_parser("export", help="print a session as md, html or json")
     exp.add_argument("file", metavar="FILE")
@@ -41,8 +43,11 @@ def run(args: argparse.Namespace) -> int:
         if args.action == "list":
             _list()
         else:
-            fmt = args.format if args.action == "export" else "md"
-            output.write_text(export(resolve_session(args.file), fmt))
+            path = resolve_session(args.file)
+            if args.action == "show":
+                output.write_markdown(export(path, "md"))
+            else:
+                output.write_text(export(path, args.format))
     except TranscriptError as exc:
         print(f"detective-tui transcript: {exc}", file=sys.stderr)
         return exitcodes.USAGE
