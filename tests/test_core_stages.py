@@ -42,7 +42,9 @@ STAGES: dict[str, str] = {
         "fixes.undo headers_whatif libs_whatif"
     ),
     "judge": "diagnosis whatif triton_whatif judged",
-    "records": "transcript transcript_index report issue_report fixes.journal fixes.history",
+    "records": (
+        "transcript transcript_index probe_json report issue_report fixes.journal fixes.history"
+    ),
     "run": (
         "runner deep service ingest validate validate_result validate_records "
         "validate_markdown pending fixes.executor fixes.fleet fixes.fleet_group "

@@ -71,6 +71,12 @@ def test_commands_that_need_no_ssh_never_import_asyncssh_or_textual(
     assert not loaded, f"{' '.join(args)} imported {loaded[:5]}"
 
 
+def test_probe_never_imports_the_rules_it_does_not_run(tmp_path: Path) -> None:
+    modules = imported_modules(["probe", "local", "--json"], tmp_path)
+    judging = sorted(m for m in modules if m.startswith(("tui.core.rules", "tui.core.diagnosis")))
+    assert not judging, judging
+
+
 def test_help_imports_no_command_module_and_no_rich_or_yaml(tmp_path: Path) -> None:
     modules = imported_modules(["--help"], tmp_path)
     heavy = sorted(

@@ -24,8 +24,8 @@ from tui.core.factbuild import ProbeProgress
 from tui.core.facts import Facts
 from tui.core.hosts import Host
 from tui.core.inventory import InventoryError
+from tui.core.probe_json import result_json
 from tui.core.redact import redact_text
-from tui.core.report import result_json
 from tui.core.runner import ProbeResult, Session
 from tui.core.transcript import Transcript
 

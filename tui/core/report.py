@@ -10,30 +10,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from tui.core.completeness import unseen
 from tui.core.diagnosis import Diagnosis, deep_differences
 from tui.core.issue_report import SEVERITY_MARK, issue_report
+from tui.core.probe_json import result_json
 from tui.core.redact import redact
 
 if TYPE_CHECKING:  # a record of what the runner returned; the records never run anything
     from tui.core.runner import ProbeResult
 
-__all__ = ["SEVERITY_MARK", "host_json", "markdown_report"]
-
-
-def result_json(result: ProbeResult) -> dict[str, Any]:
-    """One element of ``probe --json`` (and the first keys of ``diagnose --json``), redacted.
-    ``unseen``: what the probe could not see (``tui.core.completeness``; empty: everything)."""
-    return redact(
-        {
-            "host": result.host.name,
-            "reachable": result.reachable,
-            "error": result.error,
-            "error_kind": result.error_kind,
-            "unseen": list(unseen(result)),
-            "facts": result.facts.to_json() if result.facts is not None else None,
-        }
-    )
+__all__ = ["SEVERITY_MARK", "host_json", "markdown_report", "result_json"]
 
 
 def host_json(
