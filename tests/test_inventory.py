@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -78,6 +79,8 @@ def test_explicit_file_must_exist(tmp_path: Path) -> None:
     with pytest.raises(InventoryError, match=r"not found.*--hosts") as info:
         find_inventory(str(tmp_path / "nope.yaml"))
     assert info.value.file == str(tmp_path / "nope.yaml")
+    # the default it suggests is where this platform's config dir really is (XDG here)
+    assert f"{os.environ['XDG_CONFIG_HOME']}/detective-tui/hosts.yaml" in str(info.value)
 
 
 def test_unknown_key_suggests_the_right_one(tmp_path: Path) -> None:

@@ -82,7 +82,7 @@ def find_inventory(explicit: str | None) -> Path | None:
             if not path.is_file():
                 raise InventoryError(
                     f"inventory file not found (given by {how}); check the path, or omit it "
-                    "to use ./hosts.yaml or ~/.config/detective-tui/hosts.yaml",
+                    f"to use ./hosts.yaml or {locations.config_dir() / 'hosts.yaml'}",
                     file=str(path),
                 )
             return path
