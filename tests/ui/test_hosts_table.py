@@ -79,6 +79,19 @@ async def test_nothing_that_matters_is_cut_at_80_columns(demo_hosts: tuple[Host,
             if "nvcc-torch-major-mismatch" in str(fixes.get_cell(r.key, "resolves"))
         )
         assert row.height > 1  # wrapped, not cut
+        # one row per distinct fix: the toolkit switch both findings propose is listed once,
+        # naming both
+        shown = [
+            (str(fixes.get_cell(r.key, "fix")), str(fixes.get_cell(r.key, "params")))
+            for r in fixes.ordered_rows
+        ]
+        assert len(shown) == len(set(shown)), shown
+        shared = [
+            str(fixes.get_cell(r.key, "finding"))
+            for r in fixes.ordered_rows
+            if str(fixes.get_cell(r.key, "fix")) == "use-installed-toolkit"
+        ]
+        assert shared == ["flashinfer-arch-rejected, nvcc-torch-major-mismatch"]
 
 
 async def test_rows_say_why_and_sorting_says_how(demo_hosts: tuple[Host, ...]) -> None:

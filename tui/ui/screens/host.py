@@ -238,7 +238,17 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
         table = self.query_one("#fixes", DataTable)
         row = table.cursor_row
         table.clear(columns=True)
-        self._fixes = tuple((f, fix) for f in self._findings for fix in f.fixes)
+        # one row per distinct fix (id and params): two findings proposing the same change
+        # share it, and the row names both
+        rows: dict[tuple[str, str], tuple[Finding, FixSuggestion]] = {}
+        proposed_by: dict[tuple[str, str], list[str]] = {}
+        for f in self._findings:
+            for fix in f.fixes:
+                key = (fix.id, repr(sorted(fix.params.items())))
+                rows.setdefault(key, (f, fix))
+                proposed_by.setdefault(key, []).append(f.id)
+        self._fixes = tuple(rows.values())
+        findings_of = [", ".join(dict.fromkeys(ids)) for ids in proposed_by.values()]
         fix_width = max((len(fix.id) for _, fix in self._fixes), default=3)
         resolves = [", ".join(fix.resolves) or "—" for _, fix in self._fixes]
         room = self.size.width - fix_width - 4 - 3 * 2 * table.cell_padding - 2
@@ -248,13 +258,13 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
         table.add_column("Resolves", key="resolves", width=width)
         table.add_column("Params", key="params")
         table.add_column("For finding", key="finding")
-        for i, (finding, fix) in enumerate(self._fixes):
+        for i, (_finding, fix) in enumerate(self._fixes):
             table.add_row(
                 Text(fix.id, style="bold"),
                 "yes" if fix.needs_root else "no",
                 resolves[i],
                 redact_text(" ".join(f"{k}={v}" for k, v in fix.params.items())),
-                finding.id,
+                findings_of[i],
                 key=str(i),
                 height=None,
             )
