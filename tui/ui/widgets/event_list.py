@@ -8,7 +8,7 @@ from typing import ClassVar
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.events import Click
 from textual.geometry import Size
 from textual.message import Message
@@ -17,6 +17,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tui.core.transcript_index import TranscriptIndex
+from tui.ui.widgets.list_keys import list_bindings
 
 
 class EventList(ScrollView, can_focus=True):
@@ -31,15 +32,7 @@ class EventList(ScrollView, can_focus=True):
         }
     }
     """
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "cursor(-1)", "Up", show=False),
-        Binding("down", "cursor(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home", "cursor_to(0)", "First", show=False),
-        Binding("end", "cursor_to(-1)", "Last", show=False),
-        Binding("enter", "select", "Open event", show=False),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list_bindings("event")
 
     cursor: reactive[int] = reactive(0, init=False)
 

@@ -20,13 +20,15 @@ from typing import ClassVar
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.events import Click
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+
+from tui.ui.widgets.list_keys import list_bindings
 
 GAP = 2  # spaces between columns
 GUTTER = 1  # the first cell of every line: ● on a marked row
@@ -53,15 +55,7 @@ class FleetTable(ScrollView, can_focus=True):
         }
     }
     """
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "cursor(-1)", "Up", show=False),
-        Binding("down", "cursor(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home", "cursor_to(0)", "First", show=False),
-        Binding("end", "cursor_to(-1)", "Last", show=False),
-        Binding("enter", "select", "Open host", show=False),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list_bindings("host")
 
     cursor_row: reactive[int] = reactive(0, init=False)
 

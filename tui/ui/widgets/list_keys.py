@@ -1,0 +1,20 @@
+"""The keys of the app's hand-drawn lists (the hosts table, the transcript's event list):
+arrows, pages, home/end move the cursor; enter opens the row under it."""
+
+from __future__ import annotations
+
+from textual.binding import Binding, BindingType
+
+
+def list_bindings(open_what: str) -> list[BindingType]:
+    """Cursor keys for a widget with ``action_cursor``, ``action_page``, ``action_cursor_to``
+    and ``action_select``; ``open_what`` names what enter opens ("host", "event")."""
+    return [
+        Binding("up", "cursor(-1)", "Up", show=False),
+        Binding("down", "cursor(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home", "cursor_to(0)", "First", show=False),
+        Binding("end", "cursor_to(-1)", "Last", show=False),
+        Binding("enter", "select", f"Open {open_what}", show=False),
+    ]
