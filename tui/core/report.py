@@ -18,7 +18,7 @@ from tui.core.redact import redact
 if TYPE_CHECKING:  # a record of what the runner returned; the records never run anything
     from tui.core.runner import ProbeResult
 
-__all__ = ["SEVERITY_MARK", "host_json", "markdown_report", "result_json"]
+__all__ = ["SEVERITY_MARK", "host_json", "markdown_report"]
 
 
 def host_json(
