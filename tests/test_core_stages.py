@@ -41,9 +41,10 @@ STAGES: dict[str, str] = {
         "fixes.torchcuda fixes.triton fixes.wheels fixes.pipplan fixes.restart fixes.unitenv "
         "fixes.undo headers_whatif libs_whatif"
     ),
-    "judge": "diagnosis whatif triton_whatif judged",
+    "judge": "diagnosis whatif triton_whatif judged host_stack",
     "records": (
-        "transcript transcript_index probe_json report issue_report fixes.journal fixes.history"
+        "transcript transcript_index probe_json report issue_report fixes.journal fixes.history "
+        "history"
     ),
     "run": (
         "runner deep service ingest validate validate_result validate_records "

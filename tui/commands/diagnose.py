@@ -71,6 +71,13 @@ async def _diagnose_all(
         return await probe_and_judge_many(session, hosts, deep=deep, on_result=finished)
 
 
+def warn_notes(results: list[Judged]) -> None:
+    """What went wrong beside the probes (a history that could not be kept), on stderr, one
+    line each, the same line once."""
+    for note in dict.fromkeys(n for j in results for n in j.notes):
+        output.warn(f"warning: {note}")
+
+
 def exit_code(results: list[Judged]) -> int:
     """1 critical; else 2 when a host could not be reached or probed, or its probe could not
     see everything (``tui.core.completeness``); else 0."""
@@ -91,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
     with Transcript.open_session() as transcript:
         transcript.record("cli", command="diagnose", targets=[h.name for h in hosts])
         results = asyncio.run(_diagnose_all(hosts, args.deep, transcript, err))
+    warn_notes(results)
     if args.json:
         output.write_json([host_json(j.result, j.diagnosis, j.deep or None) for j in results])
     elif args.markdown:

@@ -15,7 +15,7 @@ from pathlib import Path
 from rich.console import Console
 
 from tui.commands import command_help, output
-from tui.commands.diagnose import exit_code, print_host
+from tui.commands.diagnose import exit_code, print_host, warn_notes
 from tui.commands.host_args import add_host_options, hosts_for
 from tui.core import exitcodes
 from tui.core.ingest import FORMATS, Ingested, IngestError, ingest
@@ -63,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
     for note in done.notes:
         err.print(f"note: {redact_text(note)}", highlight=False, markup=False)
     results = diagnosed(done)
+    warn_notes(results)
     with Transcript.open_session() as transcript:
         transcript.record("cli", command="ingest", paths=[str(p) for p in args.paths])
         for r, d in ((j.result, j.diagnosis) for j in results):

@@ -4,6 +4,7 @@ No TARGET means every inventory host (``--all`` says so explicitly). Progress go
 stdout gets a readable summary or, with ``--json``, the CONTRACT.md array
 ``[{"host", "reachable", "error", "error_kind", "facts"}]``. Exit 0, or 2 when any host could not
 be reached or probed (the others are still reported), or 3 for bad usage or inventory.
+Each probe is kept in the history unjudged (``history`` judges it when listed).
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ from tui.core.completeness import unseen
 from tui.core.cuda_versions import driver_max_cuda
 from tui.core.factbuild import ProbeProgress
 from tui.core.facts import Facts
+from tui.core.history import keep
 from tui.core.hosts import Host
 from tui.core.inventory import InventoryError
+from tui.core.judged import Judged
 from tui.core.probe_json import result_json
 from tui.core.redact import redact_text
 from tui.core.runner import ProbeResult, Session
@@ -97,6 +100,8 @@ def run(args: argparse.Namespace) -> int:
         transcript.record("cli", command="probe", targets=[h.name for h in hosts])
         with _Progress(err, len(hosts)) as progress:
             results = asyncio.run(_probe_all(hosts, progress, transcript))
+    for note in dict.fromkeys(filter(None, (keep(Judged(r)) for r in results))):
+        output.warn(f"warning: {note}")
     if args.json:
         output.write_json([result_json(r) for r in results])
     else:

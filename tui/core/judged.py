@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tui.core.diagnosis import Diagnosis
 from tui.core.facts import Facts
 from tui.core.hosts import Host
 
 if TYPE_CHECKING:
+    from tui.core.diagnosis import Diagnosis
     from tui.core.runner import ProbeResult
 
 
@@ -20,6 +20,7 @@ class Judged:
     result: ProbeResult
     diagnosis: Diagnosis | None = None
     deep: dict[str, dict[str, Any]] = field(default_factory=dict)  # python → deep check
+    notes: tuple[str, ...] = ()  # one line each: what went wrong beside the probe (history)
 
     @property
     def host(self) -> Host:

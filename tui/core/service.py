@@ -1,5 +1,5 @@
 """The one path from a host to its verdict, for both front ends: probe → diagnose (→ deep)
-→ record.
+→ record (the transcript's ``diagnosis`` event, the history's snapshot).
 
 The CLI (``detective-tui diagnose``) and the TUI's probe worker both call these, so their
 transcripts hold the same events for a host: the runner's ``command`` / ``probe`` events, then
@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from tui.core import history
 from tui.core.deep import DeepResults, run_deep
 from tui.core.diagnosis import diagnose, with_deep
 from tui.core.hosts import Host
@@ -23,18 +25,26 @@ if TYPE_CHECKING:
     from tui.core.runner import ProbeResult, ProgressCallback, Session
 
 
+def kept(judged: Judged) -> Judged:
+    """Store the probe's snapshot in the history (``tui.core.history``); a store that cannot
+    be written adds a note to the result instead of failing it."""
+    note = history.keep(judged)
+    return replace(judged, notes=(*judged.notes, note)) if note else judged
+
+
 def judge_facts(result: ProbeResult) -> Judged:
     """Diagnose a probe result in place, without a session (ingested output, tests)."""
     if result.facts is None or not result.reachable:
-        return Judged(result)
-    return Judged(result, diagnose(result.facts, result.host))
+        return kept(Judged(result))
+    return kept(Judged(result, diagnose(result.facts, result.host)))
 
 
 async def judge(session: Session, result: ProbeResult, *, deep: bool = False) -> Judged:
     """Diagnose a probe result (off the event loop: the first diagnosis loads the rule
-    tables), run the deep check where asked, and record the ``diagnosis`` event."""
+    tables), run the deep check where asked, record the ``diagnosis`` event and keep the
+    snapshot (off the loop too: the store fsyncs)."""
     if result.facts is None or not result.reachable:
-        return Judged(result)
+        return await asyncio.to_thread(kept, Judged(result))
     diagnosis = await asyncio.to_thread(diagnose, result.facts, result.host)
     deeps: DeepResults = {}
     if deep and diagnosis.flashinfer:
@@ -47,7 +57,7 @@ async def judge(session: Session, result: ProbeResult, *, deep: bool = False) ->
         flashinfer=[r.to_json() for r in diagnosis.flashinfer],
         deep=deeps or None,
     )
-    return Judged(result, diagnosis, deeps)
+    return await asyncio.to_thread(kept, Judged(result, diagnosis, deeps))
 
 
 async def probe_and_judge(
