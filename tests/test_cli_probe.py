@@ -64,14 +64,37 @@ def test_sub_command_hosts_option_and_summary(
     assert "box" in out and "ok" in out
 
 
-def test_bad_inventory_exit_3_names_file_and_line(
+def test_bad_inventory_entry_is_a_row_the_good_hosts_are_probed_exit_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inv = tmp_path / "hosts.yaml"
+    inv.write_text(
+        "hosts:\n  - name: a\n    local: true\n    pyhton: /x\n    tgas: [t]\n"
+        "  - name: here\n    local: true\n  - ssh: nobody\n"
+    )
+    code, out, err = run_cli(capsys, "--hosts", str(inv), "probe", "--all", "--json")
+    assert code == 3
+    # every error at once on stderr, before the probes
+    assert "3 error(s) in the inventory" in err
+    assert f"{inv}:4: key 'pyhton' is unknown" in err and "did you mean 'python'" in err
+    assert f"{inv}:5: key 'tgas' is unknown" in err
+    assert f"{inv}:8: host has no `name:`" in err
+    results = {r["host"]: r for r in json.loads(out)}
+    assert list(results) == ["a", "here", "hosts.yaml:8"]
+    assert results["here"]["error"] is None and results["here"]["facts"]["probe"]["complete"]
+    bad = results["a"]
+    assert bad["error_kind"] == "bad-inventory" and not bad["reachable"]
+    assert bad["facts"] is None and f"{inv}:5: key 'tgas'" in bad["error"]
+
+
+def test_fix_refuses_a_bad_entry_but_names_every_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     inv = tmp_path / "hosts.yaml"
     inv.write_text("hosts:\n  - name: a\n    local: true\n    pyhton: /x\n")
-    code, out, err = run_cli(capsys, "--hosts", str(inv), "probe")
+    code, out, err = run_cli(capsys, "--hosts", str(inv), "fix", "a", "--history")
     assert code == 3 and out == ""
-    assert f"{inv}:4: key 'pyhton' is unknown" in err and "did you mean 'python'" in err
+    assert f"{inv}:4: key 'pyhton' is unknown" in err
 
 
 def test_bad_target_exit_3(capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,6 +11,7 @@ from tui.core import locations
 from tui.core.inventory import (
     LOCAL_HOST,
     InventoryError,
+    InventoryErrors,
     find_inventory,
     load_inventory,
     parse_ssh_target,
@@ -92,6 +93,26 @@ def test_unknown_key_suggests_the_right_one(tmp_path: Path) -> None:
     assert err.key == "pyhton"
     assert "key 'pyhton' is unknown" in str(err)
     assert "(did you mean 'python'?)" in str(err)
+
+
+def test_every_error_at_once_and_bad_entries_kept(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "hosts:\n  - name: gpu1\n    ssh: gpu1\n    pyhton: /usr/bin/python3\n    tgas: [x]\n"
+        "  - name: ok\n    local: true\n  - name: ok\n    local: true\n  - ssh: x\n",
+    )
+    with pytest.raises(InventoryErrors) as info:
+        load_inventory(path)
+    lines = str(info.value).splitlines()
+    assert [line.split(": ", 1)[0] for line in lines] == [f"{path}:{n}" for n in (4, 5, 8, 10)]
+    inv = load_inventory(path, keep_bad=True)
+    assert [str(e) for e in inv.errors] == lines
+    assert [h.name for h in inv.hosts] == ["gpu1", "ok", "hosts.yaml:8", "hosts.yaml:10"]
+    gpu1, ok, dup, nameless = inv.hosts
+    assert ok.invalid is None and ok.local
+    assert gpu1.invalid == "\n".join(lines[:2]) and gpu1.ssh is None and not gpu1.local
+    assert dup.invalid == lines[2] and "used twice (first on line 6)" in lines[2]
+    assert nameless.invalid == lines[3] and nameless.source == f"{path}:10"
 
 
 def test_duplicate_names_point_at_both(tmp_path: Path) -> None:

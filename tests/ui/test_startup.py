@@ -11,6 +11,8 @@ from tui.core import exitcodes
 from tui.demo.fleet import DEMO_HOSTS
 from tui.ui.app import DEMO_NOTICE, build_app
 
+from .conftest import settle
+
 DEMO_NAMES = [d.name for d in DEMO_HOSTS]
 
 
@@ -44,12 +46,49 @@ def test_inventory_hosts_only(tmp_path: Path) -> None:
     assert app.notice is None
 
 
-def test_bad_inventory_exits_3_naming_file_and_line(tmp_path: Path, capsys) -> None:
+BAD_INVENTORY = """\
+hosts:
+  - name: box
+    ssh: root@10.1.2.4
+  - name: gpu1
+    ssh: root@10.1.2.3
+    pyhton: /usr/bin/python3
+    tgas: [a]
+  - name: box
+    local: true
+"""
+
+
+async def test_bad_inventory_entries_are_rows_and_the_good_hosts_load(tmp_path: Path) -> None:
+    """A typo'd key does not stop the TUI: the good host loads, each bad entry is a row whose
+    Status and Reason give its file:line error, the notice lists every error at once, and a
+    probe of the bad row connects nowhere."""
     inv = tmp_path / "hosts.yaml"
-    inv.write_text("hosts:\n  - name: box\n    pyhton: /usr/bin/python3\n")
-    assert main(["--hosts", str(inv)]) == exitcodes.USAGE
-    err = capsys.readouterr().err
-    assert f"{inv}:3" in err and "pyhton" in err
+    inv.write_text(BAD_INVENTORY)
+    app = build_app(build_parser().parse_args(["--hosts", str(inv)]))
+    assert list(app.fleet.order) == ["box", "gpu1", "hosts.yaml:8"]
+    notice = app.notice or ""
+    assert "3 error(s)" in notice
+    for where, what in (
+        (6, "'pyhton' is unknown (did you mean 'python'?)"),
+        (7, "'tgas'"),
+        (8, "'box' is used twice"),
+    ):
+        assert f"{inv}:{where}: " in notice and what in notice
+    assert app.fleet["gpu1"].status == "bad-inventory"  # before any probe
+    async with app.run_test(size=(200, 50)) as pilot:
+        await pilot.pause()
+        assert app.fleet["box"].status == "idle"  # an SSH inventory: no probe on start
+        bad = app.fleet["gpu1"]
+        assert bad.status == "bad-inventory"
+        assert bad.row.status == "inventory error"
+        assert bad.row.reason.startswith(f"{inv}:6: key 'pyhton' is unknown")
+        app.request_probe(("gpu1",))
+        await settle(pilot, lambda: not app.fleet["gpu1"].busy)
+        result = app.fleet["gpu1"].result
+        assert result is not None and result.error_kind == "bad-inventory"
+        assert app.fleet["gpu1"].status == "bad-inventory"
+        assert "'tgas'" in (result.error or "")
 
 
 def test_bad_config_exits_3(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:

@@ -30,7 +30,7 @@ from tui.core.inventory import InventoryError
 from tui.core.judged import Judged
 from tui.core.redact import redact_text
 from tui.core.report import SEVERITY_MARK, host_json, markdown_report
-from tui.core.runner import ProbeResult, Session
+from tui.core.runner import BAD_INVENTORY, ProbeResult, Session
 from tui.core.service import probe_and_judge_many
 from tui.core.transcript import Transcript
 
@@ -91,7 +91,7 @@ def exit_code(results: list[Judged]) -> int:
 def run(args: argparse.Namespace) -> int:
     err = Console(stderr=True, soft_wrap=True)
     try:
-        hosts = hosts_for(args, args.targets, args.all_hosts)
+        hosts = hosts_for(args, args.targets, args.all_hosts, keep_bad=True)
     except InventoryError as exc:
         output.warn(f"detective-tui diagnose: {exc}")
         return exitcodes.USAGE
@@ -108,6 +108,8 @@ def run(args: argparse.Namespace) -> int:
         console = output.console(soft_wrap=False)
         for j in results:
             print_host(console, host_json(j.result, j.diagnosis, j.deep or None), host_flags(args))
+    if any(h.invalid for h in hosts):
+        return exitcodes.USAGE  # the other hosts were judged and reported all the same
     return exit_code(results)
 
 
@@ -116,7 +118,8 @@ def print_host(console: Console, data: Mapping[str, Any], flags: str = "") -> No
     fix commands it suggests (`` --demo``)."""
     console.rule(f"[bold]{escape(data['host'])}")
     if not data["reachable"]:
-        console.print(f"[red]unreachable[/]: {escape(data['error'] or '')}")
+        kind = "inventory error" if data["error_kind"] == BAD_INVENTORY else "unreachable"
+        console.print(f"[red]{kind}[/]: {escape(data['error'] or '')}")
         return
     for reason in data["unseen"]:
         console.print(f"[yellow]probe problem[/]: {escape(reason)}")

@@ -47,12 +47,29 @@ def host_flags(args: argparse.Namespace) -> str:
 
 
 def hosts_for(
-    args: argparse.Namespace, targets: Sequence[str], all_hosts: bool, *, report: bool = True
+    args: argparse.Namespace,
+    targets: Sequence[str],
+    all_hosts: bool,
+    *,
+    report: bool = True,
+    keep_bad: bool = False,
 ) -> list[Host]:
     """Resolve TARGETs against the demo fleet (``--demo``) or the inventory. With ``report``,
-    a fix left unfinished on one of them (cut or stopped mid-run) is shown on stderr."""
+    a fix left unfinished on one of them (cut or stopped mid-run) is shown on stderr.
+
+    Every error of the inventory's bad entries goes to stderr at once; a bad entry among the
+    chosen hosts raises ``InventoryErrors``, or with ``keep_bad`` (probe, diagnose) is a host
+    with ``invalid`` set that becomes its own error row."""
     if not getattr(args, "demo", False):
-        hosts = select_hosts(getattr(args, "hosts", None), targets, all_hosts)
+        hosts, errors = select_hosts(
+            getattr(args, "hosts", None), targets, all_hosts, keep_bad=keep_bad
+        )
+        if errors:
+            from tui.commands.output import warn
+
+            warn(f"detective-tui: {len(errors)} error(s) in the inventory; the other hosts load:")
+            for error in errors:
+                warn(f"  {error}")
     else:
         from tui.demo.fleet import demo_fleet
 

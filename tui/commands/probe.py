@@ -3,7 +3,8 @@
 No TARGET means every inventory host (``--all`` says so explicitly). Progress goes to stderr;
 stdout gets a readable summary or, with ``--json``, the CONTRACT.md array
 ``[{"host", "reachable", "error", "error_kind", "facts"}]``. Exit 0, or 2 when any host could not
-be reached or probed (the others are still reported), or 3 for bad usage or inventory.
+be reached or probed (the others are still reported), or 3 for bad usage or inventory (a bad
+inventory entry is its own ``bad-inventory`` row; the good hosts are probed all the same).
 Each probe is kept in the history unjudged (``history`` judges it when listed).
 """
 
@@ -92,7 +93,7 @@ async def _probe_all(
 def run(args: argparse.Namespace) -> int:
     err = Console(stderr=True, soft_wrap=True)
     try:
-        hosts = hosts_for(args, args.targets, args.all_hosts)
+        hosts = hosts_for(args, args.targets, args.all_hosts, keep_bad=True)
     except InventoryError as exc:
         output.warn(f"detective-tui probe: {exc}")
         return exitcodes.USAGE
@@ -106,6 +107,8 @@ def run(args: argparse.Namespace) -> int:
         output.write_json([result_json(r) for r in results])
     else:
         output.console().print(summary_table(results))
+    if any(h.invalid for h in hosts):
+        return exitcodes.USAGE  # the other hosts were probed and reported all the same
     return exitcodes.UNREACHABLE if any(unseen(r) for r in results) else exitcodes.OK
 
 

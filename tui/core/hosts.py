@@ -26,6 +26,8 @@ class Host:
     # word is SCRIPT_WORD (the script as one argument), ``{name}`` already filled in
     # where single values were written: "root" and "python <path>" → "hosts.yaml:14"
     origins: Mapping[str, str] = field(default_factory=dict)
+    # a bad inventory entry: its ``file:line`` errors (one a line); never probed or changed
+    invalid: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "env", MappingProxyType(dict(self.env)))

@@ -21,7 +21,7 @@ import difflib
 import os
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -61,10 +61,24 @@ class InventoryError(Exception):
         super().__init__(f"{where}: {message}" if where else message)
 
 
+class InventoryErrors(InventoryError):
+    """Several errors at once (every bad entry of a file); ``str()`` is one line each."""
+
+    def __init__(self, errors: Sequence[InventoryError]) -> None:
+        self.errors = tuple(errors)
+        first = self.errors[0]
+        super().__init__(first.message, file=first.file, line=first.line, key=first.key)
+        self.args = ("\n".join(str(e) for e in self.errors),)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 @dataclass(frozen=True)
 class Inventory:
-    hosts: tuple[Host, ...]
+    hosts: tuple[Host, ...]  # a bad entry is a host with ``invalid`` set (never probed)
     path: Path | None
+    errors: tuple[InventoryError, ...] = ()  # every bad entry's errors, in file order
 
     def get(self, name: str) -> Host | None:
         return next((h for h in self.hosts if h.name == name), None)
@@ -92,8 +106,13 @@ def find_inventory(explicit: str | None) -> Path | None:
     return None
 
 
-def load_inventory(path: Path | None) -> Inventory:
-    """Parse and validate an inventory file; ``None`` gives the inventory of just ``local``."""
+def load_inventory(path: Path | None, *, keep_bad: bool = False) -> Inventory:
+    """Parse and validate an inventory file; ``None`` gives the inventory of just ``local``.
+
+    A file that cannot be read or parsed raises ``InventoryError``. A bad host entry (a typo'd
+    key, a wrong type, a name used twice) does not stop the others: with ``keep_bad`` it
+    becomes a host with ``invalid`` set (its ``file:line`` error) and ``errors`` lists every
+    error; without, ``InventoryErrors`` lists them all."""
     if path is None:
         return Inventory(hosts=(LOCAL_HOST,), path=None)
     try:
@@ -101,7 +120,11 @@ def load_inventory(path: Path | None) -> Inventory:
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
         raise InventoryError(f"cannot read inventory: {reason}", file=str(path)) from exc
-    return Inventory(hosts=_Loader(str(path)).load(text), path=Path(path))
+    loader = _Loader(str(path))
+    hosts = loader.load(text)
+    if loader.errors and not keep_bad:
+        raise InventoryErrors(loader.errors)
+    return Inventory(hosts=hosts, path=Path(path), errors=tuple(loader.errors))
 
 
 def resolve_targets(inv: Inventory, targets: Sequence[str], all_hosts: bool) -> list[Host]:
@@ -136,9 +159,20 @@ def expand_targets(targets: Sequence[str]) -> list[str]:
     return out
 
 
-def select_hosts(explicit: str | None, targets: Sequence[str], all_hosts: bool) -> list[Host]:
-    """What a headless command does with ``--hosts FILE TARGET… [--all]``."""
-    return resolve_targets(load_inventory(find_inventory(explicit)), targets, all_hosts)
+def select_hosts(
+    explicit: str | None, targets: Sequence[str], all_hosts: bool, *, keep_bad: bool = False
+) -> tuple[list[Host], tuple[InventoryError, ...]]:
+    """What a headless command does with ``--hosts FILE TARGET… [--all]``: the hosts, and
+    every error of the inventory's bad entries. A bad entry among the chosen hosts raises
+    ``InventoryErrors`` unless ``keep_bad`` (then it is a host with ``invalid`` set)."""
+    inventory = load_inventory(find_inventory(explicit), keep_bad=True)
+    hosts = resolve_targets(inventory, targets, all_hosts)
+    bad = [h for h in hosts if h.invalid]
+    if bad and not keep_bad:
+        raise InventoryErrors(
+            [e for e in inventory.errors if any(str(e) in (h.invalid or "") for h in bad)]
+        )
+    return hosts, inventory.errors
 
 
 def _adhoc(target: str) -> Host:
@@ -222,6 +256,7 @@ class _Loader:
     def __init__(self, file: str) -> None:
         self.file = file
         self.pattern = ""  # the `name:` of the entry being read
+        self.errors: list[InventoryError] = []  # of the bad entries, in file order
 
     def error(self, node: yaml.Node | None, message: str, key: str | None = None) -> InventoryError:
         line = node.start_mark.line + 1 if node is not None else None
@@ -253,19 +288,46 @@ class _Loader:
         hosts: list[Host] = []
         seen: dict[str, int] = {}
         for item in seq.value:
-            expanded = self.hosts(item)
+            try:
+                expanded = self.hosts(item)
+                for host in expanded:
+                    if host.name in seen:
+                        via = f" (from {self.pattern})" if len(expanded) > 1 else ""
+                        raise self.error(
+                            item,
+                            f"host name {host.name!r}{via} is used twice (first on line "
+                            f"{seen[host.name]}); names must be unique",
+                            key="name",
+                        )
+            except InventoryError as exc:
+                found = exc.errors if isinstance(exc, InventoryErrors) else (exc,)
+                self.errors += found
+                bad = self.bad_entry(item, found, seen)
+                seen[bad.name] = item.start_mark.line + 1
+                hosts.append(bad)
+                continue
             for host in expanded:
-                if host.name in seen:
-                    via = f" (from {self.pattern})" if len(expanded) > 1 else ""
-                    raise self.error(
-                        item,
-                        f"host name {host.name!r}{via} is used twice (first on line "
-                        f"{seen[host.name]}); names must be unique",
-                        key="name",
-                    )
                 seen[host.name] = item.start_mark.line + 1
-                hosts.append(host)
+            hosts += expanded
         return tuple(hosts)
+
+    def bad_entry(
+        self, node: yaml.Node, errors: Sequence[InventoryError], seen: Mapping[str, int]
+    ) -> Host:
+        """The row a bad entry shows as: its written name when it has a free one, else
+        ``file:line``; never probed (``invalid`` holds its errors)."""
+        name = ""
+        if isinstance(node, yaml.MappingNode):
+            for knode, vnode in node.value:
+                if getattr(knode, "value", None) == "name" and isinstance(vnode, yaml.ScalarNode):
+                    name = str(vnode.value)
+        if not name or name in seen or any(c.isspace() for c in name):
+            name = f"{Path(self.file).name}:{node.start_mark.line + 1}"
+        return Host(
+            name=name,
+            source=self.where(node),
+            invalid="\n".join(str(e) for e in errors),
+        )
 
     def mapping(
         self, node: yaml.Node, what: str, allowed: set[str]
@@ -273,22 +335,29 @@ class _Loader:
         if not isinstance(node, yaml.MappingNode):
             raise self.error(node, f"{what} must be a mapping of `key: value` lines")
         out: dict[str, tuple[yaml.Node, yaml.Node]] = {}
+        problems: list[InventoryError] = []  # every bad key of the mapping, not the first
         for knode, vnode in node.value:
             if not isinstance(knode, yaml.ScalarNode) or knode.tag != _STR:
-                raise self.error(knode, f"keys in {what} must be plain names")
+                problems.append(self.error(knode, f"keys in {what} must be plain names"))
+                continue
             key = knode.value
             if key in out:
-                raise self.error(knode, f"key {key!r} appears twice in {what}", key=key)
-            if key not in allowed:
+                problems.append(self.error(knode, f"key {key!r} appears twice in {what}", key=key))
+            elif key not in allowed:
                 close = difflib.get_close_matches(key, sorted(allowed), n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
-                raise self.error(
-                    knode,
-                    f"key {key!r} is unknown{hint}; allowed in {what}: "
-                    + ", ".join(sorted(allowed)),
-                    key=key,
+                problems.append(
+                    self.error(
+                        knode,
+                        f"key {key!r} is unknown{hint}; allowed in {what}: "
+                        + ", ".join(sorted(allowed)),
+                        key=key,
+                    )
                 )
-            out[key] = (knode, vnode)
+            else:
+                out[key] = (knode, vnode)
+        if problems:
+            raise problems[0] if len(problems) == 1 else InventoryErrors(problems)
         return out
 
     def scalar(self, node: yaml.Node, key: str, tag: str, expected: str) -> Any:

@@ -45,7 +45,8 @@ HOSTKEY_CHANGED = "hostkey-changed"
 HOSTKEY_REVOKED = "hostkey-revoked"
 TIMEOUT = "timeout"
 PROBE_FAILED = "probe-failed"
-NOT_REACHED = (UNREACHABLE, HOSTKEY_UNKNOWN, HOSTKEY_CHANGED, HOSTKEY_REVOKED)
+BAD_INVENTORY = "bad-inventory"  # a bad inventory entry: never connected to, its error said
+NOT_REACHED = (UNREACHABLE, HOSTKEY_UNKNOWN, HOSTKEY_CHANGED, HOSTKEY_REVOKED, BAD_INVENTORY)
 
 SIMULATED_UNREACHABLE = "no answer (simulated demo host)"
 
@@ -143,7 +144,10 @@ class Session:
         interpreter: str,
         purpose: str,
     ) -> CommandResult:
-        """Run and record; raises ``Unreachable``/``HostKeyError`` when no connection."""
+        """Run and record; raises ``Unreachable``/``HostKeyError`` when no connection (a bad
+        inventory entry never gets one)."""
+        if host.invalid:
+            raise Unreachable(f"not run: a bad inventory entry\n{host.invalid}")
         if stdin is not None and interpreter.split()[-1] in ("-s", "-"):
             raise ValueError(
                 f"interpreter {interpreter!r} reads the script from stdin; with stdin= use "
@@ -258,6 +262,8 @@ class Session:
     async def probe(self, host: Host, on_progress: ProgressCallback | None = None) -> ProbeResult:
         """Probe one host; never raises for host trouble (see ``ProbeResult.error_kind``)."""
         started = time.monotonic()
+        if host.invalid:
+            return self._probe_done(ProbeResult(host, None, host.invalid, BAD_INVENTORY), started)
         if host.simulate == "unreachable":
             await asyncio.sleep(self.simulate_delay_s)
             return self._probe_done(

@@ -33,6 +33,8 @@ class ShellCommand:
 
 def shell_command(host: Host) -> ShellCommand:
     shell = os.environ.get("SHELL") or "/bin/sh"
+    if host.invalid:
+        raise NoShell(f"{host.name} is a bad inventory entry: {host.invalid.splitlines()[0]}")
     if host.simulate == "unreachable":
         raise NoShell(f"{host.name} is a simulated demo host that never answers")
     if host.demo:

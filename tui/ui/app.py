@@ -75,7 +75,14 @@ FLUSH_INTERVAL_S = 0.25  # how often streamed probe progress reaches the screens
 
 # ProbeResult.error_kind values, which are also HostState statuses
 ERROR_KINDS = frozenset(
-    {"unreachable", "hostkey-unknown", "hostkey-changed", "hostkey-revoked", "timeout"}
+    {
+        "unreachable",
+        "hostkey-unknown",
+        "hostkey-changed",
+        "hostkey-revoked",
+        "timeout",
+        "bad-inventory",
+    }
 )
 KEY_REFUSALS = ("hostkey-unknown", "hostkey-changed", "hostkey-revoked")  # each has a dialog
 
@@ -177,7 +184,13 @@ class DetectiveApp(App[int]):
         # full collections, which otherwise walk it for 20-70 ms mid-probe (a missed key).
         gc.freeze()
         if self.notice:
-            self.notify(self.notice, title="Welcome", timeout=8)
+            bad = self.notice.startswith(INVENTORY_NOTICE)
+            self.notify(
+                self.notice,
+                title="Inventory" if bad else "Welcome",
+                severity="error" if bad else "information",
+                timeout=20 if bad else 8,
+            )
         if not self.read_only:
             self.run_worker(
                 self._find_unfinished(), name="journal check", group="journal", exit_on_error=False
@@ -777,6 +790,7 @@ class DetectiveApp(App[int]):
         self.push_screen(MessageScreen(f"{worker.name.capitalize()} failed", text))
 
 
+INVENTORY_NOTICE = "Bad inventory entries:"
 DEMO_NOTICE = (
     "Demo fleet: simulated hosts run through the real probe and diagnosis. P probes them all again."
 )
@@ -787,7 +801,7 @@ def probes_on_start(settings: Settings, hosts: Sequence[Host]) -> bool:
     machine (nothing to reach over SSH, nothing surprising), no for an SSH inventory."""
     if settings.probe_on_start != "auto":
         return settings.probe_on_start == "yes"
-    return all(h.demo or h.local for h in hosts)
+    return all(h.demo or h.local or h.invalid for h in hosts)
 
 
 def build_app(args: argparse.Namespace) -> DetectiveApp:
@@ -807,7 +821,14 @@ def build_app(args: argparse.Namespace) -> DetectiveApp:
         notice = DEMO_NOTICE
     else:
         path = find_inventory(getattr(args, "hosts", None))
-        hosts = list(load_inventory(path).hosts)
+        inventory = load_inventory(path, keep_bad=True)
+        hosts = list(inventory.hosts)
+        if inventory.errors:  # every error at once; the bad entries are rows of their own
+            notice = (
+                f"{INVENTORY_NOTICE} {len(inventory.errors)} error(s) in {path}; the other "
+                "hosts are loaded, each bad entry is a row saying what to fix:\n"
+                + "\n".join(str(e) for e in inventory.errors)
+            )
         if path is None:
             hosts += demo_fleet()
             notice = (

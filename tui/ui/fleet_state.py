@@ -37,6 +37,7 @@ Status = Literal[
     "hostkey-revoked",
     "timeout",
     "probe-failed",
+    "bad-inventory",
 ]
 BUSY: frozenset[str] = frozenset({"queued", "connecting", "probing"})
 NOT_REACHED: frozenset[str] = frozenset(
@@ -47,6 +48,7 @@ NOT_REACHED: frozenset[str] = frozenset(
         "hostkey-revoked",
         "timeout",
         "probe-failed",
+        "bad-inventory",
     }
 )
 
@@ -74,7 +76,7 @@ class HostState:
 
     @property
     def error(self) -> str | None:
-        return self.result.error if self.result is not None else None
+        return self.result.error if self.result is not None else self.host.invalid
 
     @property
     def busy(self) -> bool:
@@ -96,7 +98,9 @@ class FleetState:
         hosts = tuple(hosts)
         return cls(
             order=tuple(h.name for h in hosts),
-            states=MappingProxyType({h.name: HostState(h) for h in hosts}),
+            states=MappingProxyType(
+                {h.name: HostState(h, "bad-inventory" if h.invalid else "idle") for h in hosts}
+            ),
         )
 
     def __getitem__(self, name: str) -> HostState:
@@ -182,6 +186,7 @@ STATUS_TEXT: Mapping[str, str] = MappingProxyType(
         "hostkey-revoked": "HOST KEY REVOKED",
         "timeout": "timed out",
         "probe-failed": "probe failed",
+        "bad-inventory": "inventory error",
     }
 )
 
@@ -198,7 +203,7 @@ def status_word(state: HostState) -> str:
 def status_text(state: HostState) -> str:
     """The status in words, with the error reason (first line) when there is one."""
     text = status_word(state)
-    if state.status in ("unreachable", "timeout", "probe-failed") and state.error:
+    if state.status in ("unreachable", "timeout", "probe-failed", "bad-inventory") and state.error:
         text = f"{text}: {state.error.splitlines()[0]}"
     elif state.status == "done" and (reasons := unseen(state.result)):
         text = f"partial: {reasons[0].splitlines()[0]}"
@@ -302,6 +307,7 @@ STATUS_RANK: Mapping[str, int] = MappingProxyType(
         s: i
         for i, s in enumerate(
             (
+                "bad-inventory",
                 "hostkey-revoked",
                 "hostkey-changed",
                 "hostkey-unknown",

@@ -46,6 +46,7 @@ STATUS_STYLE = {
     "hostkey-revoked": "bold red",
     "timeout": "red",
     "probe-failed": "red",
+    "bad-inventory": "bold red",
     "probing": "cyan",
     "connecting": "cyan",
     "queued": "dim",

@@ -10,7 +10,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from tui.core.cuda_versions import cuda_boxes
-from tui.ui.fleet_state import HostState, gpu_summary, sm_summary, status_text
+from tui.ui.fleet_state import HostState, gpu_summary, sm_summary, status_text, status_word
 from tui.ui.freshness import is_stale, probed_text
 from tui.ui.grouping import FindingGroup
 from tui.ui.widgets.finding_view import severity_label
@@ -33,7 +33,11 @@ def detail_parts(state: HostState, now: datetime, stale_minutes: int = 0) -> lis
     if state.busy:  # the table shows the progress; the pane stays still meanwhile
         parts.append("probing…")
     elif state.facts is None:
-        parts.append(status_text(state) if state.status != "idle" else "not probed yet (p)")
+        # the status in a word: the error itself follows once, below (not twice)
+        if state.status == "idle":
+            parts.append("not probed yet (p)")
+        else:
+            parts.append((status_word(state), "bold $error") if state.error else status_text(state))
     else:
         age = probed_text(state, now)
         stale = is_stale(state, now, stale_minutes)
@@ -66,8 +70,8 @@ def detail_parts(state: HostState, now: datetime, stale_minutes: int = 0) -> lis
             parts += [("fix: ", "bold"), (fix.id, "$success"), f" — {fix.title}{root}", "\n"]
     elif diagnosis is not None:
         parts += [("No findings: driver, torch, nvcc and FlashInfer agree.", "$success"), "\n"]
-    elif state.error:
-        parts += [(state.error.splitlines()[0], "$error"), "\n"]
+    elif state.error:  # a bad inventory entry lists each of its errors, one a line
+        parts += [(state.error, "$error"), "\n"]
     parts.append(("enter open · p probe · space mark · f fix (groups) · y copy", "dim"))
     return parts
 
