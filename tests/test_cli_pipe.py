@@ -86,6 +86,8 @@ COMMANDS = {
     "ingest --json": ("ingest", "{captured}", "--json"),
     "ingest --markdown": ("ingest", "{captured}", "--markdown"),
     "import": ("import", "hostfile", "{hostfile}", "--output", "-"),
+    "export prometheus": ("--demo", "export", "prometheus", "ct200"),
+    "check": ("--demo", "check", "ct200", "--format", "nagios"),
 }
 
 

@@ -44,7 +44,7 @@ STAGES: dict[str, str] = {
     "judge": "diagnosis whatif triton_whatif judged host_stack",
     "records": (
         "transcript transcript_index probe_json report issue_report fixes.journal fixes.history "
-        "history"
+        "history verdicts prometheus checks"
     ),
     "run": (
         "runner deep service ingest validate validate_result validate_records "

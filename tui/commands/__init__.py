@@ -17,6 +17,8 @@ COMMAND_MODULES = (
     "probe_script",
     "ingest",
     "importer",
+    "export",
+    "check",
 )
 COMMANDS = {  # command → (its module, its one-line help)
     "probe": ("probe", "collect facts from hosts (no diagnosis)"),
@@ -37,6 +39,8 @@ COMMANDS = {  # command → (its module, its one-line help)
         "importer",
         "write hosts.yaml entries from an Ansible inventory, Slurm nodes or an MPI hostfile",
     ),
+    "export": ("export", "write the hosts' verdicts as Prometheus gauges (textfile collector)"),
+    "check": ("check", "one status line and exit code for node-problem-detector or Nagios"),
 }
 
 

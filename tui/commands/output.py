@@ -1,8 +1,9 @@
-"""stdout (and stderr messages) of every headless command: the one way results leave it.
+"""stdout, stderr messages and result files of every headless command: the one way results
+leave it.
 
 Everything goes through ``tui.core.redact.redact``: JSON values (``write_json``), text
-(``write_text``, ``say``, ``warn``); Rich renderables are built from redacted values by the
-callers and printed on ``console()``. A reader that goes away (``… | head``) raises
+(``write_text``, ``write_file``, ``say``, ``warn``); Rich renderables are built from redacted
+values by the callers and printed on ``console()``. A reader that goes away (``… | head``) raises
 ``BrokenPipeError`` from every one of them — Rich's own Console would exit 1 instead — so
 ``tui.cli`` exits 141 for every command.
 """
@@ -11,10 +12,12 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
+from tui.core.durable import write_bytes
 from tui.core.redact import redact, redact_text
 
 
@@ -27,6 +30,13 @@ def write_json(value: Any) -> None:
 def write_text(text: str) -> None:
     """Text (a report, a table) on stdout as it is, redacted."""
     sys.stdout.write(redact_text(text))
+
+
+def write_file(path: Path, text: str, *, mode: int = 0o644) -> None:
+    """Text into ``path``, redacted, replacing it atomically (temp file in the same directory,
+    fsync, rename): a reader sees the old file or the new one, never half of one.
+    ``DurableWriteError`` names the file and the reason (a missing directory, a full disk)."""
+    write_bytes(path, redact_text(text).encode(), mode=mode, make_parents=False)
 
 
 def write_markdown(text: str) -> None:

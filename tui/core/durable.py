@@ -32,15 +32,24 @@ def fsync_dir(directory: Path) -> None:
 def write_json(path: Path, data: Any) -> None:
     """Replace ``path`` with ``data`` as JSON, durably (temp + fsync + rename + fsync dir)."""
     blob = (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode()
+    write_bytes(path, blob)
+
+
+def write_bytes(path: Path, blob: bytes, *, mode: int = 0o600, make_parents: bool = True) -> None:
+    """Replace ``path`` with ``blob``, durably (temp + fsync + rename + fsync dir). The temp
+    file is ``.NAME.PID.tmp`` beside it (a reader globbing ``*.prom`` never sees it);
+    without ``make_parents`` a missing directory is an error."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        if make_parents:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
         try:
             view = memoryview(blob)
             while view:
                 view = view[os.write(fd, view) :]
             os.fsync(fd)
+            os.fchmod(fd, mode)  # whatever the umask: a collector running as another user reads it
         finally:
             os.close(fd)
         os.replace(tmp, path)

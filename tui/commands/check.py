@@ -1,0 +1,42 @@
+"""``detective-tui check [TARGET…] --format npd|nagios``: one status line and the exit code of
+that convention (``tui.core.checks``), for node-problem-detector's custom plugins, Nagios-style
+monitors and Slurm health checks. Exit 3 (both conventions' "unknown" or usage) for bad usage
+or a bad inventory, with the error on stderr."""
+
+from __future__ import annotations
+
+import argparse
+
+from tui.commands import command_help, output
+from tui.commands.host_args import add_fleet_targets
+from tui.commands.verdict_probe import probe_verdicts
+from tui.core import exitcodes
+from tui.core.checks import FORMATS, check
+from tui.core.inventory import InventoryError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "check",
+        help=command_help("check"),
+        description="Probe the hosts; print one status line and exit by the chosen convention.",
+    )
+    add_fleet_targets(p)
+    p.add_argument(
+        "--format",
+        required=True,
+        choices=FORMATS,
+        help="npd: 0 OK, 1 critical, 2 unknown, <= 80 bytes; nagios: 0/1/2/3, with perfdata",
+    )
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        verdicts = probe_verdicts(args)
+    except InventoryError as exc:
+        output.warn(f"detective-tui check: {exc}")
+        return exitcodes.USAGE
+    result = check(verdicts, args.format)
+    output.say(result.line)
+    return result.code

@@ -1,0 +1,33 @@
+"""Probe hosts and turn each result into a ``HostVerdict``: what ``export prometheus`` and
+``check`` share. They run from timers every few minutes and change nothing, so they keep no
+transcript; each probe has the runner's deadlines, and one bad host never stops the others."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import time
+from collections.abc import Sequence
+
+from tui.commands.host_args import hosts_for
+from tui.core.hosts import Host
+from tui.core.runner import ProbeResult, Session
+from tui.core.service import probe_and_judge_many
+from tui.core.verdicts import HostVerdict, host_verdict
+
+
+async def _verdicts(hosts: Sequence[Host]) -> list[HostVerdict]:
+    ended: dict[int, float] = {}
+
+    def finished(result: ProbeResult) -> None:
+        ended[id(result)] = time.time()
+
+    async with Session(transcript=None) as session:
+        judged = await probe_and_judge_many(session, hosts, on_result=finished)
+    return [host_verdict(j, ended.get(id(j.result), time.time())) for j in judged]
+
+
+def probe_verdicts(args: argparse.Namespace) -> list[HostVerdict]:
+    """The verdicts of the TARGETs in ``args`` (``InventoryError`` for a bad inventory)."""
+    hosts = hosts_for(args, args.targets, args.all_hosts)
+    return asyncio.run(_verdicts(hosts))
