@@ -42,7 +42,8 @@ def demo_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str
     tool.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m tui.cli --demo "$@"\n')
     tool.chmod(0o755)
     env = dict(os.environ, DETECTIVE_TUI=str(tool), PYTHONPATH=str(REPO))
-    env["XDG_CACHE_HOME"] = str(base / "cache")
+    for var in ("XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME"):
+        env[var] = str(base / var.lower())
     yield env
 
 

@@ -16,7 +16,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tui.cli import main
-from tui.commands.verdict_probe import _verdicts
+from tui.commands.verdict_probe import verdicts_of
 from tui.core import exitcodes
 from tui.core.checks import NPD_MAX_BYTES, nagios, npd
 from tui.core.hosts import Host
@@ -60,10 +60,13 @@ def samples(text: str) -> dict[str, list[tuple[dict[str, str], float]]]:
 
 @pytest.fixture(scope="module")
 def demo_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """One XDG cache for the module: the demo trees are built once."""
+    """One XDG cache for the module: the demo trees are built once. The module's own probes
+    (fixtures outlive each test's isolated dirs) keep their history in a state dir of their own."""
     cache = tmp_path_factory.mktemp("cache")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("XDG_CACHE_HOME", str(cache))
+        mp.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+        mp.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
         yield cache
 
 
@@ -76,7 +79,7 @@ def cache_env(demo_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture(scope="module")
 def verdicts(demo_cache: Path) -> dict[str, HostVerdict]:
     hosts = [h for h in demo_fleet() if h.name in ("ct200", "h100-node", "gone-dark")]
-    return {v.host: v for v in asyncio.run(_verdicts(hosts))}
+    return {v.host: v for v in asyncio.run(verdicts_of(hosts))}
 
 
 def test_the_demo_fleet_exported_and_parsed(cache_env: Path, tmp_path: Path) -> None:

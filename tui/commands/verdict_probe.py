@@ -9,6 +9,7 @@ import asyncio
 import time
 from collections.abc import Sequence
 
+from tui.commands.diagnose import warn_notes
 from tui.commands.host_args import hosts_for
 from tui.core.hosts import Host
 from tui.core.runner import ProbeResult, Session
@@ -16,7 +17,8 @@ from tui.core.service import probe_and_judge_many
 from tui.core.verdicts import HostVerdict, host_verdict
 
 
-async def _verdicts(hosts: Sequence[Host]) -> list[HostVerdict]:
+async def verdicts_of(hosts: Sequence[Host]) -> list[HostVerdict]:
+    """Probe and judge ``hosts`` (no transcript); each verdict stamped when its probe ended."""
     ended: dict[int, float] = {}
 
     def finished(result: ProbeResult) -> None:
@@ -24,10 +26,11 @@ async def _verdicts(hosts: Sequence[Host]) -> list[HostVerdict]:
 
     async with Session(transcript=None) as session:
         judged = await probe_and_judge_many(session, hosts, on_result=finished)
+    warn_notes(judged)  # stderr: NPD and Nagios read stdout only
     return [host_verdict(j, ended.get(id(j.result), time.time())) for j in judged]
 
 
 def probe_verdicts(args: argparse.Namespace) -> list[HostVerdict]:
     """The verdicts of the TARGETs in ``args`` (``InventoryError`` for a bad inventory)."""
     hosts = hosts_for(args, args.targets, args.all_hosts)
-    return asyncio.run(_verdicts(hosts))
+    return asyncio.run(verdicts_of(hosts))
