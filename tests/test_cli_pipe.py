@@ -88,6 +88,8 @@ COMMANDS = {
     "import": ("import", "hostfile", "{hostfile}", "--output", "-"),
     "export prometheus": ("--demo", "export", "prometheus", "ct200"),
     "check": ("--demo", "check", "ct200", "--format", "nagios"),
+    "explain": ("--demo", "explain", "ct200", "--unit", "sglang.service"),
+    "explain --json": ("--demo", "explain", "ct200", "--unit", "sglang.service", "--json"),
 }
 
 

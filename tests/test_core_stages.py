@@ -33,7 +33,7 @@ STAGES: dict[str, str] = {
     "rules": (
         "rulekit rules rules_compat rules_container rules_current rules_driver_ptx "
         "rules_extensions rules_flashinfer_extra rules_headers rules_jit rules_libs rules_mig "
-        "rules_torch_cpu rules_triton cuda_versions completeness"
+        "rules_torch_cpu rules_triton cuda_versions completeness symptoms"
     ),
     "plans": (
         "fixes fixes.plan fixes.shell fixes.envset fixes.env_targets fixes.toolkit "
@@ -41,13 +41,13 @@ STAGES: dict[str, str] = {
         "fixes.torchcuda fixes.triton fixes.wheels fixes.pipplan fixes.restart fixes.unitenv "
         "fixes.undo headers_whatif libs_whatif"
     ),
-    "judge": "diagnosis whatif triton_whatif judged host_stack",
+    "judge": "diagnosis whatif triton_whatif judged host_stack explain",
     "records": (
         "transcript transcript_index probe_json report issue_report fixes.journal fixes.history "
         "history verdicts prometheus checks"
     ),
     "run": (
-        "runner deep service ingest validate validate_result validate_records "
+        "runner deep service symptom_source ingest validate validate_result validate_records "
         "validate_markdown pending fixes.executor fixes.fleet fixes.fleet_group "
         "fixes.outcome_words fixes.render"
     ),

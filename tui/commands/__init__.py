@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "importer",
     "export",
     "check",
+    "explain",
 )
 COMMANDS = {  # command → (its module, its one-line help)
     "probe": ("probe", "collect facts from hosts (no diagnosis)"),
@@ -34,6 +35,10 @@ COMMANDS = {  # command → (its module, its one-line help)
     "ingest": (
         "ingest",
         "diagnose from probe output captured by Ansible, clush, srun, kubectl, pdsh",
+    ),
+    "explain": (
+        "explain",
+        "trace an error text (pasted, or a unit's or container's log) to its cause",
     ),
     "import": (
         "importer",

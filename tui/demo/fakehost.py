@@ -34,6 +34,7 @@ from tui.core.fixes.shell import FAKE_HOST_MARKER
 from tui.core.fixes.unitenv import FILE_MARK, UNIT_DIRS, unit_files_script, unit_start
 from tui.core.gpu_state import STATE_FIELDS
 from tui.core.hosts import Host
+from tui.demo.journal import JOURNALCTL_SHIM, journal_path, sglang_flashinfer_rejected
 
 FIXTURES = "fixtures"
 CAPTURES = "captures"  # outputs captured by this project's slow tests (captures/README.md)
@@ -333,6 +334,7 @@ def _build_systemd(root: Path) -> None:
         .replace("@PYTHON@", shlex.quote(sys.executable))
     )
     _write(_under(root, "/usr/bin/systemctl"), shim, 0o755)
+    _write(_under(root, "/usr/bin/journalctl"), JOURNALCTL_SHIM, 0o755)
 
 
 def _under(root: Path, host_path: str) -> Path:
@@ -793,6 +795,7 @@ def reference_ct200(
             " --tp 8 --port 30000\n"
             "Restart=always\n\n[Install]\nWantedBy=multi-user.target\n"
         )
+        files[journal_path(unit)] = sglang_flashinfer_rejected("ct200", py, 4242)
     return FakeHostSpec(
         hostname="ct200",
         os_release=UBUNTU_2204,

@@ -1,0 +1,157 @@
+"""From a symptom to its cause: the signatures a text matches, each candidate cause judged on
+a host's diagnosis (the ``explain --json`` object of CONTRACT.md).
+
+A cause is ``confirmed`` when its finding fired on the host, ``ruled-out`` when the facts the
+finding judges were seen (``NEEDS``) and it did not fire, and ``possible`` otherwise: no host,
+a partial probe, facts the probe did not see, or a check this version does not make. An error
+that is not a version conflict has no causes and its advice; a text that matches no signature
+is ``"recognised": false`` — never a guess.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Literal
+
+from tui.core.completeness import unseen
+from tui.core.facts import Facts
+from tui.core.findings import FINDING_IDS, Finding
+from tui.core.judged import Judged
+from tui.core.symptoms import Cause, Match, match_text
+
+Status = Literal["confirmed", "possible", "ruled-out"]
+
+
+def _torch(f: Facts) -> bool:
+    return any(p.torch_version for p in f.pythons)
+
+
+# fact group → (seen in these facts?, what to say when it was not). "deep" is the --deep run.
+NEEDS: Mapping[str, tuple[Callable[[Facts], bool], str]] = MappingProxyType(
+    {
+        "gpus": (lambda f: bool(f.gpus), "the probe saw no GPU"),
+        "driver": (
+            lambda f: f.driver.state == "ok" and f.driver.driver_cuda is not None,
+            "the driver's CUDA is not known (nvidia-smi did not answer)",
+        ),
+        "torch": (_torch, "no inspected interpreter has torch (add the server's as python:)"),
+        "torch_arch": (
+            lambda f: any(p.torch_arch_list is not None for p in f.pythons),
+            "torch's arch list was not read",
+        ),
+        "flashinfer": (
+            lambda f: any(p.flashinfer_version for p in f.pythons),
+            "no inspected interpreter has FlashInfer (add the server's as python:)",
+        ),
+        "fabric": (lambda f: False, "the probe does not read the fabric manager's state yet"),
+        "stub": (lambda f: False, "the probe does not look for stub libcuda.so files yet"),
+    }
+)
+
+
+@dataclass(frozen=True)
+class CauseVerdict:
+    finding: str
+    status: Status
+    why: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"finding": self.finding, "status": self.status, "why": self.why}
+
+
+@dataclass(frozen=True)
+class ExplainedError:
+    match: Match
+    causes: tuple[CauseVerdict, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        sig = self.match.signature
+        return {
+            "signature": sig.id,
+            "line": self.match.line,
+            "primary": self.match.primary,
+            "causes": [c.to_json() for c in self.causes],
+            "title": sig.title,
+            "kind": sig.kind,
+            "advice": sig.advice,
+            "examples": list(sig.examples),
+        }
+
+
+@dataclass(frozen=True)
+class Explanation:
+    host: str | None
+    errors: tuple[ExplainedError, ...]
+    source: str  # where the text came from: "stdin", "unit sglang.service on ct200", …
+    host_error: str | None = None  # the host could not be reached or probed
+
+    @property
+    def recognised(self) -> bool:
+        return bool(self.errors)
+
+    @property
+    def explained_by(self) -> tuple[str, ...]:
+        """Confirmed findings, the primary error's first."""
+        ordered = sorted(self.errors, key=lambda e: not e.match.primary)
+        ids = [c.finding for e in ordered for c in e.causes if c.status == "confirmed"]
+        return tuple(dict.fromkeys(ids))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "host": self.host,
+            "recognised": self.recognised,
+            "explained_by": list(self.explained_by),
+            "errors": [e.to_json() for e in self.errors],
+            "source": self.source,
+            "host_error": self.host_error,
+        }
+
+
+def _confirmed_why(found: Sequence[Finding]) -> str:
+    first = found[0]
+    evidence = "; ".join(first.evidence[:3])
+    where = f" ({first.python})" if first.python else ""
+    return f"{first.title}{where}" + (f": {evidence}" if evidence else "")
+
+
+def judge_cause(cause: Cause, judged: Judged | None) -> CauseVerdict:
+    """One candidate cause on one host (None: no host, so ``possible``)."""
+    if judged is None:
+        return CauseVerdict(cause.finding, "possible", "no host given: judged from the text alone")
+    facts = judged.facts
+    if facts is None or judged.diagnosis is None:
+        why = judged.error or "the host was not probed"
+        return CauseVerdict(cause.finding, "possible", f"no facts: {why}")
+    found = [f for f in judged.diagnosis.findings if f.id == cause.finding]
+    if found:
+        return CauseVerdict(cause.finding, "confirmed", _confirmed_why(found))
+    missing = unseen(judged.result)
+    if missing:
+        return CauseVerdict(cause.finding, "possible", f"the probe could not see: {missing[0]}")
+    if cause.finding not in FINDING_IDS:
+        return CauseVerdict(
+            cause.finding, "possible", "this version of detective-tui does not check it yet"
+        )
+    for need in cause.needs:
+        if need == "deep":
+            if not judged.deep:
+                return CauseVerdict(cause.finding, "possible", "needs diagnose --deep")
+            continue
+        seen, message = NEEDS[need]
+        if not seen(facts):
+            return CauseVerdict(cause.finding, "possible", message)
+    return CauseVerdict(cause.finding, "ruled-out", cause.ruled_out)
+
+
+def explain(
+    text: str, judged: Judged | None = None, *, source: str, host_error: str | None = None
+) -> Explanation:
+    """Match ``text`` and judge each error's causes on ``judged`` (a probed host, or None)."""
+    errors = tuple(
+        ExplainedError(m, tuple(judge_cause(c, judged) for c in m.signature.causes))
+        for m in match_text(text)
+    )
+    host = judged.host.name if judged is not None else None
+    return Explanation(host, errors, source, host_error)

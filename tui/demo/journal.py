@@ -1,0 +1,59 @@
+"""A fake host's ``usr/bin/journalctl``: prints the tail of a unit's journal kept as a text
+file in the tree (``JOURNAL_DIR/<unit>``, written from ``FakeHostSpec.files``), as
+``journalctl -u UNIT -n N --no-pager`` prints it; a unit without one has no entries."""
+
+from __future__ import annotations
+
+JOURNAL_DIR = "/var/log/detective-tui-fake/journal"  # one file per unit, in journalctl's format
+JOURNALCTL_SHIM = """#!/bin/sh
+# detective-tui fake journalctl: -u UNIT [-n N] [--no-pager] from the journal files beside it.
+root=$(cd "${0%/*}/../.." && pwd) || exit 1
+unit= n=10
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -u) unit=$2; shift ;;
+    -n) n=$2; shift ;;
+    --no-pager) ;;
+    *) echo "fake journalctl: unsupported argument $1" >&2; exit 1 ;;
+  esac
+  shift
+done
+case "$unit" in */* | "") echo "fake journalctl: -u UNIT" >&2; exit 1 ;; esac
+f="$root@DIR@/$unit"
+if [ -f "$f" ]; then tail -n "$n" "$f"; else echo "-- No entries --"; fi
+""".replace("@DIR@", JOURNAL_DIR)
+
+
+def journal_path(unit: str) -> str:
+    """The host path of ``unit``'s journal file (a key for ``FakeHostSpec.files``)."""
+    return f"{JOURNAL_DIR}/{unit}"
+
+
+def sglang_flashinfer_rejected(hostname: str, python: str, pid: int) -> str:
+    """SGLang's journal when FlashInfer's sampling JIT rejects the GPU: the traceback's frames
+    and message are those of https://github.com/flashinfer-ai/flashinfer/issues/3675 (the
+    paths are this host's; the server-args line shows a secret the redaction must mask)."""
+    site = f"{python.rsplit('/bin/', 1)[0]}/lib/python3.12/site-packages/flashinfer"
+    head = f"Dec 01 14:01:52 {hostname}"
+    proc = f"{head} python3[{pid}]:"
+    lines = [
+        f"{head} systemd[1]: Started sglang.service - SGLang server.",
+        f"{proc} [2026-12-01 14:01:58] server_args=ServerArgs(model_path='/models/Kimi-K2.6', "
+        "tp_size=8, port=30000, api_key='sk-demo-secret-value')",
+        f"{proc} [2026-12-01 14:02:09 TP0] Load weight end. avail mem=21.40 GB",
+        f"{proc} Traceback (most recent call last):",
+        f'{proc}   File "{site}/sampling.py", line 1820, in top_k_mask_logits',
+        f"{proc}     return get_sampling_module().top_k_mask_logits(",
+        f'{proc}   File "{site}/sampling.py", line 68, in get_sampling_module',
+        f"{proc}     module = gen_sampling_module().build_and_load()",
+        f'{proc}   File "{site}/jit/sampling.py", line 22, in gen_sampling_module',
+        f"{proc}     return gen_jit_spec(",
+        f'{proc}   File "{site}/jit/core.py", line 413, in gen_jit_spec',
+        f"{proc}     check_cuda_arch()",
+        f'{proc}   File "{site}/jit/core.py", line 108, in check_cuda_arch',
+        f'{proc}     raise RuntimeError("FlashInfer requires GPUs with sm75 or higher")',
+        f"{proc} RuntimeError: FlashInfer requires GPUs with sm75 or higher",
+        f"{head} systemd[1]: sglang.service: Main process exited, code=exited, status=1/FAILURE",
+        f"{head} systemd[1]: sglang.service: Failed with result 'exit-code'.",
+    ]
+    return "\n".join(lines) + "\n"
