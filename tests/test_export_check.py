@@ -264,3 +264,20 @@ def test_check_cli_exit_codes(cache_env: Path, capsys: pytest.CaptureFixture[str
     assert capsys.readouterr().out.startswith("UNKNOWN: gone-dark not reached: ")
     assert main(["--demo", "check", "nosuch", "--format", "npd"]) == exitcodes.USAGE
     assert "'nosuch' is not a demo host" in capsys.readouterr().err
+
+
+def test_a_bad_inventory_entry_is_a_host_down_never_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inv = tmp_path / "hosts.yaml"
+    inv.write_text("hosts:\n  - name: typo\n    local: true\n    pyhton: /x\n")
+    prom = tmp_path / "detective_tui.prom"
+    code = main(["--hosts", str(inv), "export", "prometheus", "--output", str(prom)])
+    assert code == exitcodes.USAGE  # after writing the file, as diagnose does
+    assert f"{inv}:4: key 'pyhton' is unknown" in capsys.readouterr().err
+    got = samples(prom.read_text())
+    assert got["detective_tui_host_up"] == [({"host": "typo"}, 0.0)]
+    assert main(["--hosts", str(inv), "check", "typo", "--format", "npd"]) == 2
+    line = capsys.readouterr().out.strip()
+    assert line.startswith(f"unknown: typo inventory error: {str(inv)[:20]}")
+    assert len(line.encode()) <= NPD_MAX_BYTES  # the long path cut, marked "..."

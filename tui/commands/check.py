@@ -1,7 +1,8 @@
 """``detective-tui check [TARGET…] --format npd|nagios``: one status line and the exit code of
 that convention (``tui.core.checks``), for node-problem-detector's custom plugins, Nagios-style
-monitors and Slurm health checks. Exit 3 (both conventions' "unknown" or usage) for bad usage
-or a bad inventory, with the error on stderr."""
+monitors and Slurm health checks. A bad inventory entry is a host that could not be checked
+(unknown, its error in the line); an inventory that cannot be read at all, or bad usage, exits
+3 with the error on stderr."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        verdicts = probe_verdicts(args)
+        verdicts, _ = probe_verdicts(args)  # a bad entry: an unknown host, by the convention
     except InventoryError as exc:
         output.warn(f"detective-tui check: {exc}")
         return exitcodes.USAGE

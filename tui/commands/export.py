@@ -5,7 +5,8 @@ Probes the hosts and writes the Prometheus text exposition of their verdicts
 collector: a temp file in FILE's directory, fsynced, renamed over FILE, so the collector reads
 the old file or the new one, never half of one. Exit codes as ``diagnose`` (1 critical, 2 a
 host not reached or not fully seen, 0); 3 for bad usage, a bad inventory or a FILE that cannot
-be written (its directory missing, a full disk), which is then left as it was.
+be written (its directory missing, a full disk), which is then left as it was; 3 too after
+writing when an inventory entry is bad (exported as a host that is down, with its error).
 """
 
 from __future__ import annotations
@@ -62,17 +63,18 @@ def run(args: argparse.Namespace) -> int:
         )
         return exitcodes.USAGE
     try:
-        verdicts = probe_verdicts(args)
+        verdicts, bad_entry = probe_verdicts(args)
     except InventoryError as exc:
         output.warn(f"detective-tui export: {exc}")
         return exitcodes.USAGE
     text = exposition(verdicts)
     if out is None:
         output.write_text(text)
-        return exit_code(verdicts)
-    try:
-        output.write_file(out, text)
-    except DurableWriteError as exc:
-        output.warn(f"detective-tui export: {exc}; {out} was left as it was")
-        return exitcodes.USAGE
-    return exit_code(verdicts)
+    else:
+        try:
+            output.write_file(out, text)
+        except DurableWriteError as exc:
+            output.warn(f"detective-tui export: {exc}; {out} was left as it was")
+            return exitcodes.USAGE
+    # a bad inventory entry is exported as a host that is down, the others as probed; then 3
+    return exitcodes.USAGE if bad_entry else exit_code(verdicts)

@@ -30,7 +30,9 @@ async def verdicts_of(hosts: Sequence[Host]) -> list[HostVerdict]:
     return [host_verdict(j, ended.get(id(j.result), time.time())) for j in judged]
 
 
-def probe_verdicts(args: argparse.Namespace) -> list[HostVerdict]:
-    """The verdicts of the TARGETs in ``args`` (``InventoryError`` for a bad inventory)."""
-    hosts = hosts_for(args, args.targets, args.all_hosts)
-    return asyncio.run(verdicts_of(hosts))
+def probe_verdicts(args: argparse.Namespace) -> tuple[list[HostVerdict], bool]:
+    """The verdicts of the TARGETs in ``args``, and whether a bad inventory entry is among
+    them (it is a host not probed, its error the reason; the others are probed all the same).
+    ``InventoryError`` when the inventory cannot be read at all."""
+    hosts = hosts_for(args, args.targets, args.all_hosts, keep_bad=True)
+    return asyncio.run(verdicts_of(hosts)), any(h.invalid for h in hosts)

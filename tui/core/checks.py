@@ -75,7 +75,9 @@ def _finding_text(verdicts: Sequence[HostVerdict], severity: str) -> str:
 def _unknown_text(verdicts: Sequence[HostVerdict]) -> str:
     bad = [v for v in verdicts if not v.complete]
     first = bad[0]
-    what = "not reached" if not first.up else "probe incomplete"
+    what = "probe incomplete"
+    if not first.up:
+        what = "inventory error" if first.error_kind == "bad-inventory" else "not reached"
     reason = first.unseen[0] if first.unseen else "no facts"
     more = f" (+{len(bad) - 1} more hosts)" if len(bad) > 1 else ""
     return f"{first.host} {what}{more}: {reason}"

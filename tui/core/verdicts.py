@@ -37,6 +37,7 @@ class HostVerdict:
     findings: tuple[FindingBrief, ...]  # most severe first, one per (id, severity)
     stack: Mapping[str, str] | None  # host_stack.STACK_KEYS → version ("" unknown); None: no facts
     probed_at: float  # Unix time the probe ended
+    error_kind: str | None = None  # ProbeResult.error_kind ("unreachable", "bad-inventory"…)
 
     @property
     def complete(self) -> bool:
@@ -66,4 +67,5 @@ def host_verdict(judged: Judged, probed_at: float) -> HostVerdict:
         findings=tuple(FindingBrief(b.id, b.severity, redact_text(b.title)) for b in ordered),
         stack=versions,
         probed_at=probed_at,
+        error_kind=result.error_kind,
     )
