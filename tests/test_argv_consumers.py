@@ -7,8 +7,9 @@ command line split at blanks would be.
 from __future__ import annotations
 
 from tui.core.facts import EnvContext, Facts, PythonEnv
+from tui.core.findings.flashinfer_arch_rejected import sampler_off as _sampler_off
 from tui.core.fixes.env_targets import serving_contexts
-from tui.core.rules import Subject, _sampler_off
+from tui.core.subject import Subject
 from tui.core.whatif import _serves
 
 VENV = "/opt/my venv"

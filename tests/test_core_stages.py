@@ -18,7 +18,14 @@ REPO = Path(__file__).resolve().parents[1]
 CORE = REPO / "tui" / "core"
 
 # lowest first, module names split by spaces; "fixes.X" is tui/core/fixes/X.py, "fixes" the
-# package's __init__
+# package's __init__ (the same for findings: one module per finding id)
+PACKAGES = ("fixes", "findings")
+PACKAGE_NAMES = ("tui.core", *(f"tui.core.{p}" for p in PACKAGES))
+FINDING_MODULES = sorted(
+    p.stem
+    for p in (CORE / "findings").glob("*.py")
+    if p.stem not in ("__init__", "record", "registry")
+)
 STAGES: dict[str, str] = {
     "base": "exitcodes locations hosts redact durable neterrors ssh_argv systemd_syntax",
     "facts": (
@@ -31,9 +38,11 @@ STAGES: dict[str, str] = {
         "exec_transport hops hostkeys known_hosts sshconnect pool standalone"
     ),
     "rules": (
-        "rulekit rules rules_compat rules_container rules_current rules_driver_ptx "
-        "rules_extensions rules_flashinfer_extra rules_headers rules_jit rules_libs rules_mig "
-        "rules_torch_cpu rules_triton cuda_versions completeness symptoms"
+        "subject rulekit findings.record rules_compat rules_container rules_current "
+        "rules_driver_ptx rules_extensions rules_headers rules_jit "
+        "rules_libs rules_mig rules_torch_cpu rules_triton "
+        + " ".join(f"findings.{m}" for m in FINDING_MODULES)
+        + " findings.registry rules completeness symptoms"
     ),
     "plans": (
         "fixes fixes.plan fixes.shell fixes.envset fixes.env_targets fixes.toolkit "
@@ -76,7 +85,7 @@ def _imports(path: Path, *, annotations: bool) -> Iterator[str]:
             ):
                 continue
             if isinstance(child, ast.ImportFrom) and child.module:
-                if child.module in ("tui.core", "tui.core.fixes"):
+                if child.module in PACKAGE_NAMES:
                     yield from (f"{child.module}.{a.name}" for a in child.names)
                 else:
                     yield child.module
@@ -91,7 +100,7 @@ def _core_key(module: str) -> str | None:
     parts = module.split(".")
     if parts[:2] != ["tui", "core"] or len(parts) < 3:
         return None
-    return ".".join(parts[2:4]) if parts[2] == "fixes" else parts[2]
+    return ".".join(parts[2:4]) if parts[2] in PACKAGES else parts[2]
 
 
 def _modules() -> list[Path]:
@@ -138,7 +147,7 @@ def _module_level_imports(path: Path) -> set[str]:
         if isinstance(node, ast.ImportFrom) and node.module:
             names = (
                 [f"{node.module}.{a.name}" for a in node.names]
-                if node.module in ("tui.core", "tui.core.fixes")
+                if node.module in PACKAGE_NAMES
                 else [node.module]
             )
             found.update(k for k in map(_core_key, names) if k in STAGE_OF)

@@ -17,7 +17,7 @@ from tui.cli import main
 from tui.core.diagnosis import diagnose
 from tui.core.factbuild import facts_from_output
 from tui.core.facts import Facts
-from tui.core.rules import judging_context
+from tui.core.subject import judging_context
 from tui.demo import fakehost
 
 C128 = "/usr/local/cuda-12.8"

@@ -11,7 +11,7 @@ import pytest
 from probes import probe_env, probe_script
 from tui.core.diagnosis import DISAGREES, diagnose
 from tui.core.factbuild import facts_from_output
-from tui.core.findings import FINDING_IDS
+from tui.core.findings.registry import FINDING_IDS
 from tui.demo import fakehost
 
 REPO = Path(__file__).resolve().parents[1]

@@ -11,7 +11,8 @@ from factsmaker import PY, SERVICE, make_facts, toolkit
 from shared_fixtures import shared_fixture
 
 from tui.core import compat
-from tui.core.rules import evaluate, judging_context
+from tui.core.rules import evaluate
+from tui.core.subject import judging_context
 
 C128 = ("/usr/local/cuda-12.8", "12.8")
 C129 = ("/usr/local/cuda-12.9", "12.9")

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from tui.core.cuda_versions import cuda_boxes, driver_max_cuda
 from tui.core.diagnosis import diagnose
 from tui.core.facts import DriverInfo, Facts, Gpu, PythonEnv
 from tui.core.findings import FlashInferReplay
 from tui.core.hosts import Host
 from tui.core.runner import ProbeResult
+from tui.ui.cuda_boxes import cuda_boxes
 from tui.ui.fleet_state import HostState, host_row
 
 PY = "/srv/venv/bin/python3"
@@ -29,7 +29,7 @@ def _facts(driver: DriverInfo = OLD_DRIVER) -> Facts:
 
 def test_the_screens_show_the_driver_cuda_the_rules_cite() -> None:
     facts = _facts()
-    most = driver_max_cuda(facts)
+    most = facts.driver.max_cuda
     assert most == "12.2"
     finding = next(f for f in diagnose(facts).findings if f.id == "driver-too-old-for-torch")
     assert f"CUDA {most}" in finding.explanation + " ".join(finding.evidence)
@@ -40,7 +40,7 @@ def test_the_screens_show_the_driver_cuda_the_rules_cite() -> None:
 
 def test_nvidia_smis_own_cuda_wins() -> None:
     facts = _facts(dataclasses.replace(OLD_DRIVER, driver_cuda="12.4"))
-    assert driver_max_cuda(facts) == "12.4"
+    assert facts.driver.max_cuda == "12.4"
 
 
 def test_driver_json_keys_and_old_documents() -> None:

@@ -6,12 +6,12 @@ from dataclasses import replace
 
 import pytest
 
-from tui.core.cuda_versions import cuda_boxes
 from tui.core.diagnosis import Diagnosis
 from tui.core.facts import DriverInfo, EnvContext, Facts, Gpu, PythonEnv, Toolkit
 from tui.core.findings import Finding, FlashInferReplay
 from tui.core.hosts import Host
 from tui.core.runner import ProbeResult
+from tui.ui.cuda_boxes import cuda_boxes
 from tui.ui.filtering import FilterError, matches, parse_filter
 from tui.ui.fleet_state import FleetState, HostState, sort_key, status_text
 from tui.ui.grouping import group_by_finding

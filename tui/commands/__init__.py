@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "export",
     "check",
     "explain",
+    "findings",
 )
 COMMANDS = {  # command → (its module, its one-line help)
     "probe": ("probe", "collect facts from hosts (no diagnosis)"),
@@ -46,6 +47,7 @@ COMMANDS = {  # command → (its module, its one-line help)
     ),
     "export": ("export", "write the hosts' verdicts as Prometheus gauges (textfile collector)"),
     "check": ("check", "one status line and exit code for node-problem-detector or Nagios"),
+    "findings": ("findings", "list the findings detective-tui knows, or explain one"),
 }
 
 

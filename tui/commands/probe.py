@@ -21,7 +21,6 @@ from tui.commands import command_help, output
 from tui.commands.host_args import add_fleet_targets, hosts_for
 from tui.core import exitcodes
 from tui.core.completeness import unseen
-from tui.core.cuda_versions import driver_max_cuda
 from tui.core.factbuild import ProbeProgress
 from tui.core.facts import Facts
 from tui.core.history import keep
@@ -135,7 +134,7 @@ def _driver(f: Facts) -> str:
     d = f.driver
     if d.state != "ok":
         return f"{d.state}" + (f"\n{d.message}" if d.message else "")
-    return f"{d.driver_version or d.proc_version or '?'} (CUDA {driver_max_cuda(f) or '?'})"
+    return f"{d.driver_version or d.proc_version or '?'} (CUDA {f.driver.max_cuda or '?'})"
 
 
 def _gpus(f: Facts) -> str:

@@ -9,6 +9,7 @@ from typing import Any
 
 from tui.core.facts import Facts
 from tui.core.findings import SEVERITY_ORDER, Finding, FlashInferReplay, Severity
+from tui.core.findings.flashinfer_replay_disagrees import ID as DISAGREES
 from tui.core.fixes import FixError, build_plan
 from tui.core.hosts import Host
 from tui.core.redact import MASK
@@ -68,7 +69,6 @@ DEEP_VARS = (
     "FLASHINFER_WORKSPACE_BASE",
     "TORCH_CUDA_ARCH_LIST",
 )
-DISAGREES = "flashinfer-replay-disagrees"
 
 
 def deep_invocation(facts: Facts, replayed: FlashInferReplay) -> tuple[dict[str, str], str]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
+from tui.core.compat import driver_cuda_from_number
 from tui.core.gpu_state import GpuLoad, GpuProcess
 
 SCHEMA_VERSION = 1
@@ -70,6 +71,12 @@ class DriverInfo:
     driver_cuda: str | None = None  # nvidia-smi's "CUDA Version": the highest CUDA it runs
     smi_exit: int | None = None
     message: str | None = None  # the real text nvidia-smi printed when it failed
+
+    @property
+    def max_cuda(self) -> str | None:
+        """The highest CUDA the driver runs: nvidia-smi's "CUDA Version", else what the driver
+        number implies (``compat.TOOLKIT_MIN_DRIVER``) when nvidia-smi did not say."""
+        return self.driver_cuda or driver_cuda_from_number(self.driver_version or self.proc_version)
 
 
 @dataclass(frozen=True)

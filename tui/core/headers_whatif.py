@@ -19,7 +19,7 @@ FIX_ID = "align-cuda-wheels"
 def choices(facts: Facts, python: str | None) -> list[dict[str, str]]:
     # the newest cuda-toolkit release of each minor, as the pip install fix uses it
     from tui.core.fixes.toolkit import PIP_RELEASE_FOR_MINOR
-    from tui.core.rules import subjects
+    from tui.core.subject import subjects
 
     for s in subjects(facts):
         if python is not None and (s.python is None or s.python.path != python):

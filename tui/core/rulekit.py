@@ -14,7 +14,7 @@ from tui.core.facts import Facts, Toolkit
 from tui.core.findings import Finding, Severity
 
 if TYPE_CHECKING:
-    from tui.core.rules import Subject
+    from tui.core.subject import Subject
 
 
 def cc_text(cc: tuple[int, int]) -> str:

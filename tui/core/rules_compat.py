@@ -29,7 +29,7 @@ from tui.core.findings import Finding
 from tui.core.rulekit import finding
 
 if TYPE_CHECKING:
-    from tui.core.rules import Subject
+    from tui.core.subject import Subject
 
 FINDING = "cuda-compat-shadows-driver"
 LIBCUDA = re.compile(r"libcuda\.so\.(\d+\.\d+(?:\.\d+)?)$")

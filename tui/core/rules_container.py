@@ -20,7 +20,7 @@ from tui.core.gpu_scope import container_scope
 from tui.core.rulekit import finding
 
 if TYPE_CHECKING:
-    from tui.core.rules import Subject
+    from tui.core.subject import Subject
 
 FINDING = "container-without-gpu-runtime"
 GPU_SERVERS = ("vllm", "sglang", "sgl-kernel", "flashinfer-python")

@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING
 
 from tui.core.facts import EnvContext, Facts
 from tui.core.findings import Finding
+from tui.core.rulekit import finding
+from tui.core.subject import subject_in, toolkit_identity
 
 if TYPE_CHECKING:
-    from tui.core.rules import Subject
+    from tui.core.subject import Subject
 
 FINDING_ID = "toolkit-shadowed"
 
@@ -37,12 +39,10 @@ def _describe(s: Subject) -> str:
 
 def login_difference(facts: Facts, s: Subject) -> tuple[Subject, str] | None:
     """(the login shell's view, in words) when it resolves the JIT toolkit otherwise."""
-    from tui.core.rules import _subject, toolkit_identity
-
     current, login = _contexts(facts)
     if current is None or login is None or s.context is not current:
         return None
-    other = _subject(facts, s.python, login)
+    other = subject_in(facts, s.python, login)
     mine, theirs = s.jit_toolkit, other.jit_toolkit
     same = (mine is None and theirs is None) or (
         mine is not None
@@ -55,8 +55,6 @@ def login_difference(facts: Facts, s: Subject) -> tuple[Subject, str] | None:
 
 
 def rule_current_vs_login(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding]:
-    from tui.core.rules import _finding
-
     seen: set[str | None] = set()
     for s in subs:
         found = login_difference(facts, s)
@@ -65,7 +63,7 @@ def rule_current_vs_login(facts: Facts, subs: Sequence[Subject]) -> Iterable[Fin
             continue
         seen.add(key)
         other, words = found
-        yield _finding(
+        yield finding(
             FINDING_ID,
             "info",
             "Your current environment and a login shell use different CUDA toolkits",

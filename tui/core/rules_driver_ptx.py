@@ -18,12 +18,13 @@ from typing import TYPE_CHECKING
 from packaging.version import InvalidVersion, Version
 
 from tui.core import compat
-from tui.core.cuda_versions import driver_max_cuda
 from tui.core.facts import Facts
 from tui.core.findings import Finding, Severity
+from tui.core.rulekit import finding as _finding
+from tui.core.rulekit import gpu_evidence as _gpu_evidence
 
 if TYPE_CHECKING:
-    from tui.core.rules import Subject
+    from tui.core.subject import Subject
 
 FINDING_ID = "driver-too-old-for-torch"
 
@@ -43,13 +44,11 @@ def _ptx_only(arch_list: Sequence[str], cc: tuple[int, int]) -> bool:
 
 
 def rule_driver_ptx(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding]:
-    from tui.core.rules import _finding, _gpu_evidence
-
     d = facts.driver
     if d.state != "ok":
         return
     driver = d.driver_version or d.proc_version
-    have = _mm(driver_max_cuda(facts))
+    have = _mm(facts.driver.max_cuda)
     for s in subs:
         py = s.python
         want = _mm(py.torch_cuda) if py else None

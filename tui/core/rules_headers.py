@@ -22,9 +22,11 @@ from packaging.version import InvalidVersion, Version
 
 from tui.core.facts import Facts, PythonEnv, Toolkit
 from tui.core.findings import Finding, Severity
+from tui.core.rulekit import finding as _finding
+from tui.core.subject import toolkit_identity
 
 if TYPE_CHECKING:
-    from tui.core.rules import Subject
+    from tui.core.subject import Subject
 
 FINDING_ID = "toolkit-headers-mismatch"
 # the wheels a pip toolkit (site-packages/nvidia/cu13) is made of: dist → what it brings
@@ -106,8 +108,6 @@ def target_minor(facts: Facts, tk: Toolkit) -> str | None:
 
 
 def rule_headers_mismatch(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding]:
-    from tui.core.rules import _finding, toolkit_identity
-
     seen: set[tuple[str, str | None]] = set()
     for s in subs:
         tk = s.jit_toolkit

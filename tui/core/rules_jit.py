@@ -22,7 +22,7 @@ from tui.core.flashinfer_prebuilt import JIT_CACHE_ERA, coverage, jit_cache_arch
 from tui.core.rulekit import finding, gpu_evidence, gpu_names, toolkit_evidence
 
 if TYPE_CHECKING:
-    from tui.core.rules import Subject
+    from tui.core.subject import Subject
 
 FINDING = "jit-nvcc-missing"
 MISSING_STATES = ("missing", "not-executable")

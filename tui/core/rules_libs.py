@@ -27,7 +27,7 @@ from tui.core.rulekit import gpu_evidence as _gpu_evidence
 from tui.core.torch_libs import CUDA_LIBS, DISTS, UNPINNED, unpinned
 
 if TYPE_CHECKING:
-    from tui.core.rules import Subject
+    from tui.core.subject import Subject
 
 FINDING_ID = "cuda-library-shadowed"
 CUDA_MAJOR_SONAMES = ("libcudart", "libnvrtc", "libcublas", "libcublasLt", "libnvJitLink")
@@ -224,7 +224,7 @@ def ld_path_files(facts: Facts, ctx: EnvContext) -> tuple[str, ...]:
 
 def entries(facts: Facts, python: str | None) -> tuple[str, ...]:
     """The LD_LIBRARY_PATH directories a fix must drop for ``python`` (its subject)."""
-    from tui.core.rules import subjects
+    from tui.core.subject import subjects
 
     for s in subjects(facts):
         if s.python is None or (python is not None and s.python.path != python):

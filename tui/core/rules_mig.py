@@ -21,7 +21,7 @@ from tui.core.findings import Finding, Severity
 from tui.core.rulekit import finding
 
 if TYPE_CHECKING:
-    from tui.core.rules import Subject
+    from tui.core.subject import Subject
 
 FINDING = "mig-device-not-selected"
 

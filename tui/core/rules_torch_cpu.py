@@ -11,14 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from tui.core.cuda_versions import driver_max_cuda
 from tui.core.facts import Facts, PythonEnv
 from tui.core.findings import Finding
 from tui.core.rulekit import finding, gpu_evidence, gpu_names
 from tui.core.torch_variants import cuda_variant_for, is_cpu_build
 
 if TYPE_CHECKING:
-    from tui.core.rules import Subject
+    from tui.core.subject import Subject
 
 FINDING = "torch-cpu-build"
 SERVERS = ("vllm", "sglang", "sgl-kernel", "flashinfer-python", "flashinfer")
@@ -72,7 +71,7 @@ def rule_torch_cpu_build(facts: Facts, subs: Sequence[Subject]) -> Iterable[Find
                 f"torch {py.torch_version} (torch.version.cuda None)",
                 *servers,
                 *gpu_evidence(facts, s.devices),
-                f"driver {facts.driver.driver_version} (CUDA {driver_max_cuda(facts) or '?'})",
+                f"driver {facts.driver.driver_version} (CUDA {facts.driver.max_cuda or '?'})",
             ],
             s,
         )

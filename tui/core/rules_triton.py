@@ -30,7 +30,7 @@ from tui.core.triton_ptxas import (
 )
 
 if TYPE_CHECKING:
-    from tui.core.rules import Subject
+    from tui.core.subject import Subject
 
 FINDING_ID = "triton-ptxas-too-old"
 SERVING_PACKAGES = ("vllm", "sglang")
@@ -140,7 +140,7 @@ def broken_gpus(facts: Facts, py: PythonEnv, ctx: EnvContext | None, devices: Se
 
 def override_vars(facts: Facts, python: str | None) -> tuple[str, ...]:
     """The override variables whose ptxas fails for a visible GPU of ``python`` (its subject)."""
-    from tui.core.rules import subjects  # the subjects are the rules' own view of the host
+    from tui.core.subject import subjects  # the subjects are the rules' own view of the host
 
     for s in subjects(facts):
         if s.python is None or (python is not None and s.python.path != python):

@@ -12,7 +12,6 @@ from collections.abc import Callable, Mapping
 
 from packaging.version import InvalidVersion, Version
 
-from tui.core.cuda_versions import driver_max_cuda
 from tui.core.facts import EnvContext, Facts, PythonEnv
 from tui.core.rules_triton import is_shell_name, plan_vars, triton_version
 
@@ -43,7 +42,7 @@ def choices(facts: Facts, python: str | None) -> list[dict[str, str]]:
     if not all(is_shell_name(name) for name in plan_vars(facts, python)):
         return []
     try:
-        driver_major = Version(driver_max_cuda(facts) or "").major
+        driver_major = Version(facts.driver.max_cuda or "").major
     except InvalidVersion:
         driver_major = None
     seen: dict[str, tuple[tuple, str]] = {}

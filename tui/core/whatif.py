@@ -12,16 +12,19 @@ from __future__ import annotations
 import dataclasses
 import posixpath
 from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 
 from packaging.version import InvalidVersion, Version
 
 from tui.core import extensions, headers_whatif, libs_whatif, ptxas_targets, triton_whatif
 from tui.core.facts import EnvContext, Facts, PythonEnv, Toolkit
 from tui.core.findings import Finding, FixSuggestion
-from tui.core.rules import evaluate, subjects, toolkit_identity
+from tui.core.findings.registry import FINDINGS
+from tui.core.rules import evaluate
 from tui.core.rules_compat import is_compat_dir, without_compat
 from tui.core.rules_extensions import extension_params
 from tui.core.rules_torch_cpu import variant_for
+from tui.core.subject import subjects, toolkit_identity
 
 SERVING_KINDS = ("process", "unit")
 SHELL_KINDS = ("current", "login", "ssh")
@@ -48,42 +51,14 @@ FIX_ORDER = (
     "drop-cuda-compat-path",
     "clear-flashinfer-jit-cache",
 )
-# which fixes can help with which finding (the what-if decides whether they really do)
-CANDIDATES: Mapping[str, tuple[str, ...]] = {
-    "flashinfer-arch-rejected": (
-        "use-installed-toolkit",
-        "set-flashinfer-arch-list",
-        "sampling-backend-fallback",
-        "install-cuda-toolkit-pip",
-        "install-cuda-toolkit-apt",
-    ),
-    "nvcc-too-old-for-gpu": (
-        "use-installed-toolkit",
-        "set-flashinfer-arch-list",
-        "install-cuda-toolkit-pip",
-        "install-cuda-toolkit-apt",
-    ),
-    "nvcc-torch-major-mismatch": (
-        "use-installed-toolkit",
-        "install-cuda-toolkit-pip",
-        "install-cuda-toolkit-apt",
-    ),
-    "driver-too-old-for-nvcc": ("use-installed-toolkit",),
-    "toolkit-shadowed": ("use-installed-toolkit",),
-    "jit-nvcc-missing": (
-        "use-installed-toolkit",
-        "install-cuda-toolkit-pip",
-        "install-cuda-toolkit-apt",
-    ),
-    "extension-torch-abi-mismatch": ("match-extension-to-torch",),
-    "torch-cpu-build": ("install-cuda-torch",),
-    "cuda-compat-shadows-driver": ("drop-cuda-compat-path",),
-    "triton-ptxas-too-old": (triton_whatif.FIX_ID,),
-    "cuda-library-shadowed": (libs_whatif.FIX_ID,),
-    "toolkit-headers-mismatch": ("use-installed-toolkit", headers_whatif.FIX_ID),
-}
-# after a toolkit change FlashInfer would reuse modules built by the old nvcc (§7)
-CACHE_FOLLOW_UP = ("flashinfer-arch-rejected", "nvcc-torch-major-mismatch")
+# which fixes can help with which finding (the what-if decides whether they really do), and
+# the follow-ups added after one that does: each finding record's ``fixes``/``follow_ups``
+CANDIDATES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {f.id: f.fixes for f in FINDINGS if f.fixes}
+)
+FOLLOW_UPS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {f.id: f.follow_ups for f in FINDINGS if f.follow_ups}
+)
 NEEDS_ROOT = {"install-cuda-toolkit-apt": True}
 
 PlanCommands = Callable[
@@ -412,9 +387,9 @@ class _Planner:
                 made = self.suggestion(fix_id, params, python, resolves)
                 if made is not None:
                     out.append(made)
-        if out and finding.id in CACHE_FOLLOW_UP:
-            for params in self.params_for("clear-flashinfer-jit-cache", python):
-                made = self.suggestion("clear-flashinfer-jit-cache", params, python, ())
+        for follow_up in FOLLOW_UPS.get(finding.id, ()) if out else ():
+            for params in self.params_for(follow_up, python):
+                made = self.suggestion(follow_up, params, python, ())
                 if made is not None:
                     out.append(made)
         out.sort(key=lambda f: FIX_ORDER.index(f.id))

@@ -14,10 +14,10 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal
 
 from tui.core.completeness import unseen
-from tui.core.cuda_versions import driver_max_cuda, primary_python, primary_replay
 from tui.core.facts import Facts
 from tui.core.findings import SEVERITY_ORDER, FlashInferReplay
 from tui.core.hosts import Host
+from tui.ui.cuda_boxes import primary_python, primary_replay
 from tui.ui.reasons import VALUE_KEYS, reason_line
 
 if TYPE_CHECKING:
@@ -293,7 +293,7 @@ def _host_row(state: HostState) -> HostRow:
         gpu=gpu_summary(facts),
         sm=sm_summary(facts),
         driver=driver,
-        driver_cuda=driver_max_cuda(facts) or "",
+        driver_cuda=facts.driver.max_cuda or "",
         torch_cuda=(py.torch_cuda or ("cpu" if py.torch_version else "")) if py else "",
         jit=jit,
         flashinfer=replay.version if replay else ((py.flashinfer_version or "") if py else ""),

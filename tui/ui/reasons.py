@@ -9,51 +9,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-# finding id → (cause template over HostRow fields, consequence in a few words)
+from tui.core.findings.record import VALUE_KEYS
+from tui.core.findings.registry import FINDINGS
+
+# finding id → (cause template over HostRow fields, consequence in a few words): each
+# finding record's ``cause`` and ``consequence``
 CAUSES: Mapping[str, tuple[str, str]] = MappingProxyType(
-    {
-        "flashinfer-arch-rejected": ("SM {sm} + nvcc {jit}", "FlashInfer drops the GPU"),
-        "nvcc-too-old-for-gpu": ("SM {sm} + nvcc {jit}", "the JIT cannot build for the GPU"),
-        "nvcc-torch-major-mismatch": (
-            "nvcc {jit} vs torch CUDA {torch_cuda}",
-            "JIT and torch CUDA majors differ",
-        ),
-        "driver-too-old-for-torch": (
-            "driver CUDA {driver_cuda} < torch CUDA {torch_cuda}",
-            "torch cannot initialise CUDA",
-        ),
-        "driver-too-old-for-nvcc": (
-            "driver CUDA {driver_cuda} < nvcc {jit}",
-            "JIT-built kernels fail to load",
-        ),
-        "torch-lacks-gpu-arch": (
-            "SM {sm} + torch CUDA {torch_cuda}",
-            "no kernel image for the GPU",
-        ),
-        "toolkit-shadowed": ("several toolkits", "CUDA_HOME, PATH and /usr/local/cuda disagree"),
-        "no-nvidia-driver": ("driver {driver}", "no usable GPU"),
-        "flashinfer-replay-disagrees": ("replay vs the host's FlashInfer", "the replay is off"),
-        "triton-ptxas-too-old": ("SM {sm} + Triton's ptxas", "Triton kernels fail to compile"),
-        "toolkit-headers-mismatch": (
-            "nvcc {jit} vs its headers/wheels",
-            "JIT builds fail in the headers",
-        ),
-        "cuda-library-shadowed": ("a CUDA library from another CUDA", "torch loads the wrong one"),
-        "jit-nvcc-missing": ("SM {sm} + no nvcc for the JIT", "the JIT cannot build"),
-        "extension-torch-abi-mismatch": (
-            "extension built for another torch",
-            "its import fails",
-        ),
-        "cuda-compat-shadows-driver": (
-            "CUDA compat libs ahead of driver {driver}",
-            "CUDA cannot initialise",
-        ),
-        "container-without-gpu-runtime": ("container without the GPU runtime", "no GPU inside"),
-        "torch-cpu-build": ("CPU-only torch", "the service cannot use the GPUs"),
-        "mig-device-not-selected": ("MIG on, no instance selected", "no GPU for the service"),
-    }
+    {f.id: (f.cause, f.consequence) for f in FINDINGS if f.consequence}
 )
-VALUE_KEYS = ("sm", "jit", "torch_cuda", "driver_cuda", "driver")
 
 
 def cause(finding_id: str, title: str, values: Mapping[str, str]) -> tuple[str, str]:

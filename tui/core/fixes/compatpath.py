@@ -13,13 +13,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from tui.core.facts import Facts
+from tui.core.findings import cuda_compat_shadows_driver
 from tui.core.fixes.env_targets import env_targets, pick_python
 from tui.core.fixes.envset import EnvChange, env_change, make_plan
 from tui.core.fixes.plan import FixError, FixPlan, Step
 from tui.core.fixes.shell import host_path, say_changed, say_unchanged
 from tui.core.hosts import Host
-from tui.core.rules import judging_context
 from tui.core.rules_compat import first_compat, is_compat_dir, without_compat
+from tui.core.subject import judging_context
 
 FIX = "drop-cuda-compat-path"
 
@@ -101,7 +102,7 @@ def drop_cuda_compat_path(
         {},
         py,
         steps=tuple(steps),
-        verify=("cuda-compat-shadows-driver",),
+        verify=(cuda_compat_shadows_driver.ID,),
         notes=tuple(notes),
         change=change,
         stamp=stamp,

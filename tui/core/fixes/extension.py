@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from tui.core.facts import ExtensionBuild, Facts, PythonEnv
+from tui.core.findings import extension_torch_abi_mismatch
 from tui.core.fixes.env_targets import env_targets, pick_python
 from tui.core.fixes.envset import EnvChange, make_plan
 from tui.core.fixes.pipplan import pip_step, torch_indexes
@@ -20,7 +21,7 @@ from tui.core.hosts import Host
 from tui.core.torch_index import variant
 
 FIX = "match-extension-to-torch"
-VERIFY = ("extension-torch-abi-mismatch",)
+VERIFY = (extension_torch_abi_mismatch.ID,)
 # published on PyPI as source only: a wheel for the installed torch is built on the host
 # (needs nvcc and takes long)
 FROM_SOURCE = ("flash-attn", "causal-conv1d", "mamba-ssm", "apex")

@@ -8,8 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from tui.core.cuda_versions import driver_max_cuda
 from tui.core.facts import Facts, PythonEnv
+from tui.core.findings import (
+    flashinfer_arch_rejected,
+    jit_nvcc_missing,
+    nvcc_too_old_for_gpu,
+    nvcc_torch_major_mismatch,
+)
 from tui.core.fixes.env_targets import SYSTEM_PREFIXES, env_targets, pick_python
 from tui.core.fixes.envset import EnvChange, env_change, make_plan
 from tui.core.fixes.plan import FixError, FixPlan, Step
@@ -23,8 +28,8 @@ from tui.core.fixes.shell import (
 )
 from tui.core.hosts import Host
 
-TOOLKIT_FINDINGS = ("flashinfer-arch-rejected", "nvcc-too-old-for-gpu", "jit-nvcc-missing")
-MAJOR_FINDING = "nvcc-torch-major-mismatch"
+TOOLKIT_FINDINGS = (flashinfer_arch_rejected.ID, nvcc_too_old_for_gpu.ID, jit_nvcc_missing.ID)
+MAJOR_FINDING = nvcc_torch_major_mismatch.ID
 
 PIP_DEFAULT_VERSION = "13.0.2"  # the cuda-toolkit release torch's cu130 wheels pin
 # The newest cuda-toolkit release of each CUDA minor (cuda-facts.md §1.1): the wheels should
@@ -125,7 +130,7 @@ def _minor(version: str) -> tuple[int, int]:
 
 def _require_driver_for(facts: Facts, version: str) -> None:
     """Refuse to install a toolkit newer than the driver runs (its PTX would fail, error 222)."""
-    driver, most = facts.driver, driver_max_cuda(facts)
+    driver, most = facts.driver, facts.driver.max_cuda
     if driver.state != "ok" or not most:
         return
     if _minor(version) > _minor(most):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from tui.core.facts import Facts
+from tui.core.findings import torch_cpu_build
 from tui.core.fixes.env_targets import env_targets, pick_python
 from tui.core.fixes.envset import EnvChange, make_plan
 from tui.core.fixes.pipplan import pip_step, torch_indexes
@@ -56,7 +57,7 @@ def install_cuda_torch(
         {"cuda": cuda},
         py,
         steps=(step,),
-        verify=("torch-cpu-build",),
+        verify=(torch_cpu_build.ID,),
         notes=tuple(
             f"{u} keeps the CPU torch loaded until it restarts; the restart is offered separately."
             for u in units

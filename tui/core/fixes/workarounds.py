@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping
 
 from tui.core.facts import EnvContext, Facts, PythonEnv
+from tui.core.findings import flashinfer_arch_rejected
 from tui.core.fixes.env_targets import EnvTargets, env_targets, pick_python, serving_contexts
 from tui.core.fixes.envset import EnvChange, dropin_dir, env_change, make_plan
 from tui.core.fixes.plan import FixError, FixPlan, Step
@@ -60,7 +61,7 @@ def set_flashinfer_arch_list(
         {"value": value},
         py,
         steps=change.steps,
-        verify=("flashinfer-arch-rejected",),
+        verify=(flashinfer_arch_rejected.ID,),
         notes=change.notes,
         change=change,
         stamp=stamp,
@@ -231,7 +232,7 @@ def sampling_backend_fallback(
         {"engine": engine} if engine else {},
         py,
         steps=tuple(steps),
-        verify=("flashinfer-arch-rejected",),
+        verify=(flashinfer_arch_rejected.ID,),
         notes=tuple(notes),
         change=change,
         stamp=stamp,

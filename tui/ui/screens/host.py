@@ -16,9 +16,9 @@ from textual.widgets import DataTable, Footer, Log, OptionList, Static, TabbedCo
 from textual.widgets.option_list import Option
 
 from tui.core.completeness import partial_verdict, unseen
-from tui.core.cuda_versions import cuda_boxes
 from tui.core.findings import Finding, FixSuggestion
 from tui.core.redact import redact_text
+from tui.ui.cuda_boxes import cuda_boxes
 from tui.ui.disabled import ExplainsDisabledKeys
 from tui.ui.fleet_state import FleetState, HostState, gpu_summary, sm_summary, status_text
 from tui.ui.footer_fit import fit_footer

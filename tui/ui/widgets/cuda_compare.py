@@ -8,13 +8,14 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from tui.core.cuda_versions import BOXES, CudaBox
+from tui.core.findings.record import BOXES
+from tui.ui.cuda_boxes import CudaBox
 
 SEVERITY_CLASSES = ("-critical", "-warning", "-info", "-odd")
 
 
 class CudaComparison(Horizontal):
-    """Set ``boxes`` (from ``tui.core.cuda_versions.cuda_boxes``); boxes a finding implicates
+    """Set ``boxes`` (from ``tui.ui.cuda_boxes.cuda_boxes``); boxes a finding implicates
     are coloured."""
 
     boxes: reactive[tuple[CudaBox, ...]] = reactive((), init=False)

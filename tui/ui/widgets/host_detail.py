@@ -9,7 +9,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from tui.core.cuda_versions import cuda_boxes
+from tui.ui.cuda_boxes import cuda_boxes
 from tui.ui.fleet_state import HostState, gpu_summary, sm_summary, status_text, status_word
 from tui.ui.freshness import is_stale, probed_text
 from tui.ui.grouping import FindingGroup

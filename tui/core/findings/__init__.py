@@ -1,8 +1,10 @@
-"""Diagnosis output types: findings, proposed fixes and the FlashInfer replay block.
+"""Findings: the diagnosis output types here, one module per finding id beside them.
 
-These are the ``findings`` and ``flashinfer`` objects of the contract. They are produced by
-``tui.core.rules`` / ``tui.core.flashinfer_replay`` and consumed by the CLI, the report, the
-fix engine and the UI.
+``Finding``, ``FixSuggestion`` and ``FlashInferReplay`` are the ``findings`` and ``flashinfer``
+objects of the contract, produced by ``tui.core.rules`` / ``tui.core.flashinfer_replay`` and
+consumed by the CLI, the report, the fix engine and the UI. What each finding *is* — its rule,
+fixes, reason line and documentation — is its record (``tui.core.findings.record``), one
+module per id, collected by ``tui.core.findings.registry``.
 """
 
 from __future__ import annotations
@@ -14,27 +16,6 @@ from typing import Any, Literal
 
 Severity = Literal["critical", "warning", "info"]
 SEVERITY_ORDER: Mapping[str, int] = MappingProxyType({"critical": 0, "warning": 1, "info": 2})
-
-FINDING_IDS = (
-    "flashinfer-arch-rejected",
-    "nvcc-too-old-for-gpu",
-    "nvcc-torch-major-mismatch",
-    "driver-too-old-for-torch",
-    "driver-too-old-for-nvcc",
-    "torch-lacks-gpu-arch",
-    "toolkit-shadowed",
-    "no-nvidia-driver",
-    "flashinfer-replay-disagrees",  # --deep only: the host's own FlashInfer disagrees
-    "jit-nvcc-missing",
-    "extension-torch-abi-mismatch",
-    "torch-cpu-build",
-    "container-without-gpu-runtime",
-    "mig-device-not-selected",
-    "cuda-compat-shadows-driver",
-    "triton-ptxas-too-old",
-    "cuda-library-shadowed",
-    "toolkit-headers-mismatch",
-)
 
 FIX_IDS = (
     "use-installed-toolkit",

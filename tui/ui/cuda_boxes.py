@@ -1,6 +1,6 @@
 """Which CUDA: the four versions that must agree on a host, and where each comes from.
 
-The driver's highest CUDA (``driver_max_cuda``) · ``torch.version.cuda`` of the interpreter
+The driver's highest CUDA (``DriverInfo.max_cuda``) · ``torch.version.cuda`` of the interpreter
 the story is about · the toolkit of the first ``nvcc`` on PATH · the toolkit FlashInfer's JIT
 resolves. The rules cite these, and the host screen's comparison shows them
 (``cuda_boxes``): a box is marked when a finding implicates it, or for the PATH nvcc when it
@@ -14,19 +14,12 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from tui.core import compat
 from tui.core.facts import Facts, PythonEnv, Toolkit
 from tui.core.findings import SEVERITY_ORDER, FlashInferReplay
+from tui.core.findings.registry import FINDINGS
 
 if TYPE_CHECKING:
     from tui.core.diagnosis import Diagnosis
-
-
-def driver_max_cuda(facts: Facts) -> str | None:
-    """The highest CUDA the driver runs: nvidia-smi's "CUDA Version", else what the driver
-    number implies (``compat.TOOLKIT_MIN_DRIVER``) when nvidia-smi did not say."""
-    d = facts.driver
-    return d.driver_cuda or compat.driver_cuda_from_number(d.driver_version or d.proc_version)
 
 
 def primary_python(facts: Facts, diagnosis: Diagnosis | None) -> PythonEnv | None:
@@ -63,22 +56,9 @@ def path_nvcc(facts: Facts) -> tuple[str | None, Toolkit | None]:
     return first, None
 
 
-BOXES = ("driver", "torch", "path", "jit")
-
-# finding id → the boxes it points at
+# finding id → the boxes it points at (each finding record's ``implicates``)
 IMPLICATES: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {
-        "flashinfer-arch-rejected": ("jit",),
-        "nvcc-too-old-for-gpu": ("jit",),
-        "nvcc-torch-major-mismatch": ("jit",),
-        "driver-too-old-for-torch": ("driver",),
-        "driver-too-old-for-nvcc": ("driver", "jit"),
-        "torch-lacks-gpu-arch": ("torch",),
-        "toolkit-shadowed": ("path", "jit"),
-        "no-nvidia-driver": ("driver",),
-        "toolkit-headers-mismatch": ("jit",),
-        "cuda-library-shadowed": ("torch",),
-    }
+    {f.id: f.implicates for f in FINDINGS if f.implicates}
 )
 
 
@@ -103,7 +83,7 @@ def cuda_boxes(facts: Facts, diagnosis: Diagnosis | None) -> tuple[CudaBox, ...]
         f"driver {drv.driver_version}" if drv.driver_version else (drv.message or drv.state)
     ).splitlines()[0]
 
-    driver_cuda = driver_max_cuda(facts) or "—"
+    driver_cuda = facts.driver.max_cuda or "—"
 
     py = primary_python(facts, diagnosis)
     torch_value = "—"

@@ -1,0 +1,115 @@
+"""The driver's highest CUDA cannot run torch's CUDA build, minor-version compatibility
+considered (CUDA 12.x runs on ≥ 525.60.13, 13.x on ≥ 580.65.06; `tui/core/compat.py`).
+`critical`. No fix id changes a driver: the explanation says what to upgrade or reinstall.
+
+```
+[critical] Driver 575.57.08 (CUDA 12.9) cannot run torch built for CUDA 13.0
+torch 2.11.0+cu130 needs a driver that supports CUDA 13.0; with minor-version compatibility any CUDA
+13.x build runs on driver ≥ 580.65.06, but this driver is 575.57.08 (highest CUDA 12.9).
+torch.cuda.is_available() is False and CUDA initialisation warns 'The NVIDIA driver on your system is
+too old (found version 12090)'. Upgrade the driver to ≥ 580.65.06, or install a torch built for the
+driver's CUDA (e.g. a cu128 wheel).
+```
+
+`warning` — the PTX case (CONTRACT: error 222): a driver of an older minor of the same
+major runs torch's compiled kernels (minor-version compatibility) but cannot JIT-compile PTX
+from torch's newer toolchain. Every kernel that reaches the driver as PTX fails — any GPU torch
+has no cubin for, and PTX-only kernels of extensions built with that CUDA (vLLM's and
+FlashInfer's AOT wheels, sgl-kernel, flash-attn). `critical` instead when a visible GPU gets
+torch only through a `compute_XY` entry (no torch kernel runs on it). The explanation names
+the driver branch that fixes it (`tui/core/compat.py`'s minimum driver per toolkit, NVIDIA's
+table 3). Rule: `tui/core/rules_driver_ptx.py`.
+
+```
+[warning] Driver 550.163.01 (CUDA 12.4) cannot JIT-compile torch's CUDA 12.8 PTX
+torch 2.8.0+cu128 is built with CUDA 12.8; driver 550.163.01 supports CUDA 12.4, so minor-version
+compatibility runs its compiled kernels (SASS) — but the driver cannot JIT-compile PTX from the CUDA
+12.8 toolchain: every kernel that reaches it as PTX fails with 'the provided PTX was compiled with an
+unsupported toolchain' (error 222). That is any GPU torch has no cubin for (only a compute_XY entry),
+and PTX-only kernels of extensions built with CUDA ≥ 12.8: vLLM's and FlashInfer's AOT wheels,
+sgl-kernel, flash-attn. Install a driver ≥ 570.26 (the CUDA 12.8 branch), or a torch built for CUDA
+12.4 or older.
+```
+
+In the wild: vllm-project/vllm#28030 — a vLLM nightly built with a newer CUDA 12 minor on a
+CUDA 12.8 driver: `torch.AcceleratorError: CUDA error: the provided PTX was compiled with an
+unsupported toolchain.`
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from tui.core import compat
+from tui.core.facts import Facts
+from tui.core.findings import Finding
+from tui.core.findings.record import FindingRecord
+from tui.core.rulekit import finding as _finding
+from tui.core.rules_driver_ptx import rule_driver_ptx
+from tui.core.subject import Subject
+
+ID = "driver-too-old-for-torch"
+
+
+def rule_driver_torch(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding]:
+    d = facts.driver
+    if d.state != "ok":
+        return
+    driver = d.driver_version or d.proc_version
+    for s in subs:
+        py = s.python
+        if py is None or not py.torch_cuda:
+            continue
+        if compat.driver_runs_cuda(driver, d.driver_cuda, py.torch_cuda) is not False:
+            continue
+        floor = compat.driver_floor_for(py.torch_cuda)
+        have = compat.parse_cc(d.driver_cuda)  # "12.8" → 12080, as the CUDA API reports it
+        found = f"{have[0] * 1000 + have[1] * 10}" if have else "?"
+        yield _finding(
+            ID,
+            "critical",
+            f"Driver {driver} (CUDA {facts.driver.max_cuda or '?'}) cannot run torch built for "
+            f"CUDA {py.torch_cuda}",
+            f"torch {py.torch_version} needs a driver that supports CUDA {py.torch_cuda}; with "
+            f"minor-version compatibility any CUDA {compat.cuda_major(py.torch_cuda)}.x build "
+            f"runs on driver ≥ {floor}, but this driver is {driver} (highest CUDA "
+            f"{facts.driver.max_cuda or '?'}). torch.cuda.is_available() is False and CUDA "
+            f"initialisation warns 'The NVIDIA driver on your system is too old (found version "
+            f"{found})'. Upgrade the driver to ≥ {floor}, or install a torch built for the "
+            f"driver's CUDA (e.g. a cu128 wheel).",
+            [
+                f"driver {driver}",
+                f"nvidia-smi CUDA Version {d.driver_cuda or 'unknown'}",
+                f"torch {py.torch_version} (torch.version.cuda {py.torch_cuda})",
+            ],
+            s,
+        )
+
+
+FINDING = FindingRecord(
+    id=ID,
+    title="The driver cannot run torch's CUDA build",
+    severities=("critical", "warning"),
+    reads=(
+        "driver.state",
+        "driver.driver_version",
+        "driver.driver_cuda",
+        "pythons.torch_version",
+        "pythons.torch_cuda",
+        "pythons.torch_arch_list",
+        "gpus.compute_cap",
+    ),
+    rules=(rule_driver_torch,),
+    late_rules=(rule_driver_ptx,),
+    cause="driver CUDA {driver_cuda} < torch CUDA {torch_cuda}",
+    consequence="torch cannot initialise CUDA",
+    implicates=("driver",),
+    fires_when=(
+        "the driver cannot run torch's CUDA build (minor-version compatibility: 12.x ≥ 525.60.13, "
+        "13.x ≥ 580.65.06); `warning` when it runs torch's cubins but not PTX from torch's newer "
+        "minor (error 222), `critical` again if a GPU gets torch only as PTX"
+    ),
+    example="driver 575.57.08 (CUDA 12.9) with a cu130 torch; driver 550 (CUDA 12.4) with cu128 → warning",
+    doc=__doc__ or "",
+    examples=("vllm-project/vllm#28030",),
+)

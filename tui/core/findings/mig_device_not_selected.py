@@ -1,0 +1,79 @@
+"""A GPU is in MIG mode (the default table's "MIG M." cell says `Enabled`; the probe then also
+runs `nvidia-smi -L` for the MIG devices and their `MIG-` UUIDs) and the serving environment's
+`CUDA_VISIBLE_DEVICES` does not name exactly one MIG device. A GPU in MIG mode is used through
+its MIG devices (a GPU instance plus a compute instance); from R470 each has a `MIG-` UUID that
+`CUDA_VISIBLE_DEVICES` takes (CUDA Programming Guide, "CUDA Environment Variables"), and "with
+CUDA 11/R450 and CUDA 12/R525, only enumeration of a single MIG instance is supported" (MIG user
+guide, quoted by a PyTorch maintainer in pytorch/pytorch#130181).
+
+- `critical`: unset (torch fails at its first device query with *device >= 0 && device <
+  num_gpus INTERNAL ASSERT FAILED*: pytorch/pytorch#107300 and #131650, both on A100s in MIG
+  mode, solved by setting `CUDA_VISIBLE_DEVICES` to the MIG slice), or set to a GPU index or
+  `GPU-` UUID of a GPU in MIG mode.
+- `warning`: several MIG UUIDs (one process enumerates one MIG device; tensor parallelism
+  across MIG slices does not work).
+- silent: one MIG UUID (or a unique prefix of one), MIG disabled, or `CUDA_VISIBLE_DEVICES=""`.
+
+The explanation lists every MIG device (`GPU 0 MIG 1g.24gb device 0: MIG-…`) so the UUID to
+set is at hand. No fix id: which slice a server should own is the operator's choice. The real
+`nvidia-smi -L` layout parsed in the tests is the A100-SXM4-80GB listing of
+DataDog/datadog-agent#33120 (seven `1g.10gb` devices).
+
+Example — the demo host `pro6000-mig` (an RTX PRO 6000 Server in MIG mode — the real R610
+table — split into four `1g.24gb` devices, the profile of aws/sagemaker-hyperpod-cli#403's
+configs; vLLM's unit sets `CUDA_VISIBLE_DEVICES=0`):
+
+```
+[critical] mig-device-not-selected MIG is enabled on GPU 0 NVIDIA RTX PRO 6000 Blackwell Server Edition but pid 5151 vllm.entrypoints.openai.api_server selects no single MIG device
+MIG mode is enabled on GPU 0 NVIDIA RTX PRO 6000 Blackwell Server Edition: CUDA programs use its MIG
+devices (a GPU instance and a compute instance), each with its own MIG- UUID. In the pid 5151
+vllm.entrypoints.openai.api_server environment CUDA_VISIBLE_DEVICES=0 names 0, not a MIG device: a
+GPU in MIG mode is used only through its MIG devices, so the server sees no usable device ('No CUDA
+GPUs are available'). Set CUDA_VISIBLE_DEVICES to one MIG UUID from `nvidia-smi -L` for each server
+process (MIG devices here: GPU 0 MIG 1g.24gb device 0: MIG-df07775f-db75-58f5-f2a6-cb3e7afad59e; GPU
+0 MIG 1g.24gb device 1: MIG-42404e7a-5996-5733-855c-30c51b79f684; GPU 0 MIG 1g.24gb device 2:
+MIG-b447b7c1-b78c-5c68-eefa-88112482ae75; GPU 0 MIG 1g.24gb device 3:
+MIG-488b243a-78e2-5cdf-9b7e-0dc13f6386ca). (Judged in the pid 5151
+vllm.entrypoints.openai.api_server environment.)
+evidence: GPU0 NVIDIA RTX PRO 6000 Blackwell Server Edition: MIG M. Enabled · CUDA_VISIBLE_DEVICES=0
+          · MIG 1g.24gb device 0 of GPU 0: MIG-df07775f-db75-58f5-f2a6-cb3e7afad59e · MIG 1g.24gb
+          device 1 of GPU 0: MIG-42404e7a-5996-5733-855c-30c51b79f684 · MIG 1g.24gb device 2 of GPU
+          0: MIG-b447b7c1-b78c-5c68-eefa-88112482ae75 · MIG 1g.24gb device 3 of GPU 0:
+          MIG-488b243a-78e2-5cdf-9b7e-0dc13f6386ca
+--
+[(0, 'Enabled')] (MigDevice(gpu=0, device=0, profile='1g.24gb', uuid='MIG-df07775f-db75-58f5-f2a6-cb3e7afad59e'),) ok
+[critical] mig-device-not-selected MIG is enabled on GPU 0 NVIDIA RTX PRO 6000 Blackwell Server Edition but pid 5151 vllm.entrypoints.openai.api_server selects no single MIG device
+```
+"""
+
+from __future__ import annotations
+
+from tui.core.findings.record import FindingRecord
+from tui.core.rules_mig import rule_mig_not_selected
+
+ID = "mig-device-not-selected"
+
+
+FINDING = FindingRecord(
+    id=ID,
+    title="MIG is on and no MIG instance is selected",
+    severities=("critical", "warning"),
+    reads=("gpus.mig_mode", "mig_devices.uuid", "contexts.vars", "driver.state"),
+    rules=(rule_mig_not_selected,),
+    cause="MIG on, no instance selected",
+    consequence="no GPU for the service",
+    fires_when=(
+        "a GPU is in MIG mode and the serving environment's `CUDA_VISIBLE_DEVICES` names no single "
+        "MIG device (unset, a GPU index or `GPU-` UUID, or several MIG UUIDs); lists the `MIG-` UUIDs "
+        "to set"
+    ),
+    example="RTX PRO 6000 in MIG mode, vLLM with `CUDA_VISIBLE_DEVICES=0`",
+    doc=__doc__ or "",
+    examples=(
+        "pytorch/pytorch#130181",
+        "pytorch/pytorch#107300",
+        "pytorch/pytorch#131650",
+        "DataDog/datadog-agent#33120",
+        "aws/sagemaker-hyperpod-cli#403",
+    ),
+)
