@@ -14,46 +14,13 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from tui.core.facts import Facts, PythonEnv, Toolkit
-from tui.core.findings import SEVERITY_ORDER, FlashInferReplay
+from tui.core.facts import Facts
+from tui.core.findings import SEVERITY_ORDER
 from tui.core.findings.registry import FINDINGS
+from tui.core.host_stack import path_nvcc, primary_python, primary_replay
 
 if TYPE_CHECKING:
     from tui.core.diagnosis import Diagnosis
-
-
-def primary_python(facts: Facts, diagnosis: Diagnosis | None) -> PythonEnv | None:
-    """The interpreter the story is about: FlashInfer's first, else torch's, else the first."""
-    by_path = {p.path: p for p in facts.pythons}
-    if diagnosis is not None:
-        for fi in diagnosis.flashinfer:
-            if fi.python in by_path:
-                return by_path[fi.python]
-    for p in facts.pythons:
-        if p.torch_version:
-            return p
-    return facts.pythons[0] if facts.pythons else None
-
-
-def primary_replay(diagnosis: Diagnosis | None) -> FlashInferReplay | None:
-    if diagnosis is None or not diagnosis.flashinfer:
-        return None
-    return diagnosis.flashinfer[0]
-
-
-def path_nvcc(facts: Facts) -> tuple[str | None, Toolkit | None]:
-    """The first ``nvcc`` on the SSH session's PATH and the toolkit it belongs to."""
-    ctx = facts.context(None)
-    if ctx is None or not ctx.which_nvcc:
-        return None, None
-    first = ctx.which_nvcc[0]
-    for tk in facts.toolkits:
-        if first in (tk.nvcc, tk.wrapper_of):
-            return first, tk
-    for tk in facts.toolkits:
-        if tk.realpath and first.startswith(tk.realpath.rstrip("/") + "/"):
-            return first, tk
-    return first, None
 
 
 # finding id → the boxes it points at (each finding record's ``implicates``)

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Literal
 from tui.core.completeness import unseen
 from tui.core.facts import Facts
 from tui.core.findings import SEVERITY_ORDER, FlashInferReplay
+from tui.core.host_stack import primary_python, primary_replay
 from tui.core.hosts import Host
-from tui.ui.cuda_boxes import primary_python, primary_replay
 from tui.ui.reasons import VALUE_KEYS, reason_line
 
 if TYPE_CHECKING:
