@@ -1,4 +1,4 @@
-"""Which CUDA: one ``driver_max_cuda`` for the rules and the screens, and the facts JSON's
+"""Which CUDA: one ``DriverInfo.max_cuda`` for the rules and the screens, and the facts JSON's
 driver keys (``driver_version``/``driver_cuda`` beside the older ``smi_version``/
 ``cuda_version`` that CONTRACT.md keeps)."""
 
