@@ -19,7 +19,7 @@ from conftest import SSHEnv
 from tui.cli import main as cli_main
 from tui.core import exitcodes
 from tui.core.explain import NEEDS, explain
-from tui.core.findings import FINDING_IDS
+from tui.core.findings.registry import FINDING_IDS
 from tui.core.hosts import Host
 from tui.core.runner import Session
 from tui.core.service import probe_and_judge_many

@@ -17,7 +17,8 @@ from typing import Any, Literal
 
 from tui.core.completeness import unseen
 from tui.core.facts import Facts
-from tui.core.findings import FINDING_IDS, Finding
+from tui.core.findings import Finding
+from tui.core.findings.registry import FINDING_IDS
 from tui.core.judged import Judged
 from tui.core.symptoms import Cause, Match, match_text
 
