@@ -20,7 +20,7 @@ import sys
 from tui.commands import command_help, output
 from tui.commands.host_args import add_host_options, host_flags, one_host
 from tui.core import exitcodes
-from tui.core.explain import Explanation, explain
+from tui.core.explain import explain, explanation_text
 from tui.core.hosts import Host
 from tui.core.inventory import InventoryError
 from tui.core.judged import Judged
@@ -28,7 +28,6 @@ from tui.core.symptom_source import LogText, SourceKind, read_log
 from tui.core.transcript import Transcript
 
 MAX_TEXT = 4 * 1024 * 1024  # bytes of --text read; a log tail is far smaller
-MARK = {"confirmed": "✔ confirmed", "possible": "? possible ", "ruled-out": "✘ ruled out"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -120,42 +119,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         output.write_json(result.to_json())
     else:
-        output.write_text(render(result, host_flags(args)))
+        output.write_text(explanation_text(result, host_flags(args)))
     if not reached:
         return exitcodes.UNREACHABLE
     return exitcodes.OK if result.explained_by else exitcodes.CRITICAL
-
-
-def render(result: Explanation, flags: str = "") -> str:
-    """The readable explanation (redacted by the caller's writer)."""
-    lines = [f"explain: {result.source}"]
-    if result.host_error:
-        lines.append(f"{result.host} could not be probed: {result.host_error}")
-        lines.append("every cause stays possible: judged from the text alone")
-    if not result.recognised:
-        lines.append(
-            "not recognised: no known error signature matches this text (nothing is guessed; "
-            "`detective-tui diagnose` still checks the host's versions)"
-        )
-        return "\n".join(lines) + "\n"
-    for err in sorted(result.errors, key=lambda e: not e.match.primary):
-        sig = err.match.signature
-        lead = "primary error" if err.match.primary else "also seen"
-        lines += ["", f"{lead} [{sig.id}]: {err.match.line}", f"  {sig.title}"]
-        if sig.advice:
-            lines.append(f"  {sig.advice}")
-        lines += [f"  {MARK[c.status]}  {c.finding} — {c.why}" for c in err.causes]
-        if sig.examples:
-            lines.append(f"  reported in: {', '.join(sig.examples)}")
-    lines.append("")
-    if result.explained_by:
-        lines.append(f"explained by: {', '.join(result.explained_by)}")
-        if result.host:
-            lines.append(f"see the fixes: detective-tui diagnose {result.host}{flags}")
-    elif all(not e.causes for e in result.errors):
-        lines.append("not a version conflict: nothing in the CUDA stack to fix for it")
-    elif result.host is None:
-        lines.append("no host given: give TARGET to confirm or rule out each cause")
-    else:
-        lines.append("no cause confirmed on this host")
-    return "\n".join(lines) + "\n"

@@ -23,6 +23,9 @@ from tui.core.judged import Judged
 from tui.core.symptoms import Cause, Match, match_text
 
 Status = Literal["confirmed", "possible", "ruled-out"]
+MARK: Mapping[str, str] = MappingProxyType(
+    {"confirmed": "✔ confirmed", "possible": "? possible ", "ruled-out": "✘ ruled out"}
+)
 
 
 def _torch(f: Facts) -> bool:
@@ -156,3 +159,39 @@ def explain(
     )
     host = judged.host.name if judged is not None else None
     return Explanation(host, errors, source, host_error)
+
+
+def explanation_text(result: Explanation, flags: str = "") -> str:
+    """The readable explanation (not redacted: every writer redacts); ``flags`` go into the
+    command it suggests (`` --demo``)."""
+    lines = [f"explain: {result.source}"]
+    if result.host_error:
+        lines.append(f"{result.host} could not be probed: {result.host_error}")
+        lines.append("every cause stays possible: judged from the text alone")
+    if not result.recognised:
+        lines.append(
+            "not recognised: no known error signature matches this text (nothing is guessed; "
+            "`detective-tui diagnose` still checks the host's versions)"
+        )
+        return "\n".join(lines) + "\n"
+    for err in sorted(result.errors, key=lambda e: not e.match.primary):
+        sig = err.match.signature
+        lead = "primary error" if err.match.primary else "also seen"
+        lines += ["", f"{lead} [{sig.id}]: {err.match.line}", f"  {sig.title}"]
+        if sig.advice:
+            lines.append(f"  {sig.advice}")
+        lines += [f"  {MARK[c.status]}  {c.finding} — {c.why}" for c in err.causes]
+        if sig.examples:
+            lines.append(f"  reported in: {', '.join(sig.examples)}")
+    lines.append("")
+    if result.explained_by:
+        lines.append(f"explained by: {', '.join(result.explained_by)}")
+        if result.host:
+            lines.append(f"see the fixes: detective-tui diagnose {result.host}{flags}")
+    elif all(not e.causes for e in result.errors):
+        lines.append("not a version conflict: nothing in the CUDA stack to fix for it")
+    elif result.host is None:
+        lines.append("no host given: give TARGET to confirm or rule out each cause")
+    else:
+        lines.append("no cause confirmed on this host")
+    return "\n".join(lines) + "\n"

@@ -538,6 +538,13 @@ class DetectiveApp(App[int]):
         ]
         return markdown_report(results, now=self.clock()) if results else ""
 
+    def open_explain(self, name: str) -> None:
+        """The explain box for one host: paste an error, see its cause on that host."""
+        from tui.ui.screens.explain import ExplainScreen
+
+        if name in self._hosts:
+            self.push_screen(ExplainScreen(self.fleet[name]))
+
     def open_shell(self, name: str) -> None:
         """Hand the terminal to an SSH session on the host (a shell for local and demo
         hosts); the TUI comes back when it exits."""

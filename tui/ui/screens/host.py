@@ -122,6 +122,14 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
             show=False,
             tooltip="Open an SSH session to this host; the TUI comes back when it ends",
         ),
+        Binding(
+            "x",
+            "explain",
+            "Explain",
+            id="host.explain",
+            show=False,
+            tooltip="Paste an error and see it explained for this host",
+        ),
     ]
 
     def __init__(self, host_name: str) -> None:
@@ -318,6 +326,9 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
 
     def action_shell(self) -> None:
         self.app.open_shell(self.host_name)
+
+    def action_explain(self) -> None:
+        self.app.open_explain(self.host_name)
 
     def action_copy(self) -> None:
         """The fix command on the What-if tab; the finding (as in the report) elsewhere."""

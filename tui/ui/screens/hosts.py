@@ -251,6 +251,14 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
             show=False,
             tooltip="Clear the filter and show every host",
         ),
+        Binding(
+            "x",
+            "explain",
+            "Explain",
+            id="hosts.explain",
+            show=False,
+            tooltip="Paste an error and see it explained for the selected host",
+        ),
     ]
 
     class FleetFixRequested(Message):
@@ -538,6 +546,10 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
     def action_shell(self) -> None:
         if self.selected_host is not None:
             self.app.open_shell(self.selected_host)
+
+    def action_explain(self) -> None:
+        if self.selected_host is not None:
+            self.app.open_explain(self.selected_host)
 
     def action_probe_selected(self) -> None:
         if self.marked:
