@@ -5,6 +5,7 @@ a real nvidia-smi capture, locally and over a real sshd."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -116,3 +117,44 @@ def test_fake_hosts_over_real_sshd(
     assert code == exitcodes.OK
     assert {f["id"]: f["severity"] for f in hosts[0]["findings"]} == {ID: "warning"}
     assert hosts[1]["findings"] == []
+
+
+def test_no_warning_when_nothing_needs_the_newer_ptx(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 22 item 1. The real 8× H200 capture on driver 550.163.01 (CUDA 12.4), the real
+    torch 2.8.0+cu128 (version.py and libtorch_python.so's arch flags from the PyPI wheel:
+    sm_90 is a cubin), and the real nvcc 12.4.131 as the JIT toolkit: no PTX of CUDA 12.8
+    reaches the driver, so no warning. Installing vLLM (its wheels carry PTX) or a CUDA 12.8
+    JIT toolkit brings it back."""
+    base = fakehost.h200_driver_550_cu128()
+    (venv,) = base.venvs
+    bare = replace(venv, dists=(("torch", "2.8.0"),))
+    toolkit = {
+        "toolkits": (fakehost.CUDA_124,),
+        "usr_local_cuda": fakehost.CUDA_124.home,
+        "env": fakehost._ssh_env(
+            f"{venv.path}/bin:/usr/local/cuda/bin", CUDA_HOME="/usr/local/cuda"
+        ),
+    }
+    quiet = replace(base, venvs=(bare,), **toolkit)
+    with_vllm = replace(base, **toolkit)
+    newer_jit = replace(
+        quiet,
+        toolkits=(fakehost.CUDA_128,),
+        usr_local_cuda=fakehost.CUDA_128.home,
+    )
+    code, hosts = _diagnose(
+        tmp_path,
+        capsys,
+        _entry(tmp_path, "quiet", quiet),
+        _entry(tmp_path, "vllm", with_vllm),
+        _entry(tmp_path, "jit128", newer_jit),
+    )
+    found = {h["host"]: {f["id"]: f["severity"] for f in h["findings"]} for h in hosts}
+    assert found["quiet"] == {}, hosts[0]["findings"]
+    assert found["vllm"] == {ID: "warning"}
+    (warning,) = [f for f in hosts[1]["findings"] if f["id"] == ID]
+    assert "vllm installed (its kernels may reach the driver as PTX)" in warning["evidence"]
+    assert found["jit128"][ID] == "warning" and "driver-too-old-for-nvcc" in found["jit128"]
+    assert code == exitcodes.OK  # warnings only
