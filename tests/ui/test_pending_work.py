@@ -85,8 +85,60 @@ async def test_restart_pending_is_shown_and_one_key_runs_it(fleet: tuple[Host, .
 
 
 def test_interrupted_fixes_come_from_the_journal(monkeypatch: pytest.MonkeyPatch) -> None:
-    records = [SimpleNamespace(id="r2", fix_id="set-flashinfer-arch-list")]
+    records = [
+        SimpleNamespace(
+            id="r2", fix_id="set-flashinfer-arch-list", failed_with_changes=False, step_at=None
+        )
+    ]
     monkeypatch.setattr(pending.undo, "unfinished", lambda host: records)
     (work,) = pending.interrupted("ct200")
     assert (work.kind, work.record, work.label) == ("interrupted", "r2", "fix interrupted")
     assert "set-flashinfer-arch-list stopped before it finished" in work.detail
+
+
+async def test_a_failed_fix_that_may_have_changed_something_is_pending(
+    fleet: tuple[Host, ...],
+) -> None:
+    """A fix that FAILED after a step that may have changed something shows as "fix failed"
+    (not "probed just now"), R previews its undo, and a new session finds it in the journal."""
+    import dataclasses
+    from functools import partial
+
+    from tui.core.fixes import build_plan
+
+    app = make_app(fleet)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await probe_all(pilot)
+        state = app.fleet["ct200"]
+        venv = next(p for p in state.facts.pythons if p.flashinfer_version)
+        # facts from before the probe looked for pip: the pip install runs, and fails
+        older = dataclasses.replace(
+            state.facts,
+            pythons=tuple(dataclasses.replace(p, has_pip=None) for p in state.facts.pythons),
+        )
+        plan = build_plan(older, state.host, "install-cuda-toolkit-pip", {}, venv.path)
+        wizard = FixWizardScreen(state.host, plan, app.session, before=older)
+        app.push_screen(wizard, partial(app._fix_closed, "ct200"))
+        await settle(pilot)
+        await pilot.press("a")
+        await settle(pilot, lambda: wizard.stage == "failed")
+        record = wizard.record
+        assert record is not None  # the failed step may have changed something
+        await pilot.press("escape")
+        await settle(
+            pilot, lambda: isinstance(app.screen, HostsScreen) and not app.fleet["ct200"].busy
+        )
+        work = app.fleet["ct200"].pending
+        assert work is not None and (work.kind, work.record) == ("failed", record)
+        table = app.screen.query_one("#hosts-table", FleetTable)
+        assert table.cell("ct200", "status") == "fix failed"
+        reason = table.cell("ct200", "reason")
+        assert reason.startswith("install-cuda-toolkit-pip failed at step 1 of ")
+        assert "may have changed something; R undoes it" in reason
+        table.cursor_row = table.row_names.index("ct200")
+        await pilot.press("R")
+        await settle(pilot, lambda: isinstance(app.screen, FixWizardScreen))
+        assert app.screen.plan.fix_id == "undo:install-cuda-toolkit-pip"  # previewed only
+
+    (found,) = pending.interrupted("ct200")  # the next session reads it from the journal
+    assert (found.kind, found.record, found.label) == ("failed", record, "fix failed")

@@ -709,7 +709,7 @@ class DetectiveApp(App[int]):
         if work is None:
             return
         self.session.record("pending-opened", host=state.name, work=work.kind)
-        if work.kind == "interrupted":
+        if work.undoes:
             try:
                 record = load_record(state.name, work.record or "last")
             except UndoError as exc:

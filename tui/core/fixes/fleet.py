@@ -327,7 +327,13 @@ async def plan_undo_last(
             records[host.name] = found[0]
         else:
             where = records_dir(host.name)
-            items[host.name] = _nothing_to_undo(host, f"no fix recorded for {host.name} in {where}")
+            undone = len(list(where.glob("*.undone"))) if where.is_dir() else 0
+            why = (
+                f"every fix recorded for {host.name} is already undone ({undone} in {where})"
+                if undone
+                else f"no fix recorded for {host.name} in {where}"
+            )
+            items[host.name] = _nothing_to_undo(host, why)
     stamp = stamp or make_stamp()
     probed = await session.probe_many([h for h in hosts if h.name in records])
     for p in probed:

@@ -63,6 +63,8 @@ def unfinished_notice(r: UndoRecord) -> str:
     elif r.state == "stopped":
         before = f" before step {at} of {total}" if at is not None else ""
         what = f"fix {r.fix_id} on {r.host} was stopped{before} when detective-tui was quit"
+    elif r.state == "failed":
+        what = f"fix {r.fix_id} on {r.host} FAILED{where} and may have changed something"
     else:
         what = f"fix {r.fix_id} on {r.host} was interrupted{where}"
     undo = len(r.steps)

@@ -157,11 +157,23 @@ class UndoRecord:
         return self.undo_run is not None and self.undo_run.state == "running" and not self.live
 
     @property
+    def failed_with_changes(self) -> bool:
+        """The run failed after a step that changed or may have changed something (a failed
+        first step that never started leaves no undo steps)."""
+        return self.state == "failed" and bool(self.steps)
+
+    @property
     def needs_attention(self) -> bool:
-        """Cut or stopped mid-run and not yet undone or accepted: shown on the next run."""
+        """Cut, stopped or failed mid-run (and may have changed something), not yet undone or
+        accepted: shown on the next run."""
         if self.marked_done:
             return self.undo_interrupted
-        return self.interrupted or self.state == "stopped" or self.undo_interrupted
+        return (
+            self.interrupted
+            or self.state == "stopped"
+            or self.failed_with_changes
+            or self.undo_interrupted
+        )
 
     @property
     def step_at(self) -> int | None:

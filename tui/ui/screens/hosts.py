@@ -66,7 +66,7 @@ GROUP_STYLE = {
 }
 
 
-PENDING_STYLE = {"restart": "bold yellow", "interrupted": "bold red"}
+PENDING_STYLE = {"restart": "bold yellow", "interrupted": "bold red", "failed": "bold red"}
 
 
 def _status_cell(state: HostState, now: datetime, stale_minutes: int) -> Text:

@@ -68,7 +68,7 @@ class UndoMarkedScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         names = ", ".join(h.name for h in self.hosts)
-        yield Static(Content.assemble(("Undo the newest fix on  ", "bold"), names), id="undo-title")
+        yield Static(Content.assemble(("Undo the newest fix on ", "bold"), names), id="undo-title")
         yield Static("Reading each host's undo records and probing them…", id="undo-status")
         yield VerticalScroll(id="undo-preview")
         yield DataTable(id="undo-results", cursor_type="row")
