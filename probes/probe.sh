@@ -464,6 +464,7 @@ ctx_finish() {
       case ${_j##*/} in cached_ops | generated | tmp | cubins) continue ;; esac
     fi
     rec jit "$1" "${_j#"$R"}"
+    CHG_JIT="$CHG_JIT$_j$NL"
   done
 }
 
@@ -818,6 +819,7 @@ DT_ARGV_EOF
   CID=$_pcid
   rec ctx "$_pcid" process "pid $1 ${_prog:-${_argv0##*/}}"
   rec ctxkv "$_pcid" pid "$1"
+  CHG_PIDS="$CHG_PIDS $1"
   rec ctxkv "$_pcid" exe "$_exe"
   if [ -n "$_argfull" ]; then
     printf '%s' "$_recs"
@@ -1477,6 +1479,94 @@ probe_toolkit() {
   emit_file tkjson "$1" "$R$2/version.json" || true
 }
 
+# ---- what the host records about its changes (record kinds chg, pyinst; probes/README.md) ----
+# Bounded reads of files only — the tails of the package logs (apt history.log, dpkg.log,
+# dnf.rpm.log; CUDA/NVIDIA lines of dpkg and rpm), the times of the kernel module, the JIT
+# cache dirs and the serving processes' starts — plus `systemctl show` for a unit's restart
+# count on the host itself (never under a root prefix: that systemd is not the tree's).
+CHG_JIT=
+CHG_PIDS=
+CHG_TAIL=65536
+chg_lines() { # chg_lines WHAT TEXT [FILTER]: one chg record per line (FILTER: cuda only)
+  _cifs=$IFS
+  IFS=$NL
+  set -f
+  for _ln in $2; do
+    if [ -n "${3:-}" ]; then
+      case $_ln in *nvidia* | *cuda* | *cudnn* | *nccl* | *NVIDIA* | *CUDA*) ;; *) continue ;; esac
+    fi
+    case $1 in
+      apt) case $_ln in Start-Date:* | Commandline:* | Requested-By:* | Install:* | Upgrade:* | Remove:* | Purge:* | End-Date:*) ;; *) continue ;; esac ;;
+      dpkg) case $_ln in *" install "* | *" upgrade "* | *" remove "* | *" purge "*) ;; *) continue ;; esac ;;
+      rpm) case $_ln in *Upgrade:* | *Upgraded:* | *Install:* | *Installed:* | *Erase:* | *Obsoleted:*) ;; *) continue ;; esac ;;
+    esac
+    rec chg "$1" - "$_ln"
+  done
+  set +f
+  IFS=$_cifs
+}
+
+probe_changes() {
+  for _cf in apt:/var/log/apt/history.log dpkg:/var/log/dpkg.log rpm:/var/log/dnf.rpm.log; do
+    _cp=$R${_cf#*:}
+    [ -f "$_cp" ] && [ -r "$_cp" ] || continue
+    run tail -c "$CHG_TAIL" "$_cp"
+    [ "$_rc" = 0 ] || continue
+    case ${_cf%%:*} in apt) chg_lines apt "$_out" ;; *) chg_lines "${_cf%%:*}" "$_out" 1 ;; esac
+  done
+  _paths=
+  [ -e "$R/sys/module/nvidia" ] && _paths=$R/sys/module/nvidia$NL
+  _paths=$_paths$CHG_JIT
+  if [ -n "$_paths" ]; then
+    _cifs=$IFS
+    IFS=$NL
+    set -f
+    # shellcheck disable=SC2086
+    run stat -c '%Y %n' $_paths
+    set +f
+    IFS=$_cifs
+    while IFS= read -r _ln; do
+      case $_ln in [0-9]*" /"*) ;; *) continue ;; esac
+      _cpath=${_ln#* }
+      case $_cpath in
+        "$R/sys/module/nvidia") rec chg module nvidia "${_ln%% *}" ;;
+        *) rec chg jit "${_cpath#"$R"}" "${_ln%% *}" ;;
+      esac
+    done <<EOF_CHG
+$_out
+EOF_CHG
+  fi
+  _btime=
+  while read -r _k _v; do [ "$_k" = btime ] && _btime=$_v; done <"$R/proc/stat" 2>/dev/null
+  _hz=100
+  for _cpid in $CHG_PIDS; do
+    _st=
+    { IFS= read -r _st <"$R/proc/$_cpid/stat"; } 2>/dev/null
+    [ -n "$_st" ] && [ -n "$_btime" ] || continue
+    # field 22 (starttime, clock ticks after boot), counted after the ") " that ends comm
+    set -f
+    # shellcheck disable=SC2086
+    set -- ${_st##*) }
+    set +f
+    [ "$#" -ge 20 ] || continue
+    shift 19
+    case $1 in '' | *[!0-9]*) continue ;; esac
+    rec chg start "$_cpid" "$((_btime + $1 / _hz))"
+  done
+  [ -z "$R" ] && command -v systemctl >/dev/null 2>&1 || return 0
+  _cifs=$IFS
+  IFS=$NL
+  for _cu in $UNITS; do
+    [ -n "$_cu" ] || continue
+    run systemctl show "$_cu" -p NRestarts -p ActiveEnterTimestamp
+    IFS=$NL
+    for _ln in $_out; do
+      case $_ln in NRestarts=* | ActiveEnterTimestamp=*) rec chg unit "$_cu" "$_ln" ;; esac
+    done
+  done
+  IFS=$_cifs
+}
+
 # ---- main ------------------------------------------------------------------------------
 rec begin "$DT_VERSION" "$R"
 if [ -n "$R" ] && [ ! -d "$R/" ]; then
@@ -1500,6 +1590,7 @@ finish_login
 probe_pythons
 step toolkits
 probe_toolkits
+probe_changes
 step gpus
 finish_smi
 _el=

@@ -295,6 +295,7 @@ def report_dists(sites):
                 found[dist] = (sdir, entry)
             count += 1
             rec("pydist", INDEX, count, entry)
+            report_install(os.path.join(sdir, entry), count)
             path = os.path.join(sdir, entry)
             if os.path.isdir(path):  # an old-style .egg-info may be the PKG-INFO file itself
                 path = os.path.join(path, meta)
@@ -307,6 +308,23 @@ def report_dists(sites):
             except OSError as exc:
                 rec("py", INDEX, "warning", f"{host(path)}: {exc.strerror or exc}")
     return found
+
+
+# ---- what the host records about its changes (record kind pyinst; probes/README.md) ----------
+def report_install(dist_dir, count):
+    """Who installed a distribution (its dist-info ``INSTALLER``: pip, uv, conda…) and when (the
+    dist-info dir's mtime): read, never run."""
+    installer = ""
+    try:
+        mtime = int(os.stat(dist_dir).st_mtime)
+    except OSError:
+        return
+    if os.path.isdir(dist_dir):
+        try:
+            installer = next(file_lines(os.path.join(dist_dir, "INSTALLER"), 1), "").strip()
+        except OSError:
+            installer = ""
+    rec("pyinst", INDEX, count, installer, mtime)
 
 
 def editable_packages(sites):

@@ -29,9 +29,9 @@ FINDING_MODULES = sorted(
 STAGES: dict[str, str] = {
     "base": "exitcodes locations hosts redact durable neterrors ssh_argv systemd_syntax",
     "facts": (
-        "facts parsers factbuild gpu_state gpu_table gpu_scope mig torch_arch torch_index "
-        "torch_libs torch_variants compat ptxas_targets flashinfer_eras flashinfer_pre02 "
-        "flashinfer_prebuilt flashinfer_replay triton_ptxas extensions findings"
+        "facts host_changes parsers factbuild gpu_state gpu_table gpu_scope mig torch_arch "
+        "torch_index torch_libs torch_variants compat ptxas_targets flashinfer_eras "
+        "flashinfer_pre02 flashinfer_prebuilt flashinfer_replay triton_ptxas extensions findings"
     ),
     "reach": (
         "inventory hostlist importer shell_command transport local_transport ssh_transport "
@@ -53,7 +53,7 @@ STAGES: dict[str, str] = {
     "judge": "diagnosis whatif triton_whatif judged host_stack explain",
     "records": (
         "transcript transcript_index probe_json report issue_report fixes.journal fixes.history "
-        "history verdicts prometheus checks"
+        "history verdicts prometheus checks history_diff history_causes history_view"
     ),
     "run": (
         "runner deep service symptom_source ingest validate validate_result validate_records "

@@ -21,6 +21,8 @@ COMMAND_MODULES = (
     "check",
     "explain",
     "findings",
+    "history",
+    "diff",
 )
 COMMANDS = {  # command → (its module, its one-line help)
     "probe": ("probe", "collect facts from hosts (no diagnosis)"),
@@ -48,6 +50,8 @@ COMMANDS = {  # command → (its module, its one-line help)
     "export": ("export", "write the hosts' verdicts as Prometheus gauges (textfile collector)"),
     "check": ("check", "one status line and exit code for node-problem-detector or Nagios"),
     "findings": ("findings", "list the findings detective-tui knows, or explain one"),
+    "history": ("history", "a host's earlier probes: time, verdict, stack, what changed"),
+    "diff": ("diff", "what changed: two probes of one host, or two hosts, and the likely cause"),
 }
 
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from probes import SENTINEL
-from tui.core import mig, parsers
+from tui.core import host_changes, mig, parsers
 from tui.core.extensions import extension_builds
 from tui.core.facts import (
     ContainerInfo,
@@ -73,6 +73,8 @@ ARITY: Mapping[str, int] = {
     "pyfile": 3,
     "pyrc": 2,
     "pyext": 4,
+    "pyinst": 4,
+    "chg": 3,
     "ctr": 2,
     "ldconf": 2,
     "libcuda": 1,
@@ -148,6 +150,7 @@ class _Py:
     notes: list[str] = field(default_factory=list)
     ext: list[tuple[str, str, str]] = field(default_factory=list)  # (dist, key, value)
     nvlibs: list[str] = field(default_factory=list)
+    inst: dict[str, tuple[str, str]] = field(default_factory=dict)  # k → (installer, mtime)
 
 
 @dataclass
@@ -192,6 +195,7 @@ class FactBuilder:
         self._ctr: dict[str, list[str]] = {"marker": [], "dev": [], "lib": []}
         self._ldconf: list[tuple[str, str]] = []
         self._libcuda: list[str] = []
+        self._chg: list[tuple[str, str, str]] = []
 
     # -- input ------------------------------------------------------------------------
     def feed(self, line: str) -> ProbeProgress | None:
@@ -311,6 +315,12 @@ class FactBuilder:
     def _on_pyext(self, idx: str, dist: str, key: str, value: str) -> None:
         self._py_of(idx).ext.append((dist, key, value))
 
+    def _on_pyinst(self, idx: str, k: str, installer: str, mtime: str) -> None:
+        self._py_of(idx).inst[k] = (installer, mtime)
+
+    def _on_chg(self, what: str, key: str, value: str) -> None:
+        self._chg.append((what, key, value))
+
     def _on_pyrc(self, idx: str, rc: str) -> None:
         self._py_of(idx).kv["rc"] = rc
 
@@ -421,6 +431,9 @@ class FactBuilder:
             ),
             ptxas=tuple(_ptxas(path, p) for path, p in self._ptxas.items()),
             ld_cache=tuple(LibFile(p, t if t != p else None) for p, t in self._ldcache.items()),
+            changes=host_changes.build(
+                self._chg, {c.pid: c.unit for c in contexts if c.pid is not None and c.unit}
+            ),
         )
 
     def _host_info(self) -> HostInfo:
@@ -598,12 +611,14 @@ class FactBuilder:
     ) -> PythonEnv:
         kv = py.kv
         packages: dict[str, str] = {}
+        named: dict[str, tuple[str, str]] = {}
         for k, dirname in py.dists.items():
             parsed = parsers.parse_dist_metadata("\n".join(py.meta.get(k, []))) or (
                 parsers.parse_dist_dir_name(dirname)
             )
             if parsed is not None:
                 packages.setdefault(parsed[0], parsed[1])
+                named[k] = parsed
         torch = parsers.parse_torch_version_py("\n".join(py.files.get("torch_version", [])))
         fi = parsers.parse_flashinfer_build_meta(
             "\n".join(py.files.get("flashinfer_build_meta", []))
@@ -635,6 +650,7 @@ class FactBuilder:
             triton_bin_dir=kv.get("triton_bin"),
             cuda_libs=tuple(py.nvlibs),
             has_pip={"1": True, "0": False}.get(kv.get("pip", "")),
+            installs=host_changes.installs(py.dists, named, py.inst),
         )
 
     @staticmethod

@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from tui.core.compat import driver_cuda_from_number
 from tui.core.gpu_state import GpuLoad, GpuProcess
+from tui.core.host_changes import DistInstall, HostChanges
 
 SCHEMA_VERSION = 1
 
@@ -235,6 +236,7 @@ class PythonEnv:
     triton_bin_dir: str | None = None  # triton/backends/nvidia/bin (its bundled ptxas)
     cuda_libs: tuple[str, ...] = ()  # CUDA libraries of the nvidia-* wheels (nvidia/*/lib)
     has_pip: bool | None = None  # a pip package in its site dirs (None: not looked for)
+    installs: tuple[DistInstall, ...] = ()  # who installed each reported distribution, when
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "packages", _frozen_map(self.packages))
@@ -294,6 +296,7 @@ class Facts:
     )  # from nvidia-smi -L, when a GPU is in MIG mode
     gpu_load: tuple[GpuLoad, ...] = ()  # live: utilisation, memory, temperature per GPU
     gpu_processes: tuple[GpuProcess, ...] = ()  # live: compute processes on the GPUs
+    changes: HostChanges = field(default_factory=HostChanges)  # what the host logged changing
 
     # -- lookups used by rules and the UI ---------------------------------------------
     def toolkit_at(self, home: str) -> Toolkit | None:

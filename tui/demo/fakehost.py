@@ -558,6 +558,7 @@ def _build_venv(root: Path, venv: VenvSpec) -> None:
         info = site / f"{dist.replace('-', '_')}-{version}.dist-info"
         requires = "".join(f"Requires-Dist: {r}\n" for r in venv.requires.get(dist, ()))
         _write(info / "METADATA", _metadata(dist, version).replace("\n\n", f"\n{requires}\n"))
+        _write(info / "INSTALLER", "pip\n")  # what pip writes: who installed it
         if dist in venv.records:
             _write(info / "RECORD", "".join(f"{r},," + "\n" for r in venv.records[dist]))
     for rel, content in venv.site_files.items():
@@ -728,13 +729,18 @@ def _ssh_env(path_head: str, **extra: str) -> dict[str, str]:
 
 
 def reference_ct200(
-    *, with_cuda13: bool = False, flashinfer: str = "0.6.8", service: bool = True
+    *,
+    with_cuda13: bool = False,
+    flashinfer: str = "0.6.8",
+    service: bool = True,
+    cuda: str = "/usr/local/cuda-12.8",
+    torch: str = "2.9.1",
 ) -> FakeHostSpec:
     """The seed case: 8× RTX PRO 6000 (SM 12.0), driver 580.95.05 (CUDA 13.0), only CUDA 12.8
     on disk and in CUDA_HOME, torch 2.9.1+cu130, FlashInfer 0.6.8, SGLang as a systemd service.
+    ``cuda`` is the toolkit CUDA_HOME and PATH name (everywhere), ``torch`` torch's version.
     """
     venv = "/root/venv_sglang211"
-    cuda = "/usr/local/cuda-12.8"
     py = f"{venv}/bin/python3"
     unit = "sglang.service"
     env_path = f"{cuda}/bin:{venv}/bin:/usr/local/bin:/usr/bin:/bin"
@@ -809,7 +815,7 @@ def reference_ct200(
             VenvSpec(
                 path=venv,
                 dists=(
-                    ("torch", "2.9.1"),
+                    ("torch", torch),
                     ("sglang", "0.5.6"),
                     ("sgl-kernel", "0.3.18"),
                     ("triton", "3.5.1"),
@@ -820,7 +826,7 @@ def reference_ct200(
                 # rewritten (no 2.9.1+cu130 capture exists; the layout is the same apart from
                 # the extra rocm field 2.10+ adds).
                 torch_version_py="torch/torch-version.py-2.11.0+cu130-x86_64-pypi.py",
-                torch_version="2.9.1+cu130",
+                torch_version=f"{torch}+cu130",
                 # the 2.11.0+cu130 wheel's list, for the same reason as version.py above
                 torch_arch_flags=pypi_torch_arch_flags("2.11.0+cu130"),
                 flashinfer=flashinfer,

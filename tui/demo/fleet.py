@@ -31,13 +31,30 @@ class DemoHost:
     tags: tuple[str, ...]
 
 
+# SYNTHETIC: the demo ct200's apt log — the run that took CUDA 13.0 away (its history's story:
+# ``tui.demo.history``); the format is apt's history.log
+CT200_APT_LOG = """\
+Start-Date: 2026-11-30  03:10:12
+Commandline: apt-get -y purge cuda-toolkit-13-0
+Requested-By: admin (1000)
+Purge: cuda-toolkit-13-0:amd64 (13.0.2-1)
+End-Date: 2026-11-30  03:10:40
+"""
+
+
+def _ct200() -> fakehost.FakeHostSpec:
+    """The reference case, with the apt log of how CUDA 13.0 left it."""
+    spec = fakehost.reference_ct200()
+    return replace(spec, files={**spec.files, "/var/log/apt/history.log": CT200_APT_LOG})
+
+
 def _ct201() -> fakehost.FakeHostSpec:
     """The reference case the day after: CUDA 13.0 installed, but CUDA_HOME still on 12.8."""
     return replace(fakehost.reference_ct200(with_cuda13=True), hostname="ct201")
 
 
 DEMO_HOSTS: tuple[DemoHost, ...] = (
-    DemoHost("ct200", fakehost.reference_ct200, ("demo", "blackwell", "sglang", "reference")),
+    DemoHost("ct200", _ct200, ("demo", "blackwell", "sglang", "reference")),
     DemoHost("ct201", _ct201, ("demo", "blackwell", "sglang", "cuda13-installed")),
     DemoHost("h100-node", fakehost.healthy_h100, ("demo", "hopper")),
     DemoHost("b200-old-driver", fakehost.b200_old_driver, ("demo", "blackwell")),
@@ -91,13 +108,28 @@ def _tree(name: str, spec: fakehost.FakeHostSpec, base: Path) -> tuple[Path, dic
     return dest, json.loads(meta_file.read_text(encoding="utf-8"))
 
 
+def demo_host(
+    name: str, spec: fakehost.FakeHostSpec, tags: tuple[str, ...], cache_dir: Path | None = None
+) -> Host:
+    """A demo host probing the tree of ``spec`` (built on first use)."""
+    root, meta = _tree(name, spec, (cache_dir or locations.cache_dir()) / "demo")
+    return Host(
+        name=name,
+        local=True,
+        root=str(root),
+        env=meta["env"],
+        python=tuple(meta["pythons"]),
+        tags=tags,
+        source=DEMO_SOURCE,
+    )
+
+
 def demo_fleet(cache_dir: Path | None = None, copies: int = 1) -> tuple[Host, ...]:
     """The demo hosts, building their trees on first use.
 
     ``copies`` > 1 repeats the fleet under numbered names (``ct200-07``) sharing the same
     trees — the benchmark probes 100 hosts this way.
     """
-    base = (cache_dir or locations.cache_dir()) / "demo"
     hosts: list[Host] = []
     for entry in DEMO_HOSTS:
         if entry.spec is None:
@@ -105,18 +137,7 @@ def demo_fleet(cache_dir: Path | None = None, copies: int = 1) -> tuple[Host, ..
                 Host(name=entry.name, simulate="unreachable", tags=entry.tags, source=DEMO_SOURCE)
             )
             continue
-        root, meta = _tree(entry.name, entry.spec(), base)
-        hosts.append(
-            Host(
-                name=entry.name,
-                local=True,
-                root=str(root),
-                env=meta["env"],
-                python=tuple(meta["pythons"]),
-                tags=entry.tags,
-                source=DEMO_SOURCE,
-            )
-        )
+        hosts.append(demo_host(entry.name, entry.spec(), entry.tags, cache_dir))
     if copies <= 1:
         return tuple(hosts)
     width = len(str(copies))

@@ -1,0 +1,95 @@
+"""``detective-tui diff TARGET [OTHER] [--since WHEN] [--json]``: what changed.
+
+One host: its newest probe against the one before it, or against its probe as of ``--since
+WHEN`` (an ISO-8601 date or time, ``6h``/``2d``…, or ``ok`` — the newest earlier probe without
+a critical finding). Two hosts: TARGET's newest probe against OTHER's. The changes come in the
+words that matter for CUDA (``tui.core.history_diff``), then the findings that appeared and
+went away, then — for one host — the likely causes from what the host recorded
+(``tui.core.history_causes``). Exit 0; 2 when there are not two probes to compare; 3 for bad
+usage or inventory.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from tui.commands import command_help, output
+from tui.commands.history import snapshots_of, stack_words
+from tui.commands.host_args import add_host_options, one_host
+from tui.core import exitcodes
+from tui.core.history import HistoryError
+from tui.core.history_view import WhenError, diff_json, parse_when, pick_pair, reached
+from tui.core.inventory import InventoryError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "diff",
+        help=command_help("diff"),
+        description="Two probes of one host, or the newest probes of two hosts, compared.",
+    )
+    p.add_argument("target", metavar="TARGET", help="inventory name, local, or ssh target")
+    p.add_argument("other", metavar="OTHER", nargs="?", help="a second host to compare with")
+    p.add_argument("--since", metavar="WHEN", help="ISO date/time, 6h, 2d, or 'ok'")
+    p.add_argument("--json", action="store_true", help="print the JSON object of CONTRACT.md")
+    add_host_options(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        since = parse_when(args.since) if args.since else None
+        host = one_host(args, args.target)
+        other = one_host(args, args.other) if args.other else None
+        mine = snapshots_of(host)
+        theirs = snapshots_of(other) if other is not None else []
+    except (InventoryError, HistoryError, WhenError) as exc:
+        output.warn(f"detective-tui diff: {exc}")
+        return exitcodes.USAGE
+    if other is None:
+        pair = pick_pair(mine, since)
+        if isinstance(pair, str):
+            output.warn(f"detective-tui diff: {host.name}: {pair}")
+            return exitcodes.UNREACHABLE
+        before, after = pair
+    else:
+        if since is not None:
+            output.warn("detective-tui diff: --since compares one host's probes; give one TARGET")
+            return exitcodes.USAGE
+        missing = [h.name for h, s in ((host, mine), (other, theirs)) if not reached(s)]
+        if missing:
+            output.warn(
+                f"detective-tui diff: never reached: {', '.join(missing)} "
+                f"(probe it first: detective-tui diagnose {' '.join(missing)})"
+            )
+            return exitcodes.UNREACHABLE
+        before, after = reached(mine)[0], reached(theirs)[0]
+    data = diff_json(host.name, other.name if other else None, before, after)
+    if args.json:
+        output.write_json(data)
+    else:
+        print_diff(data)
+    return exitcodes.OK
+
+
+def print_diff(data: dict) -> None:
+    a, b = data["from"], data["to"]
+    left = data["host"] + (f" {a['at']}" if data["other"] is None else f" ({a['at']})")
+    right = (data["other"] + f" ({b['at']})") if data["other"] else b["at"]
+    output.say(f"{left} [{a['verdict']}] → {right} [{b['verdict']}]")
+    output.say(f"  before: {stack_words(a['stack'])}")
+    output.say(f"  after:  {stack_words(b['stack'])}")
+    if not data["changes"]:
+        output.say("  no change in what matters for CUDA")
+    for c in data["changes"]:
+        where = f"  [{c['python']}]" if c["python"] else ""
+        output.say(f"  {c['words']}{where}")
+    moved = data["findings"]
+    if moved["appeared"]:
+        output.say(f"findings appeared: {', '.join(moved['appeared'])}")
+    if moved["gone"]:
+        output.say(f"findings gone: {', '.join(moved['gone'])}")
+    if data["likely_causes"]:
+        output.say("likely causes:")
+        for cause in data["likely_causes"]:
+            output.say(f"  {cause['change']}: {cause['evidence']}")
