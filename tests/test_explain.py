@@ -32,8 +32,6 @@ PLANNED = {
     "libcuda-stub-on-library-path",
     "fabric-manager-not-running",
     "cuda-init-fails",
-    "container-lost-gpu-access",
-    "cuda-visible-devices-selects-no-gpu",
 }
 
 # (text as the thread reported it, signature, the cause its maintainers found), each from

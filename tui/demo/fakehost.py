@@ -66,6 +66,12 @@ SMI_FAILURES: Mapping[str, tuple[Mapping[str, str], int]] = {
         18,
     ),
 }
+# DriverSpec.failure → (the one line nvidia-smi prints for every call, exit status), quoted from
+# public threads where no capture exists: NVIDIA/nvidia-docker#1671 (a container whose device
+# cgroup lost the GPUs; exit status 255 as reported there)
+QUOTED_SMI_FAILURES: Mapping[str, tuple[str, int]] = {
+    "nvml-unknown-error": ("Failed to initialize NVML: Unknown Error\n", 255),
+}
 # /proc/driver/nvidia/version in the open-module layout of the fixture, for drivers we have no
 # capture of (the build line and date are those of the 580.95.05 capture).
 PROC_VERSION_TEMPLATE = (
@@ -103,7 +109,7 @@ class DriverSpec:
     table_fixture: str | None = None  # nvidia-smi/… default table
     proc_version: str | None = None  # "580.95.05"; None: /proc/driver/nvidia/version absent
     proc_fixture: str | None = None  # a captured proc file to use verbatim
-    failure: str | None = None  # a key of SMI_FAILURES: "not-loaded", "no-nvml", "version-mismatch"
+    failure: str | None = None  # a key of SMI_FAILURES or QUOTED_SMI_FAILURES
     hang: bool = False  # nvidia-smi sleeps forever (the probe's step deadline must hit)
     query_unsupported: bool = False  # an old nvidia-smi that rejects the compute_cap field
     installed: bool = True  # False: no nvidia-smi binary at all
@@ -377,10 +383,13 @@ def mig_uuid(hostname: str, gpu: int, device: int) -> str:
 
 def _smi_outputs(spec: FakeHostSpec) -> dict[str, tuple[str, int]]:
     drv = spec.driver
+    if drv.failure in QUOTED_SMI_FAILURES:
+        return dict.fromkeys(("table", "list", "query"), QUOTED_SMI_FAILURES[drv.failure])
     if drv.failure is not None:
         if drv.failure not in SMI_FAILURES:
             raise ValueError(
-                f"unknown driver failure {drv.failure!r}; known: {sorted(SMI_FAILURES)}"
+                f"unknown driver failure {drv.failure!r}; known: "
+                f"{sorted([*SMI_FAILURES, *QUOTED_SMI_FAILURES])}"
             )
         texts, rc = SMI_FAILURES[drv.failure]
         return {k: (fixture_text(v), rc) for k, v in texts.items()}

@@ -299,3 +299,37 @@ def compat_over_driver(*, case: str = "older") -> FakeHostSpec:
         ),
         files={**spec.files, **files},
     )
+
+
+def container_lost_gpus(*, lost: bool = True) -> FakeHostSpec:
+    """``container-lost-gpu-access``: the vLLM container given the H100 node's GPUs (device
+    nodes, driver libraries, nvidia-smi injected) after its device cgroup lost them: every
+    nvidia-smi call prints "Failed to initialize NVML: Unknown Error" and exits 255
+    (NVIDIA/nvidia-docker#1671). ``lost=False`` is the near miss: the same container working."""
+    spec = container_without_gpus(runtime=True)
+    if not lost:
+        return spec
+    return replace(spec, driver=replace(spec.driver, failure="nvml-unknown-error"))
+
+
+def visible_devices_server(visible: str) -> FakeHostSpec:
+    """``cuda-visible-devices-selects-no-gpu``: the H100 node (4 GPUs, the real capture)
+    serving vLLM from a unit whose ``CUDA_VISIBLE_DEVICES`` is ``visible`` — ``"4"`` (past the
+    last GPU), ``"-1"``, ``"all"``, a stale ``GPU-`` UUID; the near misses ``"3"``, ``"1,0"``
+    and the first GPU's UUID select GPUs."""
+    spec = healthy_h100()
+    venv = spec.venvs[0].path
+    env = {
+        "PATH": f"{venv}/bin:{SYSTEM_PATH}",
+        "HOME": "/root",
+        "CUDA_HOME": "/usr/local/cuda",
+        "CUDA_VISIBLE_DEVICES": visible,
+    }
+    processes, files = served(
+        f"{venv}/bin/python3",
+        "vllm.entrypoints.openai.api_server",
+        ("--model", "/models/Qwen3-8B"),
+        env,
+        "vllm.service",
+    )
+    return replace(spec, processes=processes, files={**spec.files, **files})

@@ -12,9 +12,11 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from tui.core.findings import (
+    container_lost_gpu_access,
     container_without_gpu_runtime,
     cuda_compat_shadows_driver,
     cuda_library_shadowed,
+    cuda_visible_devices_selects_no_gpu,
     driver_too_old_for_nvcc,
     driver_too_old_for_torch,
     extension_torch_abi_mismatch,
@@ -48,6 +50,8 @@ FINDINGS: tuple[FindingRecord, ...] = (
     torch_cpu_build.FINDING,
     container_without_gpu_runtime.FINDING,
     mig_device_not_selected.FINDING,
+    cuda_visible_devices_selects_no_gpu.FINDING,
+    container_lost_gpu_access.FINDING,
     cuda_compat_shadows_driver.FINDING,
     triton_ptxas_too_old.FINDING,
     cuda_library_shadowed.FINDING,
