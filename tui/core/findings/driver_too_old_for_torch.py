@@ -107,7 +107,9 @@ FINDING = FindingRecord(
     fires_when=(
         "the driver cannot run torch's CUDA build (minor-version compatibility: 12.x ≥ 525.60.13, "
         "13.x ≥ 580.65.06); `warning` when it runs torch's cubins but not PTX from torch's newer "
-        "minor (error 222), `critical` again if a GPU gets torch only as PTX"
+        "minor (error 222) — unless nothing needs that PTX: every GPU has a torch cubin, the JIT "
+        "toolkit is the driver's CUDA or older, and no vLLM, FlashInfer AOT, sgl-kernel or "
+        "flash-attn wheel is installed — `critical` again if a GPU gets torch only as PTX"
     ),
     example="driver 575.57.08 (CUDA 12.9) with a cu130 torch; driver 550 (CUDA 12.4) with cu128 → warning",
     doc=__doc__ or "",
