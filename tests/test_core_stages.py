@@ -53,7 +53,7 @@ STAGES: dict[str, str] = {
     "judge": "diagnosis whatif triton_whatif judged host_stack explain",
     "records": (
         "transcript transcript_index probe_json report issue_report fixes.journal fixes.history "
-        "history verdicts prometheus checks history_diff history_causes history_view"
+        "history verdicts prometheus checks history_diff history_causes history_view drift"
     ),
     "run": (
         "runner deep service symptom_source ingest validate validate_result validate_records "

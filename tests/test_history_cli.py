@@ -13,6 +13,8 @@ import pytest
 
 from tui.cli import main
 from tui.core import exitcodes
+from tui.core.drift import drift_json
+from tui.core.history import Snapshot
 from tui.core.history_view import SINCE_OK, WhenError, parse_when
 from tui.core.host_changes import apt_events, dpkg_events, rpm_events
 from tui.core.host_stack import STACK_KEYS
@@ -77,6 +79,47 @@ def test_demo_diff_of_two_hosts(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--demo", "diff", "ct200", "h100-node"]) == exitcodes.OK
     out = capsys.readouterr().out
     assert "ct200 (" in out and "→ h100-node (" in out and "driver CUDA 13.0 → 12.8" in out
+
+
+def test_demo_drift_shows_broken_groups_against_the_nearest_healthy(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, data = _json(capsys, "--demo", "drift", "ct200", "ct201", "h100-node", "gone-dark")
+    assert code == exitcodes.OK
+    assert [(g["hosts"], g["healthy"]) for g in data["groups"]] == [
+        (["ct200", "ct201"], False),
+        (["h100-node"], True),
+    ]
+    (drift,) = data["drift"]
+    assert drift["nearest_healthy"]["hosts"] == ["h100-node"]
+    assert [(d["key"], d["value"], d["healthy"]) for d in drift["differences"]] == [
+        ("driver_cuda", "13.0", "12.8"),
+        ("torch_cuda", "13.0", "12.8"),
+    ]
+    assert drift["words"] == (
+        "2 hosts (ct200, ct201; critical) differ from the 1 healthy host (h100-node) only in "
+        "driver CUDA 13.0 vs 12.8, torch CUDA 13.0 vs 12.8"
+    )
+    assert data["not_reached"] == ["gone-dark"]
+
+
+def test_drift_groups_by_stack_and_health() -> None:
+    def snap(host: str, verdict: str, nvcc: str) -> Snapshot:
+        values = {"driver_cuda": "13.0", "torch_cuda": "13.0", "nvcc": nvcc, "jit_cuda": nvcc}
+        values["flashinfer"] = "0.6.8"
+        return Snapshot(0, host, "2026-12-01T00:00:00+00:00", verdict, (), values, {}, (), None)
+
+    fleet = [snap(f"ok{i:02d}", "none", "13.0") for i in range(12)]
+    fleet += [snap(f"bad{i}", "critical", "12.8") for i in range(3)]
+    fleet += [snap("odd", "warning", "13.0"), snap("info1", "info", "13.0")]
+    data = drift_json(fleet)
+    words = [d["words"] for d in data["drift"]]
+    assert words[0] == (
+        "3 hosts (bad0, bad1, bad2; critical) differ from the 13 healthy hosts (info1, ok00, "
+        "ok01, ok02, ok03, ok04, ok05, ok06, ok07, ok08, ok09, ok10, ok11) only in nvcc 12.8 vs "
+        "13.0, JIT CUDA 12.8 vs 13.0"
+    )
+    assert words[1].startswith("1 host (odd; warning) shares the stack of the 13 healthy hosts")
 
 
 def test_a_never_probed_host_has_an_empty_history(capsys: pytest.CaptureFixture[str]) -> None:

@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "findings",
     "history",
     "diff",
+    "drift",
 )
 COMMANDS = {  # command → (its module, its one-line help)
     "probe": ("probe", "collect facts from hosts (no diagnosis)"),
@@ -52,6 +53,7 @@ COMMANDS = {  # command → (its module, its one-line help)
     "findings": ("findings", "list the findings detective-tui knows, or explain one"),
     "history": ("history", "a host's earlier probes: time, verdict, stack, what changed"),
     "diff": ("diff", "what changed: two probes of one host, or two hosts, and the likely cause"),
+    "drift": ("drift", "the fleet grouped by stack, each broken group against the nearest healthy"),
 }
 
 
