@@ -9,8 +9,8 @@ from __future__ import annotations
 from tui.core.facts import EnvContext, Facts, PythonEnv
 from tui.core.findings.flashinfer_arch_rejected import sampler_off as _sampler_off
 from tui.core.fixes.env_targets import serving_contexts
+from tui.core.fixes.simulate import serves as _serves
 from tui.core.subject import Subject
-from tui.core.whatif import _serves
 
 VENV = "/opt/my venv"
 ARGV = (f"{VENV}/bin/python3", "-m", "sglang.launch_server", "--port", "30000")

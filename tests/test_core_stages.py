@@ -48,9 +48,9 @@ STAGES: dict[str, str] = {
         "fixes fixes.plan fixes.shell fixes.envset fixes.env_targets fixes.toolkit "
         "fixes.workarounds fixes.compatpath fixes.extension fixes.jitcache fixes.libpath "
         "fixes.torchcuda fixes.triton fixes.wheels fixes.pipplan fixes.restart fixes.unitenv "
-        "fixes.undo headers_whatif libs_whatif"
+        "fixes.undo fixes.record fixes.simulate fixes.registry"
     ),
-    "judge": "diagnosis whatif triton_whatif judged host_stack explain",
+    "judge": "diagnosis whatif judged host_stack explain",
     "records": (
         "transcript transcript_index probe_json report issue_report fixes.journal fixes.history "
         "history verdicts prometheus checks history_diff history_causes history_view drift"

@@ -26,7 +26,7 @@ from tui.core.facts import Facts
 from tui.core.findings.markdown import README_END, README_START, findings_markdown, readme_table
 from tui.core.findings.record import BOXES, VALUE_KEYS
 from tui.core.findings.registry import BY_ID, FINDING_IDS, FINDINGS
-from tui.core.fixes import BUILDERS
+from tui.core.fixes.registry import FIX_IDS
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "tui" / "core" / "findings"
@@ -89,7 +89,7 @@ def test_a_record_names_only_real_things(record) -> None:
     for path in record.reads:
         _resolve(path)
     assert record.severities and set(record.severities) <= {"critical", "warning", "info"}
-    assert set(record.fixes + record.follow_ups) <= set(BUILDERS)
+    assert set(record.fixes + record.follow_ups) <= set(FIX_IDS)
     assert set(record.implicates) <= set(BOXES)
     assert set(re.findall(r"{(\w+)}", record.cause)) <= set(VALUE_KEYS)
     assert record.title and record.doc.strip() and record.fires_when

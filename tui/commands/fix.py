@@ -25,7 +25,6 @@ from typing import Any
 from tui.commands import command_help, output
 from tui.commands.host_args import add_host_options, hosts_for, report_unfinished
 from tui.core import exitcodes
-from tui.core.findings import FIX_IDS
 from tui.core.fixes import make_stamp
 from tui.core.fixes.executor import apply_plan, outcome_summary
 from tui.core.fixes.fleet import (
@@ -39,6 +38,7 @@ from tui.core.fixes.fleet import (
 from tui.core.fixes.history import journal_lines, record_line
 from tui.core.fixes.journal import now
 from tui.core.fixes.outcome_words import undo_restored
+from tui.core.fixes.registry import FIX_IDS
 from tui.core.fixes.render import outcome_text, preview_text
 from tui.core.fixes.restart import restart_after
 from tui.core.fixes.undo import (

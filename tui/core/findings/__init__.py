@@ -17,25 +17,10 @@ from typing import Any, Literal
 Severity = Literal["critical", "warning", "info"]
 SEVERITY_ORDER: Mapping[str, int] = MappingProxyType({"critical": 0, "warning": 1, "info": 2})
 
-FIX_IDS = (
-    "use-installed-toolkit",
-    "install-cuda-toolkit-pip",
-    "install-cuda-toolkit-apt",
-    "set-flashinfer-arch-list",
-    "sampling-backend-fallback",
-    "clear-flashinfer-jit-cache",
-    "match-extension-to-torch",
-    "install-cuda-torch",
-    "drop-cuda-compat-path",
-    "use-toolkit-ptxas-for-triton",
-    "drop-shadowing-library-path",
-    "align-cuda-wheels",
-)
-
 
 @dataclass(frozen=True)
 class FixSuggestion:
-    id: str  # one of FIX_IDS
+    id: str  # a fix id (tui.core.fixes.registry)
     title: str
     params: Mapping[str, str] = field(default_factory=dict)
     resolves: tuple[str, ...] = ()  # finding ids gone after replaying the rules on the fixed facts

@@ -1,7 +1,8 @@
 """The fix engine: plans (data) → preview → confirmation → execution → re-probe → verdict → undo.
 
 ``build_plan`` turns a fix id and its parameters into a ``FixPlan`` for one host, without
-touching the host. ``tui.core.fixes.executor.apply_plan`` runs it; ``tui.core.fixes.undo``
+touching the host: the fix's record (``tui.core.fixes.registry``) plans it.
+``tui.core.fixes.executor.apply_plan`` runs it; ``tui.core.fixes.undo``
 keeps what is needed to reverse it; ``tui.core.fixes.fleet`` applies one fix to many hosts.
 
 How a plan is written
@@ -28,58 +29,12 @@ drop-ins), the venv as ``activate`` leaves it — and the live process is report
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 from tui.core.facts import Facts
-from tui.core.findings import FIX_IDS
-from tui.core.fixes.compatpath import drop_cuda_compat_path
-from tui.core.fixes.extension import match_extension_to_torch
-from tui.core.fixes.jitcache import clear_flashinfer_jit_cache
-from tui.core.fixes.libpath import drop_shadowing_library_path
 from tui.core.fixes.plan import FixError, FixPlan, Step
-from tui.core.fixes.toolkit import (
-    install_cuda_toolkit_apt,
-    install_cuda_toolkit_pip,
-    use_installed_toolkit,
-)
-from tui.core.fixes.torchcuda import install_cuda_torch
-from tui.core.fixes.triton import use_toolkit_ptxas_for_triton
-from tui.core.fixes.wheels import align_cuda_wheels
-from tui.core.fixes.workarounds import sampling_backend_fallback, set_flashinfer_arch_list
+from tui.core.fixes.registry import BY_ID, FIX_IDS
 from tui.core.hosts import Host
-
-Builder = Callable[[Facts, Host, Mapping[str, str], "str | None", str], FixPlan]
-
-BUILDERS: Mapping[str, Builder] = {
-    "use-installed-toolkit": use_installed_toolkit,
-    "install-cuda-toolkit-pip": install_cuda_toolkit_pip,
-    "install-cuda-toolkit-apt": install_cuda_toolkit_apt,
-    "set-flashinfer-arch-list": set_flashinfer_arch_list,
-    "sampling-backend-fallback": sampling_backend_fallback,
-    "clear-flashinfer-jit-cache": clear_flashinfer_jit_cache,
-    "match-extension-to-torch": match_extension_to_torch,
-    "install-cuda-torch": install_cuda_torch,
-    "drop-cuda-compat-path": drop_cuda_compat_path,
-    "use-toolkit-ptxas-for-triton": use_toolkit_ptxas_for_triton,
-    "drop-shadowing-library-path": drop_shadowing_library_path,
-    "align-cuda-wheels": align_cuda_wheels,
-}
-assert tuple(BUILDERS) == FIX_IDS
-
-PARAMS: Mapping[str, tuple[str, ...]] = {  # the NAME=VALUE parameters each fix accepts
-    "use-installed-toolkit": ("path",),
-    "install-cuda-toolkit-pip": ("version",),
-    "install-cuda-toolkit-apt": (),
-    "set-flashinfer-arch-list": ("value",),
-    "sampling-backend-fallback": ("engine",),
-    "clear-flashinfer-jit-cache": (),
-    "match-extension-to-torch": ("package", "torch"),
-    "install-cuda-torch": ("cuda",),
-    "drop-cuda-compat-path": (),
-    "use-toolkit-ptxas-for-triton": ("path",),
-    "drop-shadowing-library-path": ("entry",),
-    "align-cuda-wheels": ("version",),
-}
 
 
 def make_stamp() -> str:
@@ -96,14 +51,14 @@ def build_plan(
     stamp: str | None = None,
 ) -> FixPlan:
     """Plan ``fix_id`` for ``host`` from its probed facts; raises ``FixError`` when it cannot."""
-    builder = BUILDERS.get(fix_id)
-    if builder is None:
+    fix = BY_ID.get(fix_id)
+    if fix is None:
         raise FixError(f"unknown fix {fix_id!r}; known fixes: {', '.join(FIX_IDS)}")
-    unknown = sorted(set(params) - set(PARAMS[fix_id]))
+    unknown = sorted(set(params) - set(fix.param_names))
     if unknown:
-        allowed = ", ".join(PARAMS[fix_id]) or "none"
+        allowed = ", ".join(fix.param_names) or "none"
         raise FixError(f"{fix_id} does not take {', '.join(unknown)} (parameters: {allowed})")
-    return builder(facts, host, params, python, stamp or make_stamp())
+    return fix.plan(facts, host, params, python, stamp or make_stamp())
 
 
-__all__ = ["BUILDERS", "PARAMS", "FixError", "FixPlan", "Step", "build_plan", "make_stamp"]
+__all__ = ["FIX_IDS", "FixError", "FixPlan", "Step", "build_plan", "make_stamp"]

@@ -10,19 +10,22 @@ to the machine that boots that filesystem.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
-from tui.core.facts import Facts
+from tui.core.facts import Facts, PythonEnv
 from tui.core.findings import cuda_compat_shadows_driver
 from tui.core.fixes.env_targets import env_targets, pick_python
 from tui.core.fixes.envset import EnvChange, env_change, make_plan
 from tui.core.fixes.plan import FixError, FixPlan, Step
+from tui.core.fixes.record import Fix
 from tui.core.fixes.shell import host_path, say_changed, say_unchanged
+from tui.core.fixes.simulate import with_env
 from tui.core.hosts import Host
 from tui.core.rules_compat import first_compat, is_compat_dir, without_compat
 from tui.core.subject import judging_context
 
-FIX = "drop-cuda-compat-path"
+FIX_ID = "drop-cuda-compat-path"
 
 
 def _ldconfig(host: Host) -> str:
@@ -82,7 +85,7 @@ def drop_cuda_compat_path(
             host,
             env_targets(facts, py),
             name="compat",
-            fix_id=FIX,
+            fix_id=FIX_ID,
             env={"LD_LIBRARY_PATH": value},
             stamp=stamp,
         )
@@ -98,7 +101,7 @@ def drop_cuda_compat_path(
     return make_plan(
         facts,
         host,
-        FIX,
+        FIX_ID,
         {},
         py,
         steps=tuple(steps),
@@ -107,3 +110,33 @@ def drop_cuda_compat_path(
         change=change,
         stamp=stamp,
     )
+
+
+def _simulate(
+    facts: Facts, params: Mapping[str, str], py: PythonEnv | None, labels: set[str]
+) -> Facts:
+    dropped = with_env(
+        facts,
+        labels,
+        lambda c: dataclasses.replace(
+            c,
+            vars=dict(c.vars, LD_LIBRARY_PATH=without_compat(c.vars["LD_LIBRARY_PATH"]))
+            if "LD_LIBRARY_PATH" in c.vars
+            else c.vars,
+        ),
+    )
+    conf = tuple(fd for fd in facts.loader.ld_conf if not is_compat_dir(fd[1]))
+    return dataclasses.replace(dropped, loader=dataclasses.replace(facts.loader, ld_conf=conf))
+
+
+FIX = Fix(
+    id=FIX_ID,
+    order=10,
+    params=(),
+    plan=drop_cuda_compat_path,
+    simulate=_simulate,
+    choices=lambda facts, python: [{}],
+    title=lambda facts, params, python: (
+        "Stop loading the CUDA forward-compatibility libcuda (LD_LIBRARY_PATH, ld.so.conf.d)"
+    ),
+)

@@ -11,16 +11,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from tui.core import extensions
 from tui.core.facts import ExtensionBuild, Facts, PythonEnv
 from tui.core.findings import extension_torch_abi_mismatch
 from tui.core.fixes.env_targets import env_targets, pick_python
 from tui.core.fixes.envset import EnvChange, make_plan
 from tui.core.fixes.pipplan import pip_step, torch_indexes
 from tui.core.fixes.plan import FixError, FixPlan
+from tui.core.fixes.record import Fix, Param
+from tui.core.fixes.simulate import python_env, with_python
 from tui.core.hosts import Host
+from tui.core.rules_extensions import extension_params
 from tui.core.torch_index import variant
 
-FIX = "match-extension-to-torch"
+FIX_ID = "match-extension-to-torch"
 VERIFY = (extension_torch_abi_mismatch.ID,)
 # published on PyPI as source only: a wheel for the installed torch is built on the host
 # (needs nvcc and takes long)
@@ -48,7 +52,7 @@ def match_extension_to_torch(
         )
     package = params.get("package", "")
     if not package:
-        raise FixError(f"{FIX} needs package=<extension>[,<extension>…], e.g. package=xformers")
+        raise FixError(f"{FIX_ID} needs package=<extension>[,<extension>…], e.g. package=xformers")
     exts = [_extension(py, name) for name in package.split(",")]
     torch = py.torch_version
     torch_variant = variant(torch)
@@ -121,7 +125,7 @@ def match_extension_to_torch(
     return make_plan(
         facts,
         host,
-        FIX,
+        FIX_ID,
         params_out,
         py,
         steps=tuple(steps),
@@ -130,3 +134,27 @@ def match_extension_to_torch(
         change=EnvChange(units=units),
         stamp=stamp,
     )
+
+
+def _title(facts: Facts, params: Mapping[str, str], python: str | None) -> str:
+    if params.get("torch"):
+        return f"Install torch {params['torch']}, the torch {params['package']} was built for"
+    return f"Install the {params['package']} build(s) made for the installed torch"
+
+
+FIX = Fix(
+    id=FIX_ID,
+    order=8,
+    params=(
+        Param("package", "the extension(s), comma-separated"),
+        Param("torch", "install this torch instead (the one the extension was built for)"),
+    ),
+    plan=match_extension_to_torch,
+    simulate=lambda facts, params, py, labels: with_python(
+        facts,
+        py,
+        lambda p: extensions.matched(p, params["package"].split(","), params.get("torch")),
+    ),
+    choices=lambda facts, python: extension_params(python_env(facts, python)),
+    title=_title,
+)

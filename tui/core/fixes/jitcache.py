@@ -6,12 +6,15 @@ nvcc are reused until the cache is moved.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
 from tui.core.facts import Facts, PythonEnv
 from tui.core.fixes.env_targets import pick_python, serving_contexts
 from tui.core.fixes.plan import FixPlan, Step
+from tui.core.fixes.record import Fix
 from tui.core.fixes.shell import home_path, host_path, q, say_changed, say_unchanged
+from tui.core.fixes.simulate import python_env
 from tui.core.hosts import Host
 
 CACHE_TAIL = "/.cache/flashinfer"
@@ -91,3 +94,31 @@ def clear_flashinfer_jit_cache(
         sudo=not facts.host.is_root,
         stamp=stamp,
     )
+
+
+def _simulate_clear(
+    facts: Facts, params: Mapping[str, str], py: PythonEnv | None, labels: set[str]
+) -> Facts:
+    pythons = tuple(
+        dataclasses.replace(p, jit_cache_dirs=()) if py is None or p.path == py.path else p
+        for p in facts.pythons
+    )
+    return dataclasses.replace(facts, pythons=pythons)
+
+
+def _clear_choices(facts: Facts, python: str | None) -> list[dict[str, str]]:
+    py = python_env(facts, python)
+    return [{}] if py is not None and py.jit_cache_dirs else []
+
+
+FIX = Fix(
+    id="clear-flashinfer-jit-cache",
+    order=11,  # a follow-up after a toolkit change: it resolves nothing by itself
+    params=(),
+    plan=clear_flashinfer_jit_cache,
+    simulate=_simulate_clear,
+    choices=_clear_choices,
+    title=lambda facts, params, python: (
+        "Move FlashInfer's JIT cache aside so modules are rebuilt with the new toolkit"
+    ),
+)

@@ -10,16 +10,18 @@ is, untouched, and undo removes only what the fix wrote.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from tui.core.facts import EnvContext, Facts
 from tui.core.fixes.env_targets import env_targets, pick_python
 from tui.core.fixes.envset import EnvChange, env_change, make_plan
 from tui.core.fixes.plan import FixError, FixPlan, Step
+from tui.core.fixes.record import Fix, Param
+from tui.core.fixes.simulate import with_env
 from tui.core.hosts import Host
-from tui.core.libs_whatif import FIX_ID, without
 from tui.core.rules_libs import FINDING_ID, entries
 
+FIX_ID = "drop-shadowing-library-path"
 NAME = "ld-path"
 VAR = "LD_LIBRARY_PATH"
 
@@ -106,3 +108,46 @@ def drop_shadowing_library_path(
         change=change,
         stamp=stamp,
     )
+
+
+# -- the record: how the what-if tries and simulates it ---------------------------------------
+
+
+def without(value: str, drop: str) -> str:
+    """``value`` (a colon list) without the directories of ``drop`` (also a colon list)."""
+    gone = {d.rstrip("/") or "/" for d in drop.split(":") if d}
+    return ":".join(d for d in value.split(":") if (d.rstrip("/") or "/") not in gone)
+
+
+def _simulated_env(entry: str) -> Callable[[EnvContext], EnvContext]:
+    def change(ctx: EnvContext) -> EnvContext:
+        value = ctx.vars.get("LD_LIBRARY_PATH")
+        if value is None:
+            return ctx
+        env = {**ctx.vars, "LD_LIBRARY_PATH": without(value, entry)}
+        mapped = () if ctx.pid is not None else ctx.mapped_libs
+        return dataclasses.replace(ctx, vars=env, mapped_libs=mapped)
+
+    return change
+
+
+def _choices(facts: Facts, python: str | None) -> list[dict[str, str]]:
+    found = entries(facts, python)
+    return [{"entry": ":".join(found)}] if found else []
+
+
+def _title(params: Mapping[str, str]) -> str:
+    return f"Remove {params['entry']} from LD_LIBRARY_PATH where the interpreter runs"
+
+
+FIX = Fix(
+    id=FIX_ID,
+    order=2,
+    params=(Param("entry", "the LD_LIBRARY_PATH directories to drop (a colon list)"),),
+    plan=drop_shadowing_library_path,
+    simulate=lambda facts, params, py, labels: with_env(
+        facts, labels, _simulated_env(params["entry"])
+    ),
+    choices=_choices,
+    title=lambda facts, params, python: _title(params),
+)

@@ -6,9 +6,10 @@ environment FlashInfer runs under (the serving unit, the venv or the login shell
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Mapping
 
-from tui.core.facts import Facts, PythonEnv
+from tui.core.facts import Facts, PythonEnv, Toolkit
 from tui.core.findings import (
     flashinfer_arch_rejected,
     jit_nvcc_missing,
@@ -18,6 +19,7 @@ from tui.core.findings import (
 from tui.core.fixes.env_targets import SYSTEM_PREFIXES, env_targets, pick_python
 from tui.core.fixes.envset import EnvChange, env_change, make_plan
 from tui.core.fixes.plan import FixError, FixPlan, Step
+from tui.core.fixes.record import Fix, Param
 from tui.core.fixes.shell import (
     host_path,
     only_if_marked,
@@ -26,7 +28,9 @@ from tui.core.fixes.shell import (
     say_changed,
     say_unchanged,
 )
+from tui.core.fixes.simulate import add_toolkit, mm, point_at, python_env
 from tui.core.hosts import Host
+from tui.core.subject import subjects, toolkit_identity
 
 TOOLKIT_FINDINGS = (flashinfer_arch_rejected.ID, nvcc_too_old_for_gpu.ID, jit_nvcc_missing.ID)
 MAJOR_FINDING = nvcc_torch_major_mismatch.ID
@@ -335,3 +339,86 @@ def install_cuda_toolkit_apt(
         change=change,
         stamp=stamp,
     )
+
+
+# -- the records: how the what-if tries and simulates each -----------------------------------
+
+
+def _installed_choices(facts: Facts, python: str | None) -> list[dict[str, str]]:
+    """Each installed toolkit other than the one the interpreter's JIT already uses."""
+    current = {
+        toolkit_identity(s.jit_toolkit)
+        for s in subjects(facts)
+        if s.jit_toolkit is not None and (python is None or (s.python and s.python.path == python))
+    }
+    best: dict[str, Toolkit] = {}
+    for tk in facts.toolkits:
+        if not (tk.exists and tk.executable and tk.version) or tk.wrapper_of:
+            continue
+        ident = toolkit_identity(tk)
+        if ident in current:
+            continue
+        if ident not in best or (best[ident].realpath and not tk.realpath):
+            best[ident] = tk  # prefer the real directory to a symlink naming it
+    return [{"path": tk.home} for tk in best.values()]
+
+
+def _installed_title(facts: Facts, params: Mapping[str, str], python: str | None) -> str:
+    tk = facts.toolkit_at(params["path"])
+    version = f"CUDA {tk.version}, " if tk and tk.version else ""
+    return f"Point CUDA_HOME and PATH at {params['path']} ({version}already installed)"
+
+
+def _simulate_pip(
+    facts: Facts, params: Mapping[str, str], py: PythonEnv | None, labels: set[str]
+) -> Facts:
+    if py is None or not py.site_packages:
+        return facts
+    version = params.get("version", PIP_DEFAULT_VERSION)
+    home = posixpath.join(py.site_packages[0].rstrip("/"), PIP_HOME)
+    added = add_toolkit(facts, home, mm(version), version, f"pip:{py.path}")
+    return point_at(added, labels, home)
+
+
+def _pip_choices(facts: Facts, python: str | None) -> list[dict[str, str]]:
+    py = python_env(facts, python)
+    torch_major = (py.torch_cuda or "").split(".")[0] if py else ""
+    ok = py is not None and py.site_packages and torch_major == "13"
+    return [{"version": PIP_DEFAULT_VERSION}] if ok else []
+
+
+USE_INSTALLED = Fix(
+    id="use-installed-toolkit",
+    order=0,
+    params=(Param("path", "the toolkit directory (CUDA_HOME)"),),
+    plan=use_installed_toolkit,
+    simulate=lambda facts, params, py, labels: point_at(facts, labels, params["path"]),
+    choices=_installed_choices,
+    title=_installed_title,
+)
+INSTALL_PIP = Fix(
+    id="install-cuda-toolkit-pip",
+    order=6,
+    params=(Param("version", "the cuda-toolkit release", PIP_DEFAULT_VERSION),),
+    plan=install_cuda_toolkit_pip,
+    simulate=_simulate_pip,
+    choices=_pip_choices,
+    title=lambda facts, params, python: (
+        f"Install NVIDIA's CUDA {params.get('version', PIP_DEFAULT_VERSION)} toolkit wheels "
+        "into the venv, use them"
+    ),
+)
+INSTALL_APT = Fix(
+    id="install-cuda-toolkit-apt",
+    order=7,
+    params=(),
+    plan=install_cuda_toolkit_apt,
+    simulate=lambda facts, params, py, labels: point_at(
+        add_toolkit(facts, APT_HOME, APT_VERSION, APT_VERSION, "apt"), labels, APT_HOME
+    ),
+    choices=lambda facts, python: [{}],
+    title=lambda facts, params, python: (
+        f"Install {APT_PACKAGE} from NVIDIA's apt repository into {APT_HOME}"
+    ),
+    needs_root=True,
+)

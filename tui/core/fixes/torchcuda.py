@@ -8,18 +8,23 @@ index, and undo reinstalls the recorded ``+cpu`` build from the cpu index.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
-from tui.core.facts import Facts
+from tui.core.facts import Facts, PythonEnv
 from tui.core.findings import torch_cpu_build
 from tui.core.fixes.env_targets import env_targets, pick_python
 from tui.core.fixes.envset import EnvChange, make_plan
 from tui.core.fixes.pipplan import pip_step, torch_indexes
 from tui.core.fixes.plan import FixError, FixPlan
+from tui.core.fixes.record import Fix, Param
+from tui.core.fixes.simulate import python_env, with_python
 from tui.core.hosts import Host
+from tui.core.rules_torch_cpu import variant_for
+from tui.core.subject import subjects
 from tui.core.torch_variants import CUDA_VARIANTS, is_cpu_build
 
-FIX = "install-cuda-torch"
+FIX_ID = "install-cuda-torch"
 
 
 def install_cuda_torch(
@@ -53,7 +58,7 @@ def install_cuda_torch(
     return make_plan(
         facts,
         host,
-        FIX,
+        FIX_ID,
         {"cuda": cuda},
         py,
         steps=(step,),
@@ -65,3 +70,39 @@ def install_cuda_torch(
         change=EnvChange(units=units),
         stamp=stamp,
     )
+
+
+def _simulate(
+    facts: Facts, params: Mapping[str, str], py: PythonEnv | None, labels: set[str]
+) -> Facts:
+    cuda = params["cuda"]
+    return with_python(
+        facts,
+        py,
+        lambda p: dataclasses.replace(
+            p,
+            torch_version=f"{(p.torch_version or '').split('+')[0]}+cu{cuda.replace('.', '')}",
+            torch_cuda=cuda,
+            torch_arch_list=None,
+        ),
+    )
+
+
+def _choices(facts: Facts, python: str | None) -> list[dict[str, str]]:
+    py = python_env(facts, python)
+    subject = next((s for s in subjects(facts) if s.python is py), None)
+    cuda = variant_for(facts, py, subject.devices) if py and subject else None
+    return [{"cuda": cuda}] if cuda else []
+
+
+FIX = Fix(
+    id=FIX_ID,
+    order=9,
+    params=(Param("cuda", "the CUDA variant of torch to install, e.g. 12.8"),),
+    plan=install_cuda_torch,
+    simulate=_simulate,
+    choices=_choices,
+    title=lambda facts, params, python: (
+        f"Install the CUDA {params['cuda']} build of the same torch release"
+    ),
+)

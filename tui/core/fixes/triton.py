@@ -9,14 +9,19 @@ of every environment fix.
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+
+from packaging.version import InvalidVersion, Version
 
 from tui.core import ptxas_targets
-from tui.core.facts import Facts, PythonEnv
+from tui.core.facts import EnvContext, Facts, PythonEnv
 from tui.core.fixes.env_targets import env_targets, pick_python
 from tui.core.fixes.envset import env_change, make_plan
 from tui.core.fixes.plan import FixError, FixPlan
+from tui.core.fixes.record import Fix, Param
+from tui.core.fixes.simulate import with_env
 from tui.core.hosts import Host
 from tui.core.rules_triton import (
     FINDING_ID,
@@ -109,3 +114,68 @@ def use_toolkit_ptxas_for_triton(
         change=change,
         stamp=stamp,
     )
+
+
+# -- the record: how the what-if tries and simulates it ---------------------------------------
+
+
+def _simulated_env(
+    facts: Facts, py: PythonEnv | None, path: str
+) -> Callable[[EnvContext], EnvContext]:
+    names = plan_vars(facts, py.path if py else None)
+
+    def change(ctx: EnvContext) -> EnvContext:
+        return dataclasses.replace(ctx, vars={**ctx.vars, **dict.fromkeys(names, path)})
+
+    return change
+
+
+def _key(version: str | None, driver_major: int | None) -> tuple[int, tuple[int, ...]]:
+    """Sort key: the driver's CUDA major first, then newest first."""
+    try:
+        v = Version(version or "0")
+    except InvalidVersion:
+        v = Version("0")
+    return (0 if v.major == driver_major else 1), tuple(-n for n in v.release)
+
+
+def _choices(facts: Facts, python: str | None) -> list[dict[str, str]]:
+    """``{"path": <toolkit>/bin/ptxas}`` for each toolkit with an executable ptxas; none when
+    no shell or unit can set the variable (triton 3.3's ``TRITON_PTXAS-BLACKWELL_PATH``)."""
+    if not all(is_shell_name(name) for name in plan_vars(facts, python)):
+        return []
+    try:
+        driver_major = Version(facts.driver.max_cuda or "").major
+    except InvalidVersion:
+        driver_major = None
+    seen: dict[str, tuple[tuple, str]] = {}
+    for tk in facts.toolkits:
+        if not (tk.ptxas and tk.version and tk.exists) or tk.wrapper_of:
+            continue
+        ident = (tk.realpath or tk.home).rstrip("/")
+        if ident in seen and tk.realpath:  # prefer the real directory to a symlink naming it
+            continue
+        seen[ident] = (_key(tk.version, driver_major), tk.ptxas)
+    ranked = sorted(seen.values(), key=lambda item: item[0])
+    return [{"path": path} for _key_, path in ranked]
+
+
+def _title(facts: Facts, params: Mapping[str, str], python: str | None) -> str:
+    py = next((p for p in facts.pythons if p.path == python), None)
+    names = " and ".join(plan_vars(facts, python))
+    version = triton_version(py) if py else None
+    triton = f"Triton {version}" if version else "Triton"
+    return f"Set {names}={params['path']} ({triton} then uses that toolkit's ptxas)"
+
+
+FIX = Fix(
+    id=FIX_ID,
+    order=1,
+    params=(Param("path", "a toolkit's bin/ptxas"),),
+    plan=use_toolkit_ptxas_for_triton,
+    simulate=lambda facts, params, py, labels: with_env(
+        facts, labels, _simulated_env(facts, py, params["path"])
+    ),
+    choices=_choices,
+    title=_title,
+)

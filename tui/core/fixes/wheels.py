@@ -9,18 +9,29 @@ it). Behind a check that some part is of another minor; a pip plan
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
-from tui.core.facts import Facts
+from tui.core.facts import Facts, PythonEnv
 from tui.core.fixes.env_targets import pick_python
 from tui.core.fixes.envset import EnvChange, make_plan
 from tui.core.fixes.pipplan import pip_step
 from tui.core.fixes.plan import FixError, FixPlan
+from tui.core.fixes.record import Fix, Param
 from tui.core.fixes.shell import host_path, q
-from tui.core.headers_whatif import FIX_ID, choices
+from tui.core.fixes.toolkit import PIP_RELEASE_FOR_MINOR
 from tui.core.hosts import Host
-from tui.core.rules_headers import FINDING_ID, PIP_PARTS, mm
+from tui.core.rules_headers import (
+    FINDING_ID,
+    PIP_PARTS,
+    mismatched,
+    mm,
+    pip_owner,
+    target_minor,
+)
+from tui.core.subject import subjects
 
+FIX_ID = "align-cuda-wheels"
 EXTRAS = "nvcc,crt,nvvm,cccl"
 META = "cuda-toolkit"
 
@@ -87,3 +98,68 @@ def align_cuda_wheels(
         change=EnvChange(),
         stamp=stamp,
     )
+
+
+# -- the record: how the what-if tries and simulates it ---------------------------------------
+
+
+def choices(facts: Facts, python: str | None) -> list[dict[str, str]]:
+    """The newest cuda-toolkit release of the runtime's minor (as the pip install fix uses
+    it), when the interpreter's JIT toolkit is a mismatched pip one."""
+    for s in subjects(facts):
+        if python is not None and (s.python is None or s.python.path != python):
+            continue
+        tk = s.jit_toolkit
+        if tk is None or not mismatched(facts, tk) or pip_owner(facts, tk) is None:
+            continue
+        release = PIP_RELEASE_FOR_MINOR.get(target_minor(facts, tk) or "")
+        if release:
+            return [{"version": release}]
+    return []
+
+
+def _simulate(
+    facts: Facts, params: Mapping[str, str], py: PythonEnv | None, labels: set[str]
+) -> Facts:
+    """The interpreter's pip toolkit parts all at the release's minor."""
+    minor = mm(params["version"])
+    owners = {p.path for p in facts.pythons if py is None or p.path == py.path}
+    pythons = tuple(
+        dataclasses.replace(
+            p,
+            packages={
+                k: (params["version"] if k in PIP_PARTS else v) for k, v in p.packages.items()
+            },
+        )
+        if p.path in owners
+        else p
+        for p in facts.pythons
+    )
+    fixed = dataclasses.replace(facts, pythons=pythons)
+    toolkits = tuple(
+        dataclasses.replace(tk, version=minor, full_version=None, headers_version=minor)
+        if (owner := pip_owner(fixed, tk)) is not None and owner.path in owners
+        else tk
+        for tk in fixed.toolkits
+    )
+    return dataclasses.replace(fixed, toolkits=toolkits)
+
+
+def _title(params: Mapping[str, str]) -> str:
+    return (
+        f"Pin the venv's NVIDIA CUDA wheels to cuda-toolkit {params['version']} "
+        "(nvcc, runtime headers, crt, nvvm and CCCL of one release)"
+    )
+
+
+FIX = Fix(
+    id=FIX_ID,
+    order=3,
+    params=(
+        Param("version", "a cuda-toolkit release (default: the newest of the runtime's minor)"),
+    ),
+    plan=align_cuda_wheels,
+    simulate=_simulate,
+    choices=choices,
+    title=lambda facts, params, python: _title(params),
+)

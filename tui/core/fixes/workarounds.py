@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 
+from tui.core import ptxas_targets
 from tui.core.facts import EnvContext, Facts, PythonEnv
 from tui.core.findings import flashinfer_arch_rejected
 from tui.core.fixes.env_targets import EnvTargets, env_targets, pick_python, serving_contexts
 from tui.core.fixes.envset import EnvChange, dropin_dir, env_change, make_plan
 from tui.core.fixes.plan import FixError, FixPlan, Step
+from tui.core.fixes.record import Fix, Param
 from tui.core.fixes.shell import (
     daemon_reload,
     ensure_file,
     host_path,
     undo_file,
 )
+from tui.core.fixes.simulate import python_env, with_env, with_vars
 from tui.core.hosts import Host
 from tui.core.redact import MASK
+from tui.core.subject import subjects
 from tui.core.systemd_syntax import exec_start_value
 
 # FlashInfer splits on single spaces and needs MAJOR.MINOR with an optional letter suffix;
@@ -237,3 +242,73 @@ def sampling_backend_fallback(
         change=change,
         stamp=stamp,
     )
+
+
+# -- the records: how the what-if tries and simulates each -----------------------------------
+
+
+def _arch_list_choices(facts: Facts, python: str | None) -> list[dict[str, str]]:
+    """An arch list the resolved nvcc can build for every visible GPU (``12.0a`` before
+    ``12.0``), or none."""
+    subject = next((s for s in subjects(facts) if s.python and s.python.path == python), None)
+    if subject is None or subject.replay is None or not subject.devices:
+        return []
+    version = subject.jit_version
+    items: list[str] = []
+    for major, minor in dict.fromkeys(subject.devices):
+        choices = [f"{major}.{minor}a", f"{major}.{minor}"] if major >= 9 else [f"{major}.{minor}"]
+        usable = [
+            c
+            for c in choices
+            if version is not None and ptxas_targets.accepts(version, c.replace(".", ""))
+        ]
+        if not usable:
+            return []
+        items.append(usable[0])
+    return [{"value": " ".join(items)}]
+
+
+def _simulate_fallback(
+    facts: Facts, params: Mapping[str, str], py: PythonEnv | None, labels: set[str]
+) -> Facts:
+    flag = f"{SGLANG_FLAG} {SGLANG_VALUE}"
+
+    def fallback(ctx: EnvContext) -> EnvContext:
+        cmdline = ctx.cmdline
+        if cmdline and "sglang" in cmdline and flag not in cmdline:
+            cmdline = f"{cmdline} {flag}"
+        return dataclasses.replace(ctx, vars={**ctx.vars, **VLLM_ENV}, cmdline=cmdline)
+
+    return with_env(facts, labels, fallback)
+
+
+def _engine_choices(facts: Facts, python: str | None) -> list[dict[str, str]]:
+    py = python_env(facts, python)
+    engine = next((name for name in ENGINES if py is not None and name in py.packages), None)
+    return [{"engine": engine}] if engine else []
+
+
+ARCH_LIST = Fix(
+    id="set-flashinfer-arch-list",
+    order=4,
+    params=(Param("value", "FLASHINFER_CUDA_ARCH_LIST, e.g. '12.0a'"),),
+    plan=set_flashinfer_arch_list,
+    simulate=lambda facts, params, py, labels: with_vars(
+        facts, labels, FLASHINFER_CUDA_ARCH_LIST=params["value"]
+    ),
+    choices=_arch_list_choices,
+    title=lambda facts, params, python: (
+        f"Set FLASHINFER_CUDA_ARCH_LIST={params['value']!r} (what this nvcc can build)"
+    ),
+)
+SAMPLING_FALLBACK = Fix(
+    id="sampling-backend-fallback",
+    order=5,
+    params=(Param("engine", "sglang or vllm"),),
+    plan=sampling_backend_fallback,
+    simulate=_simulate_fallback,
+    choices=_engine_choices,
+    title=lambda facts, params, python: (
+        "Sample without FlashInfer (--sampling-backend pytorch / VLLM_USE_FLASHINFER_SAMPLER=0)"
+    ),
+)
