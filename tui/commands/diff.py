@@ -14,12 +14,19 @@ from __future__ import annotations
 import argparse
 
 from tui.commands import command_help, output
-from tui.commands.history import snapshots_of, stack_words
 from tui.commands.host_args import add_host_options, one_host
 from tui.core import exitcodes
 from tui.core.history import HistoryError
-from tui.core.history_view import WhenError, diff_json, parse_when, pick_pair, reached
+from tui.core.history_view import (
+    WhenError,
+    compare_hosts,
+    diff_json,
+    diff_lines,
+    parse_when,
+    pick_pair,
+)
 from tui.core.inventory import InventoryError
+from tui.demo.history import host_snapshots
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -41,8 +48,8 @@ def run(args: argparse.Namespace) -> int:
         since = parse_when(args.since) if args.since else None
         host = one_host(args, args.target)
         other = one_host(args, args.other) if args.other else None
-        mine = snapshots_of(host)
-        theirs = snapshots_of(other) if other is not None else []
+        mine = host_snapshots(host)
+        theirs = host_snapshots(other) if other is not None else []
     except (InventoryError, HistoryError, WhenError) as exc:
         output.warn(f"detective-tui diff: {exc}")
         return exitcodes.USAGE
@@ -56,40 +63,19 @@ def run(args: argparse.Namespace) -> int:
         if since is not None:
             output.warn("detective-tui diff: --since compares one host's probes; give one TARGET")
             return exitcodes.USAGE
-        missing = [h.name for h, s in ((host, mine), (other, theirs)) if not reached(s)]
-        if missing:
-            output.warn(
-                f"detective-tui diff: never reached: {', '.join(missing)} "
-                f"(probe it first: detective-tui diagnose {' '.join(missing)})"
-            )
+        compared = compare_hosts(host.name, other.name, mine, theirs)
+        if isinstance(compared, str):
+            output.warn(f"detective-tui diff: {compared}")
             return exitcodes.UNREACHABLE
-        before, after = reached(mine)[0], reached(theirs)[0]
-    data = diff_json(host.name, other.name if other else None, before, after)
-    if args.json:
-        output.write_json(data)
-    else:
-        print_diff(data)
+        print_or_dump(args, compared)
+        return exitcodes.OK
+    print_or_dump(args, diff_json(host.name, None, before, after))
     return exitcodes.OK
 
 
-def print_diff(data: dict) -> None:
-    a, b = data["from"], data["to"]
-    left = data["host"] + (f" {a['at']}" if data["other"] is None else f" ({a['at']})")
-    right = (data["other"] + f" ({b['at']})") if data["other"] else b["at"]
-    output.say(f"{left} [{a['verdict']}] → {right} [{b['verdict']}]")
-    output.say(f"  before: {stack_words(a['stack'])}")
-    output.say(f"  after:  {stack_words(b['stack'])}")
-    if not data["changes"]:
-        output.say("  no change in what matters for CUDA")
-    for c in data["changes"]:
-        where = f"  [{c['python']}]" if c["python"] else ""
-        output.say(f"  {c['words']}{where}")
-    moved = data["findings"]
-    if moved["appeared"]:
-        output.say(f"findings appeared: {', '.join(moved['appeared'])}")
-    if moved["gone"]:
-        output.say(f"findings gone: {', '.join(moved['gone'])}")
-    if data["likely_causes"]:
-        output.say("likely causes:")
-        for cause in data["likely_causes"]:
-            output.say(f"  {cause['change']}: {cause['evidence']}")
+def print_or_dump(args: argparse.Namespace, data: dict) -> None:
+    if args.json:
+        output.write_json(data)
+    else:
+        for line in diff_lines(data):
+            output.say(line)

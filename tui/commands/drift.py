@@ -9,13 +9,13 @@ from __future__ import annotations
 import argparse
 
 from tui.commands import command_help, output
-from tui.commands.history import snapshots_of
 from tui.commands.host_args import add_fleet_targets, hosts_for
 from tui.core import exitcodes
 from tui.core.drift import KEY_WORDS, drift_json
 from tui.core.history import HistoryError
 from tui.core.history_view import judged, reached
 from tui.core.inventory import InventoryError
+from tui.demo.history import host_snapshots
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
         hosts = hosts_for(args, args.targets, args.all_hosts, report=False)
         newest, never = [], []
         for host in hosts:
-            found = reached(snapshots_of(host))
+            found = reached(host_snapshots(host))
             if found:
                 newest.append(judged(found[0]))
             else:

@@ -9,15 +9,14 @@ A host never probed has an empty history (``[]``, exit 0). Exit 3 for bad usage 
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from tui.commands import command_help, output
 from tui.commands.host_args import add_host_options, one_host
 from tui.core import exitcodes
-from tui.core.history import HistoryError, HistoryStore, store_path
-from tui.core.history_view import entries
-from tui.core.hosts import Host
+from tui.core.history import HistoryError, store_path
+from tui.core.history_view import entries, stack_words
 from tui.core.inventory import InventoryError
+from tui.demo.history import host_snapshots
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -32,35 +31,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def snapshots_of(host: Host) -> list[Any]:
-    """The host's snapshots, newest first (the demo fleet's built-in history seeded first);
-    ``HistoryError`` when the store cannot be read."""
-    path = store_path(host.demo)
-    if host.demo:
-        from tui.demo.history import seed_demo_history
-
-        seed_demo_history(path, host)
-    if not path.exists():
-        return []
-    with HistoryStore.open(path, create=False) as store:
-        return store.snapshots(host.name)
-
-
-def stack_words(stack: dict[str, Any]) -> str:
-    def v(key: str) -> str:
-        return stack.get(key) or "—"
-
-    return (
-        f"driver {v('driver')} (CUDA {v('driver_cuda')}) · torch {v('torch')} "
-        f"(CUDA {v('torch_cuda')}) · nvcc {v('nvcc')} · JIT CUDA {v('jit_cuda')} · "
-        f"FlashInfer {v('flashinfer')}"
-    )
-
-
 def run(args: argparse.Namespace) -> int:
     try:
         host = one_host(args, args.target)
-        listed = entries(snapshots_of(host))
+        listed = entries(host_snapshots(host))
     except (InventoryError, HistoryError) as exc:
         output.warn(f"detective-tui history: {exc}")
         return exitcodes.USAGE

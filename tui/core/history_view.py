@@ -138,3 +138,50 @@ def diff_json(host: str, other: str | None, before: Snapshot, after: Snapshot) -
         "findings": finding_changes(a, b),
         "likely_causes": [] if other is not None else likely_causes(found, b, a),
     }
+
+
+def stack_words(stack: dict[str, Any]) -> str:
+    def v(key: str) -> str:
+        return stack.get(key) or "—"
+
+    return (
+        f"driver {v('driver')} (CUDA {v('driver_cuda')}) · torch {v('torch')} "
+        f"(CUDA {v('torch_cuda')}) · nvcc {v('nvcc')} · JIT CUDA {v('jit_cuda')} · "
+        f"FlashInfer {v('flashinfer')}"
+    )
+
+
+def diff_lines(data: dict[str, Any]) -> list[str]:
+    """``diff_json``'s object as the lines ``diff`` prints (and the TUI's compare shows)."""
+    a, b = data["from"], data["to"]
+    left = data["host"] + (f" {a['at']}" if data["other"] is None else f" ({a['at']})")
+    right = (data["other"] + f" ({b['at']})") if data["other"] else b["at"]
+    lines = [
+        f"{left} [{a['verdict']}] → {right} [{b['verdict']}]",
+        f"  before: {stack_words(a['stack'])}",
+        f"  after:  {stack_words(b['stack'])}",
+    ]
+    if not data["changes"]:
+        lines.append("  no change in what matters for CUDA")
+    for c in data["changes"]:
+        where = f"  [{c['python']}]" if c["python"] else ""
+        lines.append(f"  {c['words']}{where}")
+    moved = data["findings"]
+    if moved["appeared"]:
+        lines.append(f"findings appeared: {', '.join(moved['appeared'])}")
+    if moved["gone"]:
+        lines.append(f"findings gone: {', '.join(moved['gone'])}")
+    if data["likely_causes"]:
+        lines.append("likely causes:")
+        lines += [f"  {c['change']}: {c['evidence']}" for c in data["likely_causes"]]
+    return lines
+
+
+def compare_hosts(
+    host: str, other: str, mine: Sequence[Snapshot], theirs: Sequence[Snapshot]
+) -> dict[str, Any] | str:
+    """``diff_json`` of two hosts' newest reached probes, or why they cannot be compared."""
+    missing = [h for h, s in ((host, mine), (other, theirs)) if not reached(s)]
+    if missing:
+        return f"never reached: {', '.join(missing)} (probe it first)"
+    return diff_json(host, other, reached(mine)[0], reached(theirs)[0])

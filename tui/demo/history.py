@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tui.core import history
 from tui.core.diagnosis import diagnose
-from tui.core.history import HistoryStore
+from tui.core.history import HistoryStore, Snapshot, store_path
 from tui.core.hosts import Host
 from tui.core.judged import Judged
 from tui.core.runner import ProbeResult, Session
@@ -28,11 +28,13 @@ BROKE_AFTER_UPGRADE = "ct200"
 BEFORE_AT = "2026-11-29T18:00:00+00:00"  # SYNTHETIC: a day before the apt run of its log
 
 
-def _before(name: str) -> Host:
-    """ct200 as it was: CUDA 13.0 beside 12.8 and in CUDA_HOME, torch 2.9.0+cu130."""
+def _before(host: Host) -> Host:
+    """ct200 as it was: CUDA 13.0 beside 12.8 and in CUDA_HOME, torch 2.9.0+cu130 (its tree
+    built beside the host's own)."""
     spec = fakehost.reference_ct200(with_cuda13=True, cuda="/usr/local/cuda-13.0", torch="2.9.0")
-    tags = next(e.tags for e in DEMO_HOSTS if e.name == name)
-    return demo_host(f"{name}-before", spec, tags)
+    tags = next(e.tags for e in DEMO_HOSTS if e.name == host.name)
+    cache = Path(host.root).parent.parent if host.root else None
+    return demo_host(f"{host.name}-before", spec, tags, cache)
 
 
 def _probe(host: Host) -> ProbeResult:
@@ -44,16 +46,29 @@ def _probe(host: Host) -> ProbeResult:
 
 
 def seed_demo_history(path: Path, host: Host) -> None:
-    """Give a demo host its history when it has none: the simulated earlier probe (ct200),
-    then a probe now (kept through the one core path, like any probe)."""
+    """Give a demo host its history: ct200's simulated earlier probe when it is missing, then
+    a probe now when the host has none (kept through the one core path, like any probe)."""
+    have: list[Snapshot] = []
     if path.exists():
         with HistoryStore.open(path) as store:
-            if store.snapshots(host.name, limit=1):
-                return
-    if host.name == BROKE_AFTER_UPGRADE:
-        result = _probe(_before(host.name))
+            have = store.snapshots(host.name)
+    if host.name == BROKE_AFTER_UPGRADE and not any(s.at == BEFORE_AT for s in have):
+        result = _probe(_before(host))
         earlier = replace(result, host=host)  # the same host, as it was
         facts = earlier.facts
         diagnosis = diagnose(facts, host) if facts is not None and earlier.reachable else None
         history.keep(Judged(earlier, diagnosis), at=BEFORE_AT, path=path)
-    judge_facts(_probe(host))
+    if not [s for s in have if s.at != BEFORE_AT]:
+        judge_facts(_probe(host))
+
+
+def host_snapshots(host: Host) -> list[Snapshot]:
+    """A host's snapshots, newest first (a demo host's history seeded first, so this may
+    probe: call it off the event loop); ``HistoryError`` when the store cannot be read."""
+    path = store_path(host.demo)
+    if host.demo:
+        seed_demo_history(path, host)
+    if not path.exists():
+        return []
+    with HistoryStore.open(path, create=False) as store:
+        return store.snapshots(host.name)

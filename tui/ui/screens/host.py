@@ -1,4 +1,5 @@
-"""One host: the four-way CUDA comparison, findings, the FlashInfer replay, fixes, raw output."""
+"""One host: the four-way CUDA comparison, findings, the FlashInfer replay, fixes, live GPU
+state, its history, raw output."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from tui.ui.story import headline
 from tui.ui.widgets.cuda_compare import CudaComparison
 from tui.ui.widgets.finding_view import NO_FINDINGS, FindingView, severity_label
 from tui.ui.widgets.gpu_view import GpuView
+from tui.ui.widgets.history_view import HistoryView
 from tui.ui.widgets.redacted_log import RedactedLog
 from tui.ui.widgets.replay_view import ReplayView
 
@@ -56,6 +58,7 @@ TAB_FOCUS = {
     "tab-fixes": "#fixes",
     "tab-output": "#output",
     "tab-gpus": "#gpus-scroll",
+    "tab-history": "#history-scroll",
 }
 
 
@@ -107,6 +110,14 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
             tooltip="Live GPU state: utilisation, memory, temperature, compute processes",
         ),
         Binding(
+            "h",
+            "show_tab('tab-history')",
+            "History",
+            id="host.history",
+            show=False,
+            tooltip="This host's earlier probes: verdicts, and what changed each time",
+        ),
+        Binding(
             "y",
             "copy",
             "Copy",
@@ -139,6 +150,7 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
         self._findings: tuple[Finding, ...] = ()
         self._fixes: tuple[tuple[Finding, FixSuggestion], ...] = ()
         self._lines_shown = 0
+        self.history_entries: list[dict[str, object]] | None = None  # as last read
 
     def compose(self) -> ComposeResult:
         yield Static(id="host-title")
@@ -155,6 +167,8 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
                 yield DataTable(id="fixes", cursor_type="row")
             with TabPane("GPUs now", id="tab-gpus"), VerticalScroll(id="gpus-scroll"):
                 yield GpuView(id="gpus")
+            with TabPane("History", id="tab-history"), VerticalScroll(id="history-scroll"):
+                yield HistoryView(id="history")
             with TabPane("Probe output", id="tab-output"):
                 yield RedactedLog(id="output", max_lines=20_000)
         yield Footer()
@@ -237,8 +251,43 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
             options.highlighted = 0
         self.query_one(ReplayView).replays = diagnosis.flashinfer if diagnosis else ()
         self.query_one(GpuView).show(facts)
+        if self.query_one("#host-tabs", TabbedContent).active == "tab-history":
+            self._load_history()
         self._fill_fixes()
         self.refresh_bindings()
+
+    @on(TabbedContent.TabActivated, "#host-tabs")
+    def _tab_shown(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id == "tab-history":
+            self._load_history()
+
+    def _load_history(self) -> None:
+        """Read the host's history off the event loop (a demo host's is seeded on first read,
+        which probes) and show it when read."""
+        if self._state is None or self._state.busy:
+            return
+        self.query_one(HistoryView).show(None)
+        self.run_worker(
+            self._read_history, thread=True, exclusive=True, group="history", exit_on_error=False
+        )
+
+    def _read_history(self) -> None:
+        from tui.core.history import HistoryError
+        from tui.core.history_view import entries
+        from tui.demo.history import host_snapshots
+
+        view = self.query_one(HistoryView)
+        assert self._state is not None
+        try:
+            listed = entries(host_snapshots(self._state.host))
+        except HistoryError as exc:
+            self.app.call_from_thread(view.show, None, f"The history cannot be read: {exc}")
+            return
+        self.app.call_from_thread(self._history_read, listed)
+
+    def _history_read(self, listed: list[dict[str, object]]) -> None:
+        self.history_entries = listed
+        self.query_one(HistoryView).show(listed)
 
     def _fill_fixes(self) -> None:
         """Fix, Root, then Resolves wrapped to what the screen has left (never cut off at the

@@ -259,6 +259,14 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
             show=False,
             tooltip="Paste an error and see it explained for the selected host",
         ),
+        Binding(
+            "c",
+            "compare",
+            "Compare",
+            id="hosts.compare",
+            show=False,
+            tooltip="Compare the two marked hosts' last probes (what differs, findings)",
+        ),
     ]
 
     class FleetFixRequested(Message):
@@ -550,6 +558,15 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
     def action_explain(self) -> None:
         if self.selected_host is not None:
             self.app.open_explain(self.selected_host)
+
+    def action_compare(self) -> None:
+        from tui.ui.compare import NEED_TWO, open_comparison
+
+        names = self.marked_hosts
+        if len(names) != 2:
+            self.notify(NEED_TWO, severity="warning")
+            return
+        open_comparison(self, self.app.fleet[names[0]].host, self.app.fleet[names[1]].host)
 
     def action_probe_selected(self) -> None:
         if self.marked:
