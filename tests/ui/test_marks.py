@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+from textual.widgets import Tree
+
 from tui.core import locations
 from tui.core.hosts import Host
 from tui.ui.screens.fleet_fix import FleetFixScreen
 from tui.ui.screens.message import MessageScreen
 from tui.ui.widgets.fleet_table import MARK, FleetTable
 
-from .conftest import all_probed, make_app, probe_all, settle
+from .conftest import all_probed, cursor_on_group, make_app, probe_all, settle
 
 
 async def test_mark_probe_fix_and_export_the_marked_hosts(demo_hosts: tuple[Host, ...]) -> None:
@@ -107,3 +109,20 @@ async def test_undo_the_marked_hosts(fleet: tuple[Host, ...]) -> None:
         assert list_records("ct200") == list_records("ct201") == []
         # undone before any restart: the service never had it, nothing is pending any more
         assert app.fleet["ct200"].pending is None
+
+
+async def test_space_in_the_groups_view_marks_the_group(demo_hosts: tuple[Host, ...]) -> None:
+    """space on a group marks all its hosts (the README's promise); the group stays open."""
+    app = make_app(demo_hosts)
+    async with app.run_test(size=(120, 36)) as pilot:
+        group = await cursor_on_group(pilot, "flashinfer-arch-rejected", {"ct200", "ct201"})
+        screen = app.screen
+        tree = screen.query_one("#groups-tree", Tree)
+        node = tree.cursor_node
+        assert node is not None
+        expanded = node.is_expanded
+        await pilot.press("space")
+        assert screen.marked == frozenset(group.hosts)
+        assert tree.cursor_node is node and node.is_expanded == expanded
+        await pilot.press("space")
+        assert screen.marked == frozenset()

@@ -177,3 +177,46 @@ async def test_mark_done_accepts_an_interrupted_fix_and_keeps_it_undoable(
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(pilot)
         assert not isinstance(app.screen, RecoveryScreen)  # not asked again
+
+
+async def test_q_and_help_in_the_fix_wizard_and_a_quit_dialog_that_follows_the_run(
+    fleet: tuple[Host, ...], tmp_path: Path
+) -> None:
+    """In the single-host wizard `?` opens the help and `q` asks (a modal stops the app's
+    keys); the quit dialog follows the run as it goes — the step running, then that the fix
+    finished — instead of the step it saw when it opened."""
+    from tui.ui.screens.help import HelpScreen
+
+    shim = shim_systemctl(host_root(fleet, "ct201"), tmp_path / "shim", call=1, mode="hold")
+    app = make_app(fleet)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("P")
+        await settle(pilot, lambda: all(not s.busy and s.status != "idle" for s in app.fleet))
+        state = app.fleet["ct201"]
+        finding, proposal = next(
+            (f, x) for f in state.diagnosis.findings for x in f.fixes if x.id == FIX
+        )
+        app.request_fix("ct201", FIX, dict(proposal.params), finding.python)
+        await settle(pilot, lambda: isinstance(app.screen, FixWizardScreen))
+        wizard = app.screen
+        footer_keys = {k for k, b in wizard.active_bindings.items() if b.binding.show}
+        assert {"question_mark", "q"} <= footer_keys
+        await pilot.press("question_mark")
+        await settle(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await pilot.press("escape")
+        await settle(pilot, lambda: app.screen is wizard)
+
+        await pilot.press("a")
+        await shim.wait_reached_async()  # inside step 1
+        await pilot.press("q")
+        await _until(lambda: isinstance(app.screen, ConfirmScreen))
+        body = lambda: str(app.screen.query_one("#confirm-body").render())  # noqa: E731
+        assert f"ct201: {FIX}: step 1/2 running" in body()
+        shim.release()  # the run goes on with the dialog open
+        await _until(lambda: "The fix has finished" in body())
+        assert "step 1/2" not in body()
+        await pilot.press("n")
+        await _until(lambda: app.screen is wizard)
+        assert wizard.stage == "done"
+        await pilot.press("q")  # nothing runs now: q quits at once
+        await _until(lambda: app.return_code is not None)

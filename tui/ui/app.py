@@ -238,20 +238,31 @@ class DetectiveApp(App[int]):
         if self._quitting:
             self.notify("Quitting once the current step ends…", timeout=4)
             return
-        running = dict(self.session.fixes.running)
-        doing = "\n".join(f"  {host}: {what}" for host, what in running.items()) or (
-            "  (between steps)"
+        self.push_screen(
+            ConfirmScreen(
+                "Quit while a fix runs?",
+                self._quit_body(),
+                yes="Quit after this step",
+                no="Stay",
+                live_body=self._quit_body,
+            ),
+            self._quit_decided,
         )
-        body = (
+
+    def _quit_body(self) -> str:
+        """What the quit dialog says, as things stand now (it is asked again while open)."""
+        running = dict(self.session.fixes.running)
+        if not self._changing_workers():
+            return "The fix has finished: nothing changes hosts now. Quitting is safe."
+        doing = "\n".join(f"  {host}: {what}" for host, what in running.items()) or (
+            "  (starting or ending)"
+        )
+        return (
             "A fix is changing hosts right now:\n"
             f"{doing}\n\n"
             "Quit: each running step finishes (up to its deadline), the steps after it are "
             "recorded as not started, and the journal keeps what changed, so "
             "`detective-tui fix HOST --history` and `--undo last` work from there."
-        )
-        self.push_screen(
-            ConfirmScreen("Quit while a fix runs?", body, yes="Quit after this step", no="Stay"),
-            self._quit_decided,
         )
 
     def _quit_decided(self, yes: bool | None) -> None:
@@ -475,7 +486,7 @@ class DetectiveApp(App[int]):
         self.open_host(message.name)
 
     def action_help(self) -> None:
-        from tui.ui.screens.fix_wizard import FixWizardScreen
+        from tui.ui.screens.fix_wizard import APP_KEYS_AGAIN, FixWizardScreen
         from tui.ui.screens.fleet_fix import FleetFixScreen
 
         hidden = READ_ONLY_HIDDEN | READ_ONLY_BINDINGS if self.read_only else frozenset()
@@ -483,7 +494,7 @@ class DetectiveApp(App[int]):
             ()
             if self.read_only
             else (
-                ("Fix wizard", FixWizardScreen.BINDINGS),
+                ("Fix wizard", [b for b in FixWizardScreen.BINDINGS if b not in APP_KEYS_AGAIN]),
                 ("Fleet fix", FleetFixScreen.BINDINGS),
             )
         )

@@ -177,6 +177,7 @@ async def run_steps(
     results: list[StepResult] = []
     error: str | None = None
     shown = (lambda line: on_line(shown_line(line))) if on_line else None
+    n = len(plan.steps)
     for index, step in enumerate(plan.steps, 1):
         command = plan.effective_command(step)
         if error is None and session.fixes.stop_requested:
@@ -193,7 +194,7 @@ async def run_steps(
             error = f"step {index} ({step.title}) not started: {exc}"
             results.append(StepResult(step=step, command=command, status="not-run"))
             continue
-        session.fixes.running[host.name] = f"{plan.fix_id}: step {index}/{len(plan.steps)}"
+        session.fixes.running[host.name] = f"{plan.fix_id}: step {index}/{n} running"
         try:
             res = await session.run_script(
                 host, command, env=dict(host.env), deadline_s=step.deadline_s, on_line=shown
@@ -205,8 +206,8 @@ async def run_steps(
                     journal.finished(index, "unknown", error=why)
                     journal.not_run(list(range(index + 1, len(plan.steps) + 1)), why)
             raise
-        finally:
-            session.fixes.running.pop(host.name, None)
+        finally:  # what the quit dialog says until the next step (or the re-probe) starts
+            session.fixes.running[host.name] = f"{plan.fix_id}: step {index}/{n} ended"
         result = _step_result(host, plan, step, index, command, res)
         if result.status == "failed":
             error = result.error
@@ -476,7 +477,24 @@ async def apply_plan(
     ``record_undo`` the run is journaled in a new undo record; ``undoing`` is the record an
     undo plan reverses (its undo is journaled there, and it is moved aside once undone).
     Plans with neither (restarts) change nothing that can be undone and keep no journal.
+    ``session.fixes.running`` says what it is doing (the quit dialog shows it) until it ends.
     """
+    session.fixes.running[host.name] = f"{plan.fix_id}: reading the host before the change"
+    try:
+        return await _apply_plan(session, host, plan, on_line, before, record_undo, undoing)
+    finally:
+        session.fixes.running.pop(host.name, None)
+
+
+async def _apply_plan(
+    session: Session,
+    host: Host,
+    plan: FixPlan,
+    on_line: LineSink | None,
+    before: Facts | None,
+    record_undo: bool,
+    undoing: UndoRecord | None,
+) -> FixOutcome:
     if before is None:
         probed = await session.probe(host)
         if probed.facts is None:
@@ -509,6 +527,8 @@ async def apply_plan(
         session.record("fix-refused", host=host.name, fix=plan.fix_id, reason=str(exc))
         return _not_started(plan, f"{exc}; nothing was run")
     results, error = await run_steps(session, host, plan, on_line, journal)
+    ended = "a step failed" if error else f"all {len(plan.steps)} step(s) ran"
+    session.fixes.running[host.name] = f"{plan.fix_id}: {ended}; re-probing to verify"
     cut_short = session.fixes.stop_requested and any(r.status == "not-run" for r in results)
     record = None
     if journal is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 from textual import on
@@ -12,6 +13,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+LIVE_S = 0.5
+
 
 class ConfirmScreen(ModalScreen[bool]):
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -19,12 +22,23 @@ class ConfirmScreen(ModalScreen[bool]):
         Binding("n,escape", "cancel", "No", id="confirm.no"),
     ]
 
-    def __init__(self, title: str, body: str, *, yes: str, no: str) -> None:
+    def __init__(
+        self,
+        title: str,
+        body: str,
+        *,
+        yes: str,
+        no: str,
+        live_body: Callable[[], str] | None = None,
+    ) -> None:
+        """``live_body``: the body again, asked twice a second while the dialog is open (what
+        it describes may change meanwhile: a fix moves to its next step)."""
         super().__init__()
         self.title_text = title
         self.body = body
         self.yes = yes
         self.no = no
+        self.live_body = live_body
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="-warning"):
@@ -36,6 +50,13 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()
+        if self.live_body is not None:
+            self.set_interval(LIVE_S, self._refresh_body)
+
+    def _refresh_body(self) -> None:
+        if self.live_body is not None and (body := self.live_body()) != self.body:
+            self.body = body
+            self.query_one("#confirm-body", Static).update(Content(body))
 
     @on(Button.Pressed, "#yes")
     def action_confirm(self) -> None:

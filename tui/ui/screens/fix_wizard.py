@@ -20,7 +20,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import ModalScreen
-from textual.widgets import Button, Log, Static
+from textual.widgets import Button, Footer, Log, Static
 from textual.worker import Worker, WorkerState
 
 from tui.core.facts import Facts
@@ -39,6 +39,13 @@ if TYPE_CHECKING:
     from tui.core.runner import Session
 
 Stage = Literal["preview", "running", "done", "failed"]
+
+# a modal stops the app's keys: these work in the wizard as everywhere (quit asks first while
+# a step runs); the help lists them once, under "anywhere"
+APP_KEYS_AGAIN: tuple[Binding, ...] = (
+    Binding("question_mark", "app.help", "Help", id="fix.help"),
+    Binding("q", "app.quit", "Quit", id="fix.quit"),
+)
 
 
 class FixLine(Message):
@@ -63,7 +70,7 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
     DEFAULT_CSS = """
     FixWizardScreen { align: center middle; }
     #fix-dialog {
-        width: 100%; max-width: 130; height: 100%; max-height: 46;
+        width: 100%; max-width: 130; height: 1fr; max-height: 46;
         border: thick $warning; background: $surface; padding: 0 1;
     }
     #fix-title { height: auto; max-height: 2; }
@@ -85,6 +92,7 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
         Binding("u", "undo", "Undo", id="fix.undo"),
         Binding("r", "restart", "Restart units", id="fix.restart"),
         Binding("escape", "close", "Close", id="fix.close"),
+        *APP_KEYS_AGAIN,
     ]
 
     stage: reactive[Stage] = reactive("preview")
@@ -136,6 +144,7 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
                 yield Button("Undo (u)", id="undo", disabled=True, compact=True)
                 yield Button("Restart units (r)", id="restart", disabled=True, compact=True)
                 yield Button("Close (esc)", variant="primary", id="close", compact=True)
+        yield Footer()  # its own keys, over the screen's beneath (which are dead here)
 
     def on_mount(self) -> None:
         # the keys scroll what is shown (the buttons have their keys: a, u, r, escape)

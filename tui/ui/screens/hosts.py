@@ -113,7 +113,16 @@ def cells(state: HostState, now: datetime, stale_minutes: int = 0) -> tuple[Text
 
 
 class ShortTree(Tree[object]):
-    """A tree whose labels end in "…" where they do not fit (the detail pane says it all)."""
+    """A tree whose labels end in "…" where they do not fit (the detail pane says it all).
+    ``space`` marks the group's hosts as in the table (the Tree's own space folds the node;
+    enter still does)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("space", "mark", "Mark", show=False),
+    ]
+
+    def action_mark(self) -> None:
+        self.screen.action_toggle_mark()  # type: ignore[attr-defined]
 
     def render_label(self, node: TreeNode[object], base_style: Style, style: Style) -> Text:
         label = super().render_label(node, base_style, style)
