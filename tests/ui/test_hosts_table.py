@@ -172,3 +172,37 @@ async def test_demo_hosts_do_not_pass_for_machines(demo_hosts: tuple[Host, ...])
         assert table.row_names[0] == "zeta"  # real hosts first, whatever the sort
         assert "italic" in str(table._cells["ct200"][0].style)
         assert "italic" not in str(table._cells["zeta"][0].style)
+
+
+async def test_vi_keys_move_the_cursor_in_the_table_and_the_groups(
+    demo_hosts: tuple[Host, ...],
+) -> None:
+    """j/k, G, ctrl+d/ctrl+u as in k9s, htop and less: in the hosts table and the groups view."""
+    app = make_app(demo_hosts)
+    async with app.run_test(size=SMALL) as pilot:
+        await probe_all(pilot)
+        table = app.screen.query_one("#hosts-table", FleetTable)
+        table.focus()
+        assert table.cursor_row == 0
+        await pilot.press("j", "j")
+        assert table.cursor_row == 2
+        await pilot.press("k")
+        assert table.cursor_row == 1
+        await pilot.press("G")
+        assert table.cursor_row == len(table.row_names) - 1
+        await pilot.press("ctrl+u")
+        page_up = table.cursor_row
+        assert 0 <= page_up < len(table.row_names) - 2
+        await pilot.press("ctrl+d")
+        assert table.cursor_row == len(table.row_names) - 1
+
+        await pilot.press("g")
+        await pilot.pause()
+        tree = app.screen.query_one("#groups-tree", Tree)
+        start = tree.cursor_line
+        await pilot.press("j")
+        assert tree.cursor_line == start + 1
+        await pilot.press("k")
+        assert tree.cursor_line == start
+        await pilot.press("G")
+        assert tree.cursor_line == tree.last_line > start

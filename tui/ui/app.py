@@ -58,6 +58,7 @@ from tui.ui.screens.hosts import READ_ONLY_BINDINGS, HostsScreen
 from tui.ui.screens.message import MessageScreen
 from tui.ui.screens.transcripts import TranscriptsScreen
 from tui.ui.widgets.fleet_table import FleetTable
+from tui.ui.widgets.list_keys import CURSOR_HELP
 
 if TYPE_CHECKING:
     from tui.core.fixes.executor import FixOutcome
@@ -69,7 +70,10 @@ SessionFactory = Callable[[], "Session"]  # entered on mount, left on unmount
 # the hosts table paints before asyncssh and the rule tables are loaded.
 
 # the hosts table's own key worth listing in the help (its cursor keys are the usual ones)
-TABLE_KEYS = tuple(b for b in FleetTable.BINDINGS if isinstance(b, Binding) and b.key == "enter")
+TABLE_KEYS = (
+    *(b for b in FleetTable.BINDINGS if isinstance(b, Binding) and b.key == "enter"),
+    CURSOR_HELP,
+)
 
 FLUSH_INTERVAL_S = 0.25  # how often streamed probe progress reaches the screens
 

@@ -119,6 +119,11 @@ class ShortTree(Tree[object]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("space", "mark", "Mark", show=False),
+        Binding("j", "cursor_down", "Down", show=False),  # the vi keys, as in the table
+        Binding("k", "cursor_up", "Up", show=False),
+        Binding("G", "scroll_end", "Last", show=False),
+        Binding("ctrl+d", "page_down", "Page down", show=False),
+        Binding("ctrl+u", "page_up", "Page up", show=False),
     ]
 
     def action_mark(self) -> None:

@@ -1,5 +1,6 @@
 """The keys of the app's hand-drawn lists (the hosts table, the transcript's event list):
-arrows, pages, home/end move the cursor; enter opens the row under it."""
+arrows, pages, home/end move the cursor, and the vi keys an operator of k9s, htop or less
+expects (j/k, G last, ctrl+d/ctrl+u a page); enter opens the row under it."""
 
 from __future__ import annotations
 
@@ -16,5 +17,19 @@ def list_bindings(open_what: str) -> list[BindingType]:
         Binding("pagedown", "page(1)", "Page down", show=False),
         Binding("home", "cursor_to(0)", "First", show=False),
         Binding("end", "cursor_to(-1)", "Last", show=False),
+        Binding("j", "cursor(1)", "Down", show=False),
+        Binding("k", "cursor(-1)", "Up", show=False),
+        Binding("G", "cursor_to(-1)", "Last", show=False),
+        Binding("ctrl+d", "page(1)", "Page down", show=False),
+        Binding("ctrl+u", "page(-1)", "Page up", show=False),
         Binding("enter", "select", f"Open {open_what}", show=False),
     ]
+
+
+# the help's line for the cursor keys (one line for them all; the keys are bound above)
+CURSOR_HELP = Binding(
+    "j,k,G,ctrl+d,ctrl+u",
+    "cursor(0)",
+    "Move",
+    tooltip="Down, up, last, page down, page up (and the arrows, PgUp/PgDn, Home/End)",
+)
