@@ -182,7 +182,11 @@ async def test_palette_lists_bindings_hosts_findings_and_fixes(
         assert "Probe all (P)" in titles and "Groups (g)" in titles
         assert "Open host ct200" in titles and "Probe host gone-dark" in titles
         assert [t for t in titles if t.startswith("ct200: ")]
-        assert [t for t in titles if t.startswith("Fix ct200: ")]
+        fixes = [t for t in titles if t.startswith("Fix ct200: ")]
+        assert fixes and len(fixes) == len(set(fixes))  # a fix two findings propose: once
+        provider = FleetCommands(app.screen)
+        hits = [str(h.text) async for h in provider.search("set-flashinfer-arch-list")]
+        assert "Fix ct200: set-flashinfer-arch-list — " in "\n".join(hits), hits
         await pilot.press("ctrl+p")
         await pilot.press(*"Open host ct200")
         await settle(pilot)

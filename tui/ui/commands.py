@@ -5,11 +5,21 @@ per finding and per proposed fix, built from the fleet state at the moment the p
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from tui.core.findings import FixSuggestion
+
 Command = tuple[str, str, Callable[[], object]]
+
+
+@dataclass
+class _FixEntry:
+    fix: FixSuggestion
+    python: str | None
+    findings: list[str]  # the ids of the findings that propose it
 
 
 class FleetCommands(Provider):
@@ -41,21 +51,26 @@ class FleetCommands(Provider):
             )
             if state.diagnosis is None:
                 continue
+            # one command per distinct fix (id and params), naming every finding proposing it
+            fixes: dict[tuple[str, tuple[tuple[str, str], ...]], _FixEntry] = {}
             for finding in state.diagnosis.findings:
                 yield (
                     f"{name}: {finding.title}",
                     f"{finding.severity} · {finding.id}",
                     partial(app.open_host, name, finding.id),
                 )
-                if read_only:
-                    continue
-                for fix in finding.fixes:
-                    resolves = ", ".join(fix.resolves) or "nothing by itself"
-                    yield (
-                        f"Fix {name}: {fix.title}",
-                        f"{fix.id} for {finding.id} · resolves {resolves}",
-                        partial(app.request_fix, name, fix.id, dict(fix.params), finding.python),
-                    )
+                for fix in () if read_only else finding.fixes:
+                    key = (fix.id, tuple(sorted(fix.params.items())))
+                    entry = fixes.setdefault(key, _FixEntry(fix, finding.python, []))
+                    entry.findings.append(finding.id)
+            for entry in fixes.values():
+                fix = entry.fix
+                resolves = ", ".join(fix.resolves) or "nothing by itself"
+                yield (  # the title holds the id: typing set-flashinfer-arch-list finds it
+                    f"Fix {name}: {fix.id} — {fix.title}",
+                    f"for {', '.join(entry.findings)} · resolves {resolves}",
+                    partial(app.request_fix, name, fix.id, dict(fix.params), entry.python),
+                )
 
     def _all(self) -> list[Command]:
         return [*self._binding_commands(), *self._fleet_commands()]
