@@ -222,7 +222,8 @@ class Bench:
     async def fleet_bare_probe(self, n: int) -> None:
         """The same probe command and script, fanned out with bare asyncssh: what is left of
         the gap to `true` is the remote work, not this program."""
-        env = {**self.tree.env, **probe_env(self.tree.pythons, root=str(self.tree.root))}
+        tree = self.tree
+        env = {**tree.env, **probe_env(tree.pythons, root=str(tree.root), tree_exec=True)}
         command = command_line("sh -s", env=env, deadline_s=120)
 
         async def one() -> None:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from functools import cache
 from importlib import resources
 
-PROBE_VERSION = "1"
+PROBE_VERSION = "2"
 SENTINEL = "@@DT1"
 
 
@@ -33,6 +33,7 @@ def probe_env(
     root: str | None = None,
     step_timeout_s: int = 10,
     session: str | None = None,
+    tree_exec: bool = False,
 ) -> dict[str, str]:
     """Variables to export before running ``probe_script()`` with ``sh -s``.
 
@@ -41,6 +42,8 @@ def probe_env(
     which every absolute path is examined; ``step_timeout_s`` bounds each external command.
     ``session="current"``: the probe runs in the caller's own environment (the ``local``
     target), which is then the "current environment" context rather than an SSH session.
+    ``tree_exec``: the ``root`` tree is a fake host detective-tui built (the demo fleet, the
+    test suite's hosts), whose stand-in programs may run; any other tree's programs never do.
     """
     if step_timeout_s < 1:
         raise ValueError("step_timeout_s must be at least 1 second")
@@ -54,4 +57,6 @@ def probe_env(
     }
     if session:
         env["DT_SESSION"] = session
+    if tree_exec and root:
+        env["DT_TREE_EXEC"] = "1"
     return env

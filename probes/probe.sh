@@ -18,10 +18,41 @@ DONE=0
 TOTAL=8
 read -r T0 _ </proc/uptime 2>/dev/null || T0=
 
-# recline KIND FIELD… — one record line (without its newline) in _l; rec prints it.
+CR=$(printf '\r')
+# recline KIND FIELD… — one record line (without its newline) in _l; rec prints it. Every
+# field is escaped (esc), so no value can end a record or start another.
 recline() {
   _l='@@DT1'
-  for _f in "$@"; do _l="$_l$TAB$_f"; done
+  for _f in "$@"; do
+    case $_f in
+      *[\\"$TAB$NL$CR"]* | *@@DT1*) esc "$_f" && _f=$_e ;;
+    esac
+    _l="$_l$TAB$_f"
+  done
+}
+
+# esc TEXT — TEXT as a record field, in _e: a backslash is `\\`, a tab, newline or carriage
+# return `\011` `\012` `\015`, and the sentinel's D `\104` (the escapes of `arg` records).
+esc() {
+  _ev=$1 _e=
+  while :; do
+    case $_ev in *[\\"$TAB$NL$CR"]*) ;; *) break ;; esac
+    _eh=${_ev%%[\\"$TAB$NL$CR"]*}
+    _ev=${_ev#"$_eh"}
+    _ec=${_ev%"${_ev#?}"}
+    _ev=${_ev#?}
+    case $_ec in
+      \\) _e="$_e$_eh\\\\" ;;
+      "$TAB") _e="$_e$_eh\\011" ;;
+      "$NL") _e="$_e$_eh\\012" ;;
+      *) _e="$_e$_eh\\015" ;;
+    esac
+  done
+  _e=$_e$_ev
+  while :; do
+    case $_e in *@@DT1*) ;; *) break ;; esac
+    _e="${_e%%@@DT1*}@@\\104T1${_e#*@@DT1}"
+  done
 }
 
 rec() {
@@ -46,7 +77,8 @@ run() {
 
 # run_pyfacts INDEX INTERPRETER — pyfacts.py on the interpreter's stdin; like run().
 # With a third argument CID, the import-path part of that serving process's environment goes
-# along as DT_PROC_* (the interpreter runs with -E; pyfacts applies them).
+# along as DT_PROC_* (the interpreter runs with -E; pyfacts applies them). With _drop set
+# (drop_to), it runs as that serving process's owner.
 run_pyfacts() {
   _e=
   [ -n "${3:-}" ] && eval "_e=\$_pxr_$3"
@@ -56,7 +88,8 @@ run_pyfacts() {
   else
     _e= _e1= _e2= _e3= _e4= _e5= _e6= _e7=
   fi
-  _out=$(deadline env "DT_PROC=$_e" "DT_PROC_HOME=$_e1" "DT_PROC_PYTHONPATH=$_e2" \
+  # shellcheck disable=SC2086 # _drop: words of digits and options only
+  _out=$(deadline $_drop env "DT_PROC=$_e" "DT_PROC_HOME=$_e1" "DT_PROC_PYTHONPATH=$_e2" \
     "DT_PROC_PYTHONUSERBASE=$_e3" "DT_PROC_PYTHONNOUSERSITE=$_e4" "DT_PROC_CWD=$_e5" \
     "DT_PROC_FLAGS=$_e6" "DT_PROC_PATH0=$_e7" "$2" -E -S - "$1" 2>&1 <<'DT_PYFACTS_EOF'
 @DT_PYFACTS@
@@ -101,6 +134,125 @@ resolve() {
 }
 
 is_exe() { [ -f "$R$1" ] && [ -x "$R$1" ]; }
+
+# ---- the trust rule: nothing chosen by the inspected host runs with the probe's privileges --
+# trusted HOSTPATH → status 0 when that program may run as the probing user: under a root
+# prefix only with DT_TREE_EXEC=1 (a fake tree detective-tui built itself: its programs are
+# stand-ins); on this host when the file, every directory above it and, for a symlink, its
+# target and every directory above that are owned by root or the probing user (MYUID) and not
+# writable by group or others (a sticky directory such as /tmp excepted; a symlink's own mode
+# means nothing). One `readlink -f` and one `ls -ldn` per program, answers kept. The reason a
+# program may not run is in _tw.
+MYUID=
+TRUSTC=
+trusted() {
+  _tw=
+  if [ -n "$R" ]; then
+    [ "${DT_TREE_EXEC:-}" = 1 ] && return 0
+    _tw="a program of the root: tree (nothing from an inspected tree runs)"
+    return 1
+  fi
+  case "$NL$TRUSTC" in *"$NL$1$TAB"*)
+    _tw=${TRUSTC#*"$NL$1$TAB"}
+    _tw=${_tw%%"$NL"*}
+    [ -z "$_tw" ]
+    return
+    ;;
+  esac
+  trust_check "$1"
+  TRUSTC="$TRUSTC$NL$1$TAB$_tw"
+  [ -z "$_tw" ]
+}
+
+# trust_check HOSTPATH — the check behind trusted(); _tw empty when it passes.
+trust_check() {
+  case $1 in
+    /*) ;;
+    *)
+      _tw="not an absolute path"
+      return 0
+      ;;
+  esac
+  case $1 in *"$NL"*)
+    _tw="a newline in its path"
+    return 0
+    ;;
+  esac
+  case $MYUID in
+    '' | *[!0-9]*)
+      _tw="the probing user's uid is unknown"
+      return 0
+      ;;
+  esac
+  _tl= _tp=$1
+  while [ -n "$_tp" ]; do
+    _tl="$_tl$_tp$NL"
+    _tp=${_tp%/*}
+  done
+  _trp=$(deadline readlink -f -- "$1" 2>/dev/null)
+  if [ -n "$_trp" ] && [ "$_trp" != "$1" ]; then
+    _tp=$_trp
+    while [ -n "$_tp" ]; do
+      _tl="$_tl$_tp$NL"
+      _tp=${_tp%/*}
+    done
+  fi
+  _tifs=$IFS
+  IFS=$NL
+  set -f
+  # shellcheck disable=SC2086 # one operand a line
+  _tls=$(deadline ls -ldn -- / $_tl 2>/dev/null)
+  _trc=$?
+  set +f
+  IFS=$_tifs
+  if [ "$_trc" != 0 ] || [ -z "$_tls" ]; then
+    _tw="cannot list its owner and mode (ls -ldn failed)"
+    return 0
+  fi
+  while read -r _tm _tn _tu _tg _trest; do
+    case $_tu in 0 | "$MYUID") ;; *)
+      _tw="${_trest##* } is owned by uid $_tu, neither root nor the probing user ($MYUID)"
+      return 0
+      ;;
+    esac
+    case $_tm in
+      l*) ;;
+      *+*)
+        _tw="${_trest##* } has an access control list"
+        return 0
+        ;;
+      d????????[tT]*) ;;
+      ?????w* | ????????w*)
+        _tw="${_trest##* } is writable by group or others ($_tm)"
+        return 0
+        ;;
+    esac
+  done <<DT_TRUST_EOF
+$_tls
+DT_TRUST_EOF
+}
+
+# drop_to UID GID — in _drop, the words that run a command as that user instead (the owner of
+# the process that named it) when the probe runs as root: setpriv, else empty with _tw saying
+# why. Not root: only the probing user's own processes (UID = MYUID) are run for, as is.
+drop_to() {
+  _drop=
+  case $1$2 in '' | *[!0-9]*)
+    _tw="$_tw; the owner of the process that named it is unknown"
+    return 1
+    ;;
+  esac
+  [ "$1" = "$MYUID" ] && return 0
+  if [ "$MYUID" != 0 ]; then
+    _tw="$_tw; the process that named it belongs to uid $1, not the probing user"
+    return 1
+  fi
+  if ! command -v setpriv >/dev/null 2>&1; then
+    _tw="$_tw; no setpriv to run it as the process's owner (uid $1)"
+    return 1
+  fi
+  _drop="setpriv --reuid=$1 --regid=$2 --clear-groups --"
+}
 
 # maybe_secret TEXT → status 0 when TEXT holds a word that could make a name secret (a quick
 # test before is_secret, also for whole lines).
@@ -309,10 +461,15 @@ probe_ptxas() {
       continue
     fi
     rec ptxkv "$_px" exists 1
-    run "$R$_px" --version
-    emit_lines ptxout "$_px" "$_out"
-    rec ptxrc "$_px" "$_rc"
-    case $_rc in 124 | 137) rec timeout "ptxas $_px" ;; esac
+    _out=
+    if trusted "$_px"; then
+      run "$R$_px" --version
+      emit_lines ptxout "$_px" "$_out"
+      rec ptxrc "$_px" "$_rc"
+      case $_rc in 124 | 137) rec timeout "ptxas $_px" ;; esac
+    else
+      rec note trust "ptxas $_px not run ($_tw): its version read from the file"
+    fi
     case $_out in
       *"release "[0-9]*) ;;
       *) # it cannot run here (another machine's binary, noexec): its version string
@@ -383,8 +540,21 @@ ld_sources() {
 # tree's own ldconfig when it has one).
 probe_ldcache() {
   for _lc in /sbin/ldconfig /usr/sbin/ldconfig /bin/ldconfig /usr/bin/ldconfig; do
-    is_exe "$_lc" || continue
-    run "$R$_lc" -p
+    if [ -n "$R" ] && [ "${DT_TREE_EXEC:-}" != 1 ]; then
+      # an inspected tree: its cache, read by this machine's own ldconfig (-C)
+      [ -f "$R/etc/ld.so.cache" ] || return 0
+      [ -f "$_lc" ] && [ -x "$_lc" ] || continue
+      trust_check "$_lc"
+      [ -z "$_tw" ] || continue
+      run "$_lc" -C "$R/etc/ld.so.cache" -p
+    else
+      is_exe "$_lc" || continue
+      if ! trusted "$_lc"; then
+        rec notrun ldconfig "$_lc: $_tw"
+        return 0
+      fi
+      run "$R$_lc" -p
+    fi
     case $_rc in 124 | 137) rec timeout ldconfig ;; esac
     _cifs=$IFS
     IFS=$NL
@@ -507,6 +677,11 @@ ctx_login() {
     rec ctxkv "$CID" usr_local_cuda_exists "$ULC_EXISTS"
     return 0
   fi
+  if ! trusted "$_sh"; then
+    rec notrun "login shell" "$_sh: $_tw"
+    return 0
+  fi
+  [ "$DETACH" = python ] && ! trusted "$DT_HOSTPY" && DETACH=
   case ${_sh##*/} in bash | zsh) _fl=-ilc ;; *) _fl=-lc ;; esac
   _flnote=
   if [ -z "$DETACH" ] && [ "$_fl" = -ilc ] && (: </dev/tty) 2>/dev/null; then
@@ -801,8 +976,13 @@ proc_ctx() {
     else
       _argv0=$_a _cmd=$_a
     fi
-    recline arg "$_pcid" "$_a"
-    _recs="$_recs$_l$NL"
+    # already escaped by read_argv (its \\ and \ooo are esc's): only a sentinel to break
+    _l=$_a
+    while :; do
+      case $_l in *@@DT1*) ;; *) break ;; esac
+      _l="${_l%%@@DT1*}@@\\104T1${_l#*@@DT1}"
+    done
+    _recs="$_recs@@DT1${TAB}arg$TAB$_pcid$TAB$_l$NL"
   done <<DT_ARGV_EOF
 $_argv
 DT_ARGV_EOF
@@ -820,6 +1000,20 @@ DT_ARGV_EOF
   rec ctx "$_pcid" process "pid $1 ${_prog:-${_argv0##*/}}"
   rec ctxkv "$_pcid" pid "$1"
   CHG_PIDS="$CHG_PIDS $1"
+  # its owner (effective uid and gid): whom a program it names may run as (drop_to)
+  _pu= _pg=
+  { while IFS= read -r _sl; do
+    case $_sl in
+      Uid:* | Gid:*) # real, effective, saved, fs: the second
+        _x=${_sl#*:}
+        _x=${_x#"${_x%%[0-9]*}"}
+        _x=${_x#*[!0-9]}
+        _x=${_x#"${_x%%[0-9]*}"}
+        case $_sl in Uid:*) _pu=${_x%%[!0-9]*} ;; *) _pg=${_x%%[!0-9]*} ;; esac
+        ;;
+    esac
+  done <"$_pd/status"; } 2>/dev/null
+  eval "_pxu_$_pcid=\$_pu _pxg_$_pcid=\$_pg"
   rec ctxkv "$_pcid" exe "$_exe"
   if [ -n "$_argfull" ]; then
     printf '%s' "$_recs"
@@ -988,6 +1182,7 @@ probe_host() {
   _user=${_id#*(}
   _user=${_user%%)*}
   rec host uid "$_uid"
+  MYUID=$_uid
   rec host user "${_user:-${USER:-}}"
   login_shell "$_uid"
   rec host shell "${LOGIN_SHELL:-${SHELL:-}}"
@@ -1196,6 +1391,10 @@ smi_job() {
     return 0
   fi
   rec smipath "$_smi"
+  if ! trusted "$_smi"; then
+    rec notrun nvidia-smi "$_smi: $_tw"
+    return 0
+  fi
   run "$R$_smi"
   _tbl=$_out
   emit_lines smi table "$_out"
@@ -1317,6 +1516,21 @@ probe_pythons() {
         eval "_pkey=\"\$_pkey|\$_pxf_$_pctx|\$_pxz_$_pctx\""
       fi
     fi
+    # the trust rule: a program another user controls runs as the serving process's owner
+    # (drop_to) or not at all
+    _drop=
+    if ! trusted "$_rpp"; then
+      _pu= _pg=
+      [ -z "$R" ] && [ "$_psrc" = process ] && eval "_pu=\${_pxu_$_pctx:-} _pg=\${_pxg_$_pctx:-}"
+      if [ -z "$R" ] && [ "$_psrc" = process ] && drop_to "$_pu" "$_pg"; then
+        _pkey="$_pkey|uid $_pu"
+        [ -n "$_drop" ] && rec py "$_i" run_as "$_pu"
+      else
+        rec py "$_i" error "not run: $_tw"
+        rec notrun "python $_pp" "$_tw"
+        continue
+      fi
+    fi
     _seenpy=
     case "$NL$PYRAN" in *"$NL$_pkey$TAB"*)
       _seenpy=$NL$PYRAN
@@ -1334,10 +1548,13 @@ probe_pythons() {
     IFS=$NL
     for _ln in $_out; do
       case $_ln in
-        @@DT1"$TAB"*)
+        @@DT1"$TAB"py"$TAB"* | @@DT1"$TAB"pydist"$TAB"* | @@DT1"$TAB"pymeta"$TAB"* | \
+          @@DT1"$TAB"pyfile"$TAB"* | @@DT1"$TAB"pyext"$TAB"*)
+          # pyfacts escaped its fields; the interpreter's records only, under this index
           _k=${_ln#@@DT1"$TAB"}
           _r=${_k#*"$TAB"}
-          rec "${_k%%"$TAB"*}" "$_i" "${_r#*"$TAB"}"
+          case $_r in *"$TAB"*) _r=${_r#*"$TAB"} ;; *) _r= ;; esac
+          printf '%s\n' "@@DT1$TAB${_k%%"$TAB"*}$TAB$_i$TAB$_r"
           case $_ln in *"${TAB}pip_nvcc$TAB"*)
             _nv=${_ln##*"$TAB"}
             home_of "$_nv"
@@ -1442,7 +1659,8 @@ probe_toolkit() {
             _w=${_w%\"}
             case $_w in /*)
               rec tkkv "$1" wrapper_of "$_w"
-              [ -n "$R" ] && is_exe "$_w" && _run=$R$_w
+              # the wrapped nvcc is what answers: it runs once, wherever it is reached from
+              is_exe "$_w" && _run=$R$_w
               ;;
             esac
             ;;
@@ -1462,6 +1680,10 @@ probe_toolkit() {
       _seen_tid=${_seen_tid%%"$NL"*}
       ;;
     esac
+    if ! trusted "${_run#"$R"}"; then
+      nvcc_files "$1" "$2" "$_run"
+      return 0
+    fi
     if [ -n "$_seen_tid" ]; then
       eval "_out=\$_tko_$_seen_tid _rc=\$_tkr_$_seen_tid"
     else
@@ -1565,6 +1787,23 @@ EOF_CHG
     done
   done
   IFS=$_cifs
+}
+
+# nvcc_files TID HOME NVCC — a toolkit whose nvcc may not run (the trust rule): its version from
+# version.json, else version.txt, else the release string inside the (wrapped) nvcc binary.
+nvcc_files() {
+  _ntw=$_tw
+  if emit_file tkjson "$1" "$R$2/version.json" || emit_file tkfile "$1" "$R$2/version.txt"; then
+    _out=x
+  else
+    _out=$(deadline grep -a -o -m 1 'Cuda compilation tools, release [0-9][0-9.]*, V[0-9][0-9.]*' "$3" 2>/dev/null)
+    emit_lines tkfile "$1" "$_out"
+  fi
+  if [ -n "$_out" ]; then
+    rec note trust "nvcc ${3#"$R"} not run ($_ntw): its version read from the toolkit's files"
+  else
+    rec notrun "nvcc ${3#"$R"}" "$_ntw; no version.json, version.txt or release string to read"
+  fi
 }
 
 # ---- main ------------------------------------------------------------------------------

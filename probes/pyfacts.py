@@ -84,12 +84,16 @@ TORCH_SYMBOLS = tuple(
 )
 
 
-def clean(value):
-    return str(value).replace("\t", " ").replace("\n", " ").replace("\r", " ")
+def esc(value):
+    """A record field as probe.sh's esc writes one: backslash ``\\\\``, tab, newline and carriage
+    return ``\\011`` ``\\012`` ``\\015``, the sentinel's D ``\\104``."""
+    text = str(value).replace("\\", "\\\\")
+    text = text.replace("\t", "\\011").replace("\n", "\\012").replace("\r", "\\015")
+    return text.replace(SENTINEL, "@@\\104T1")
 
 
 def rec(*fields):
-    sys.stdout.write(SENTINEL + "\t" + "\t".join(clean(f) for f in fields) + "\n")
+    sys.stdout.write(SENTINEL + "\t" + "\t".join(esc(f) for f in fields) + "\n")
 
 
 def host(path):

@@ -87,7 +87,12 @@ def comparable(facts: Facts | None) -> dict:
 
 def tree_host(tree: FakeHost, base: Host) -> Host:
     return Host(
-        name=base.name, exec=base.exec, root=str(tree.root), env=tree.env, python=tree.pythons
+        name=base.name,
+        exec=base.exec,
+        root=str(tree.root),
+        simulate="tree",
+        env=tree.env,
+        python=tree.pythons,
     )
 
 

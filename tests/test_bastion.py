@@ -156,7 +156,8 @@ def test_a_hundred_hosts_through_one_bastion_with_stock_max_startups(
     inventory.write_text(
         "hosts:\n"
         + "".join(
-            f"  - name: gpu{i:03d}\n    ssh: node{i}\n    root: {tree.root}\n    env:\n{env}"
+            f"  - name: gpu{i:03d}\n    ssh: node{i}\n    root: {tree.root}\n"
+            f"    simulate: tree\n    env:\n{env}"
             for i in range(100)
         )
     )

@@ -91,6 +91,7 @@ def _inventory(tmp_path: Path, ssh: str | None = None, only: tuple[str, ...] = (
         entry: dict[str, Any] = {
             "name": case,
             "root": str(fake.root),
+            "simulate": "tree",
             "env": fake.env,
             "python": list(fake.pythons),
         }

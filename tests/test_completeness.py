@@ -51,7 +51,7 @@ def test_a_missing_inventory_interpreter_names_its_line(
 ) -> None:
     inv = inventory(
         tmp_path,
-        f"  - name: h100\n    local: true\n    root: {healthy_tree.root}\n"
+        f"  - name: h100\n    local: true\n    root: {healthy_tree.root}\n    simulate: tree\n"
         f"    python:\n      - {healthy_tree.pythons[0]}\n      - /opt/gone/bin/python3\n",
     )
     expected = f"{inv}:7: `python: /opt/gone/bin/python3` does not exist on this machine"
@@ -77,7 +77,7 @@ def test_the_same_healthy_host_with_a_right_inventory_is_all_clear(
     """The near miss: nothing unseen, so the all-clear stands (and exit 0)."""
     inv = inventory(
         tmp_path,
-        f"  - name: h100\n    local: true\n    root: {healthy_tree.root}\n"
+        f"  - name: h100\n    local: true\n    root: {healthy_tree.root}\n    simulate: tree\n"
         f"    python: {healthy_tree.pythons[0]}\n",
     )
     text = cli("--hosts", str(inv), "diagnose")

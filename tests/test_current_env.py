@@ -36,7 +36,15 @@ def spec(current: str, *, service: bool = False) -> fakehost.FakeHostSpec:
 def probe(tmp_path: Path, s: fakehost.FakeHostSpec, session: str | None) -> Facts:
     fake = fakehost.build_fake_host(tmp_path / "h", s)
     env = {"SHELL": "/bin/sh", "LANG": "C", **fake.env}
-    env.update(probe_env(fake.pythons, root=str(fake.root), step_timeout_s=5, session=session))
+    env.update(
+        probe_env(
+            fake.pythons,
+            root=str(fake.root),
+            tree_exec=True,
+            step_timeout_s=5,
+            session=session,
+        )
+    )
     out = subprocess.run(
         ["sh", "-s"], input=probe_script(), env=env, capture_output=True, text=True, timeout=120
     ).stdout
@@ -101,6 +109,7 @@ def test_over_ssh_the_session_is_not_the_users_shell(
         "name": "h",
         "ssh": ssh_env.alias,
         "root": str(fake.root),
+        "simulate": "tree",
         "env": fake.env,
         "python": list(fake.pythons),
     }

@@ -34,6 +34,7 @@ def _entry(tmp_path: Path, name: str, spec: FakeHostSpec, **extra: Any) -> dict[
         "name": name,
         "local": True,
         "root": str(fake.root),
+        "simulate": "tree",
         "env": fake.env,
         "python": list(fake.pythons),
         **extra,

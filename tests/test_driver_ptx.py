@@ -81,7 +81,13 @@ def test_the_explanation_says_which_kernels_break_and_which_driver_fixes_it() ->
 
 def _entry(tmp_path: Path, name: str, spec: fakehost.FakeHostSpec, **extra: Any) -> dict:
     fake = fakehost.build_fake_host(tmp_path / f"{name} root", spec)
-    entry = {"name": name, "root": str(fake.root), "env": fake.env, "python": list(fake.pythons)}
+    entry = {
+        "name": name,
+        "root": str(fake.root),
+        "simulate": "tree",
+        "env": fake.env,
+        "python": list(fake.pythons),
+    }
     return {**entry, **extra} if extra else {**entry, "local": True}
 
 

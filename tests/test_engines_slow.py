@@ -42,7 +42,7 @@ class Fleet:
         inv = tmp / "hosts.yaml"
         inv.write_text(
             "hosts:\n  - name: ct200\n    local: true\n"
-            f"    root: {json.dumps(str(fake.root))}\n"
+            f"    root: {json.dumps(str(fake.root))}\n    simulate: tree\n"
             f"    python: {json.dumps(list(fake.pythons))}\n    env:\n{env}"
         )
         code, out, _ = cli(capsys, "probe", "ct200", "--json", "--hosts", str(inv))

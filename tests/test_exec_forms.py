@@ -62,7 +62,14 @@ def engine(
 async def test_probe_equals_local(engine, tmp_path: Path) -> None:
     host, log = engine
     tree = build_fake_host(tmp_path / "ct200", reference_ct200(with_cuda13=True))
-    local = Host(name="l", local=True, root=str(tree.root), env=tree.env, python=tree.pythons)
+    local = Host(
+        name="l",
+        local=True,
+        root=str(tree.root),
+        simulate="tree",
+        env=tree.env,
+        python=tree.pythons,
+    )
     async with Session() as s:
         over_exec, here = await s.probe_many([tree_host(tree, host), local])
     assert over_exec.ok, over_exec.error

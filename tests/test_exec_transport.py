@@ -43,7 +43,14 @@ def pod(shim: Path, name: str = "ct200", **kw: object) -> Host:
 async def test_probe_through_kubectl_equals_local(kubectl, tmp_path: Path) -> None:
     shim, log = kubectl
     tree = build_fake_host(tmp_path / "ct200", reference_ct200(with_cuda13=True))
-    local = Host(name="l", local=True, root=str(tree.root), env=tree.env, python=tree.pythons)
+    local = Host(
+        name="l",
+        local=True,
+        root=str(tree.root),
+        simulate="tree",
+        env=tree.env,
+        python=tree.pythons,
+    )
     transcript = Transcript(tmp_path / "t.jsonl")
     async with Session(transcript=transcript) as s:
         over_exec, here = await s.probe_many([tree_host(tree, pod(shim)), local])
@@ -122,7 +129,14 @@ def ssh_words(ssh_env: SSHEnv) -> tuple[str, ...]:
 async def test_probe_through_the_ssh_client_equals_local(ssh_words, tmp_path: Path) -> None:
     tree = build_fake_host(tmp_path / "ct200", reference_ct200())
     over = Host(name="ct200", exec=ssh_words)
-    local = Host(name="l", local=True, root=str(tree.root), env=tree.env, python=tree.pythons)
+    local = Host(
+        name="l",
+        local=True,
+        root=str(tree.root),
+        simulate="tree",
+        env=tree.env,
+        python=tree.pythons,
+    )
     async with Session() as s:
         over_exec, here = await s.probe_many([tree_host(tree, over), local])
     assert over_exec.ok, over_exec.error
@@ -155,6 +169,7 @@ def test_a_fix_and_its_undo_run_through_exec(
         "name": "ct200",
         "exec": f"{shim} exec -i -n ml {{name}} -- sh -c {{script}}",
         "root": str(tree.root),
+        "simulate": "tree",
         "env": dict(tree.env),
         "python": list(tree.pythons),
     }

@@ -41,7 +41,7 @@ def test_the_deep_finding_id_is_listed() -> None:
 )
 def test_rules_emit_only_listed_ids(preset, broken: bool, tmp_path: Path) -> None:
     fake = fakehost.build_fake_host(tmp_path / "host", preset())
-    env = {**fake.env, **probe_env(fake.pythons, root=str(fake.root))}
+    env = {**fake.env, **probe_env(fake.pythons, root=str(fake.root), tree_exec=True)}
     out = subprocess.run(
         ["sh", "-s"], input=probe_script(), env=env, capture_output=True, text=True, timeout=60
     ).stdout

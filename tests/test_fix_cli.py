@@ -42,6 +42,7 @@ def inventory(
             "name": "ct200",
             "local": True,
             "root": str(fake.root),
+            "simulate": "tree",
             "env": fake.env,
             "python": list(fake.pythons),
         }
@@ -55,6 +56,7 @@ def inventory(
                 "name": "h100",
                 "local": True,
                 "root": str(h100.root),
+                "simulate": "tree",
                 "env": h100.env,
                 "python": list(h100.pythons),
             }

@@ -49,6 +49,7 @@ def fleet(tmp_path: Path) -> tuple[Path, dict[str, Path]]:
                 "name": name,
                 "local": True,
                 "root": str(fake.root),
+                "simulate": "tree",
                 "env": fake.env,
                 "python": list(fake.pythons),
             }

@@ -46,7 +46,14 @@ def fake_ct200(dest: Path, ssh_alias: str, *, with_cuda13: bool = True) -> Host:
     spec = reference_ct200(with_cuda13=with_cuda13)
     spec = dataclasses.replace(spec, files={**spec.files, f"{VENV}/bin/activate": ACTIVATE})
     fake = build_fake_host(dest, spec)
-    return Host(name="ct200", ssh=ssh_alias, root=str(fake.root), env=fake.env, python=fake.pythons)
+    return Host(
+        name="ct200",
+        ssh=ssh_alias,
+        root=str(fake.root),
+        simulate="tree",
+        env=fake.env,
+        python=fake.pythons,
+    )
 
 
 def session(ssh_env: SSHEnv) -> Session:

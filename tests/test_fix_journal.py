@@ -68,6 +68,7 @@ def two_servers(dest: Path) -> tuple[Path, dict[str, object]]:
         "name": "ct200",
         "ssh": "fakehost",
         "root": str(fake.root),
+        "simulate": "tree",
         "env": fake.env,
         "python": list(fake.pythons),
     }

@@ -129,6 +129,7 @@ class Box:
             "name": "box",
             "ssh": alias,
             "root": str(self.fake.root),
+            "simulate": "tree",
             "env": {**self.fake.env, **env},
             "python": list(self.fake.pythons),
         }

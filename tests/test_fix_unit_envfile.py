@@ -65,7 +65,7 @@ def write(root: Path, path: str, text: str) -> None:
 
 def read_unit(root: Path, unit: str = UNIT):
     """The real read script, run by sh against the tree: what a fix's verdict sees."""
-    script = unit_files_script(Host(name="t", root=str(root)), unit)
+    script = unit_files_script(Host(name="t", root=str(root), simulate="tree"), unit)
     done = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=30)
     assert done.returncode == 0, done.stderr
     return unit_start(done.stdout, unit)
@@ -421,7 +421,14 @@ def fake_ct200_with_env_file(dest: Path, ssh_alias: str, env_files: dict[str, st
         unit_env_files={UNIT: env_files},
     )
     fake = build_fake_host(dest, spec)
-    return Host(name="ct200", ssh=ssh_alias, root=str(fake.root), env=fake.env, python=fake.pythons)
+    return Host(
+        name="ct200",
+        ssh=ssh_alias,
+        root=str(fake.root),
+        simulate="tree",
+        env=fake.env,
+        python=fake.pythons,
+    )
 
 
 def session(ssh_env: SSHEnv) -> Session:

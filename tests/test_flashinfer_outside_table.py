@@ -89,7 +89,13 @@ def t4_flashinfer_015(version: str = "0.1.5+cu121torch2.3") -> fakehost.FakeHost
 
 def _entry(tmp_path: Path, name: str, spec: fakehost.FakeHostSpec, **extra: Any) -> dict:
     fake = fakehost.build_fake_host(tmp_path / f"{name} root", spec)
-    entry = {"name": name, "root": str(fake.root), "env": fake.env, "python": list(fake.pythons)}
+    entry = {
+        "name": name,
+        "root": str(fake.root),
+        "simulate": "tree",
+        "env": fake.env,
+        "python": list(fake.pythons),
+    }
     return {**entry, **extra} if extra else {**entry, "local": True}
 
 

@@ -77,7 +77,14 @@ CASES = {
 
 async def probe(tmp_path: Path, spec: FakeHostSpec) -> ProbeResult:
     tree = build_fake_host(tmp_path / "tree", spec)
-    host = Host(name="p", local=True, root=str(tree.root), env=tree.env, python=tree.pythons)
+    host = Host(
+        name="p",
+        local=True,
+        root=str(tree.root),
+        simulate="tree",
+        env=tree.env,
+        python=tree.pythons,
+    )
     async with Session() as s:
         return await s.probe(host)
 

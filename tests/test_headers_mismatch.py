@@ -208,7 +208,13 @@ def test_the_guard_runs_in_a_real_interpreter(tmp_path: Path) -> None:
 
 def _entry(tmp_path: Path, name: str, spec: fakehost.FakeHostSpec, **extra: Any) -> dict:
     fake = fakehost.build_fake_host(tmp_path / f"{name} root", spec)
-    entry = {"name": name, "root": str(fake.root), "env": fake.env, "python": list(fake.pythons)}
+    entry = {
+        "name": name,
+        "root": str(fake.root),
+        "simulate": "tree",
+        "env": fake.env,
+        "python": list(fake.pythons),
+    }
     return {**entry, **extra} if extra else {**entry, "local": True}
 
 
@@ -222,7 +228,7 @@ def _diagnose(tmp_path: Path, capsys: pytest.CaptureFixture[str], *entries: dict
 def test_probe_reads_the_header(tmp_path: Path) -> None:
     fake = fakehost.build_fake_host(tmp_path / "h", fakehost.pip_toolkit_mixed())
     env = {"SHELL": "/bin/sh", "LANG": "C", **fake.env}
-    env.update(probe_env(fake.pythons, root=str(fake.root), step_timeout_s=5))
+    env.update(probe_env(fake.pythons, root=str(fake.root), tree_exec=True, step_timeout_s=5))
     out = subprocess.run(
         ["sh", "-s"], input=probe_script(), env=env, capture_output=True, text=True, timeout=120
     ).stdout

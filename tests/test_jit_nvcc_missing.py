@@ -258,6 +258,7 @@ def _inventory(tmp_path: Path, specs: dict[str, Any], ssh: str | None = None) ->
         entry: dict[str, Any] = {
             "name": name,
             "root": str(fake.root),
+            "simulate": "tree",
             "env": fake.env,
             "python": list(fake.pythons),
         }

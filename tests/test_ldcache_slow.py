@@ -57,7 +57,7 @@ def test_probe_reads_the_real_ld_so_cache(tmp_path: Path) -> None:
     wrapper.write_text(f'#!/bin/sh\nexec {ldconfig} -C "${{0%/*}}/../etc/ld.so.cache" "$@"\n')
     wrapper.chmod(0o755)
     env = {"PATH": os.environ["PATH"], "HOME": "/root", "SHELL": "/bin/sh", "LANG": "C"}
-    env.update(probe_env((), root=str(root), step_timeout_s=10))
+    env.update(probe_env((), root=str(root), tree_exec=True, step_timeout_s=10))
     out = subprocess.run(
         ["sh", "-s"], input=probe_script(), env=env, capture_output=True, text=True, timeout=120
     ).stdout

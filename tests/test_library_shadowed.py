@@ -288,7 +288,7 @@ def test_torch_versions_before_the_table_are_not_guessed() -> None:
 
 def probe(fake: fakehost.FakeHost) -> Facts:
     env = {"SHELL": "/bin/sh", "LANG": "C", **fake.env}
-    env.update(probe_env(fake.pythons, root=str(fake.root), step_timeout_s=5))
+    env.update(probe_env(fake.pythons, root=str(fake.root), tree_exec=True, step_timeout_s=5))
     out = subprocess.run(
         ["sh", "-s"], input=probe_script(), env=env, capture_output=True, text=True, timeout=120
     )
@@ -320,7 +320,13 @@ def test_probe_reads_maps_ld_library_path_the_unit_file_and_the_wheels(tmp_path:
 
 def _entry(tmp_path: Path, name: str, spec: fakehost.FakeHostSpec, **extra: Any) -> dict:
     fake = fakehost.build_fake_host(tmp_path / f"{name} root", spec)
-    entry = {"name": name, "root": str(fake.root), "env": fake.env, "python": list(fake.pythons)}
+    entry = {
+        "name": name,
+        "root": str(fake.root),
+        "simulate": "tree",
+        "env": fake.env,
+        "python": list(fake.pythons),
+    }
     return {**entry, **extra} if extra else {**entry, "local": True}
 
 

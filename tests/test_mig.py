@@ -107,6 +107,7 @@ def _inventory(tmp_path: Path, ssh: str | None = None) -> str:
         entry: dict[str, Any] = {
             "name": name,
             "root": str(fake.root),
+            "simulate": "tree",
             "env": fake.env,
             "python": list(fake.pythons),
         }

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from test_fix_plans import CT200, GOLDEN, STAMP, ct200_facts
 
 from probes import probe_env, probe_script
-from tui.core.factbuild import FactBuilder, facts_from_output, unescape_arg
+from tui.core.factbuild import FactBuilder, facts_from_output
 from tui.core.facts import EnvContext, Facts
 from tui.core.fixes import FixError, build_plan
 from tui.core.fixes.executor import apply_plan
@@ -23,6 +23,7 @@ from tui.core.fixes.render import outcome_text
 from tui.core.fixes.restart import restart_plan
 from tui.core.fixes.unitenv import parse_exec_argv
 from tui.core.hosts import Host
+from tui.core.probe_records import unescape_arg, unescape_field
 from tui.core.redact import is_secret_name
 from tui.core.runner import Session
 from tui.core.systemd_syntax import exec_start_value, quote_exec_arg, split_exec_start
@@ -68,7 +69,7 @@ def with_server_argv(spec: fakehost.FakeHostSpec, argv: tuple[str | bytes, ...])
 
 def run_probe(fake: FakeHost, shell: str = "sh", lang: str = "C") -> tuple[Facts, str]:
     env = {"SHELL": "/bin/sh", "LANG": lang, **fake.env}
-    env.update(probe_env(fake.pythons, root=str(fake.root), step_timeout_s=5))
+    env.update(probe_env(fake.pythons, root=str(fake.root), tree_exec=True, step_timeout_s=5))
     proc = subprocess.run(
         [shutil.which(shell) or shell, "-s"],
         input=probe_script().encode(),
@@ -103,8 +104,10 @@ def test_arguments_arrive_exactly_with_secrets_masked(
     assert ctx.argv == AWKWARD_SEEN and ctx.argv_note is None
     assert "argv-secret" not in raw and "argv_secret" not in raw
     assert ctx.cmdline == " ".join(AWKWARD_SEEN)
-    # the record line for display carries the same arguments escaped
-    (display,) = [ln for ln in raw.splitlines() if ln.startswith("@@DT1\tctxkv\t2\tcmdline\t")]
+    # the record for display carries the same arguments escaped (and, as every field, escaped
+    # once more on the wire)
+    (line,) = [ln for ln in raw.splitlines() if ln.startswith("@@DT1\tctxkv\t2\tcmdline\t")]
+    display = unescape_field(line)
     assert "{{ messages }}\\012\\011{% if x %}" in display
     assert "--api-key *** --hf-token=*** --tokenizer-path /models/tok" in display
     assert ctx.label == "pid 4242 sglang.launch_server"
@@ -390,7 +393,12 @@ async def test_the_unit_restarts_with_the_same_argv_plus_the_flag(
     spec = with_server_argv(fakehost.reference_ct200(), COPYABLE)
     fake = fakehost.build_fake_host(tmp_path / "root", spec)
     host = Host(
-        name="ct200", ssh=ssh_env.alias, root=str(fake.root), env=fake.env, python=fake.pythons
+        name="ct200",
+        ssh=ssh_env.alias,
+        root=str(fake.root),
+        simulate="tree",
+        env=fake.env,
+        python=fake.pythons,
     )
     expected = (*COPYABLE, "--sampling-backend", "pytorch")
     dropin = fake.root / "etc/systemd/system/sglang.service.d/50-detective-tui-sampling.conf"

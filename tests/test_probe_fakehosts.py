@@ -43,6 +43,7 @@ def run_probe(
         probe_env(
             fake.pythons if pythons is None else pythons,
             root=str(fake.root),
+            tree_exec=True,
             step_timeout_s=step_timeout_s,
         )
     )
@@ -547,7 +548,7 @@ def test_as_an_unprivileged_user() -> None:
         Path(top).chmod(0o755)
         fake = fakehost.build_fake_host(Path(top) / "root", spec)
         env = {"SHELL": "/bin/sh", "LANG": "C", **fake.env, "HOME": "/nonexistent"}
-        env.update(probe_env(fake.pythons, root=str(fake.root), step_timeout_s=5))
+        env.update(probe_env(fake.pythons, root=str(fake.root), tree_exec=True, step_timeout_s=5))
         proc = subprocess.run(
             [SETPRIV, "--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-s"],
             input=probe_script(),

@@ -26,7 +26,7 @@ def _passwd_shell() -> str:
 
 
 def _probe(env: dict[str, str], root: str | None = None) -> Facts:
-    env = {**env, **probe_env([], root=root, step_timeout_s=10)}
+    env = {**env, **probe_env([], root=root, tree_exec=bool(root), step_timeout_s=10)}
     proc = subprocess.run(
         ["sh", "-s"], input=probe_script(), capture_output=True, text=True, env=env, timeout=120
     )

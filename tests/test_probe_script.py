@@ -24,6 +24,7 @@ def inventory(tmp_path: Path, fake: FakeHost, name: str = "ct200") -> Path:
     path = tmp_path / "hosts.yaml"
     path.write_text(
         f"hosts:\n  - name: {name}\n    local: true\n    root: {json.dumps(str(fake.root))}\n"
+        "    simulate: tree\n"
         f"    python: {pythons}\n    env:\n{env}"
     )
     return path

@@ -102,7 +102,7 @@ def sshd_all_full(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SSHD]:
 
 async def probe(server: SSHD, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, root: str | None):
     env = make_ssh_env(server, tmp_path / "ssh", monkeypatch)
-    host = Host(name="full", ssh=env.alias, root=root)
+    host = Host(name="full", ssh=env.alias, root=root, simulate="tree")
     async with Session(known_hosts=env.known_hosts, ssh_config=env.ssh_config) as session:
         return await session.probe(host)
 

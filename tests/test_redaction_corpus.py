@@ -74,6 +74,7 @@ def test_no_planted_secret_reaches_any_output_of_a_fake_host(
     inventory = tmp_path / "hosts.yaml"
     inventory.write_text(
         f"hosts:\n  - name: ct200\n    ssh: {ssh_env.alias}\n    root: {fake.root}\n"
+        "    simulate: tree\n"
         f"    python: {fake.pythons[0]}\n"
     )
     inv = ("--hosts", str(inventory))

@@ -78,7 +78,7 @@ def test_the_probe_reads_a_flag_string_merged_into_another(tmp_path) -> None:
         "SHELL": "/bin/sh",
         "LANG": "C",
         **fake.env,
-        **probe_env(fake.pythons, root=str(fake.root)),
+        **probe_env(fake.pythons, root=str(fake.root), tree_exec=True),
     }
     out = subprocess.run(
         ["sh", "-s"], input=probe_script(), env=env, capture_output=True, text=True, timeout=120

@@ -369,7 +369,7 @@ def test_dry_run_commands() -> None:
 
 def probe(fake: fakehost.FakeHost) -> Facts:
     env = {"SHELL": "/bin/sh", "LANG": "C", **fake.env}
-    env.update(probe_env(fake.pythons, root=str(fake.root), step_timeout_s=5))
+    env.update(probe_env(fake.pythons, root=str(fake.root), tree_exec=True, step_timeout_s=5))
     out = subprocess.run(
         ["sh", "-s"], input=probe_script(), env=env, capture_output=True, text=True, timeout=120
     )
@@ -407,7 +407,13 @@ def test_a_ptxas_that_cannot_run_is_read_from_its_file(tmp_path: Path) -> None:
 
 def _entry(tmp_path: Path, name: str, spec: fakehost.FakeHostSpec, **extra: Any) -> dict:
     fake = fakehost.build_fake_host(tmp_path / f"{name} root", spec)
-    entry = {"name": name, "root": str(fake.root), "env": fake.env, "python": list(fake.pythons)}
+    entry = {
+        "name": name,
+        "root": str(fake.root),
+        "simulate": "tree",
+        "env": fake.env,
+        "python": list(fake.pythons),
+    }
     return {**entry, **extra} if extra else {**entry, "local": True}
 
 

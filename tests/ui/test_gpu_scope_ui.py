@@ -21,7 +21,8 @@ from .test_ingest_tui import captured
 
 def capture(tmp_path: Path, name: str, spec) -> str:  # type: ignore[no-untyped-def]
     tree = build_fake_host(tmp_path / name, spec)
-    return captured(Host(name=name, root=str(tree.root), env=tree.env, python=tree.pythons))
+    host = Host(name=name, root=str(tree.root), simulate="tree", env=tree.env, python=tree.pythons)
+    return captured(host)
 
 
 async def test_the_title_says_the_gpus_are_the_pods(tmp_path: Path) -> None:

@@ -19,7 +19,9 @@ from .conftest import all_probed, make_app, settle
 
 async def test_no_planted_secret_reaches_the_screens(tmp_path: Path) -> None:
     fake = corpus_host(tmp_path / "root")
-    host = Host(name="ct200", local=True, root=str(fake.root), python=tuple(fake.pythons))
+    host = Host(
+        name="ct200", local=True, root=str(fake.root), simulate="tree", python=tuple(fake.pythons)
+    )
     app = make_app([host])
     exports = locations.state_dir() / "exports"
     async with app.run_test(size=(160, 50)) as pilot:

@@ -69,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
     pythons: list[str] = []
     root = args.root
     name = None
+    tree_exec = False
     if args.target is not None:
         try:
             host = one_host(args, args.target)
@@ -76,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
             return fail(str(exc))
         name, env, pythons = host.name, dict(host.env), list(host.python)
         root = root if root is not None else host.root
+        tree_exec = host.fake_tree and root == host.root
     pythons += [p for p in args.python if p not in pythons]
     try:
         script = standalone_probe(
@@ -83,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
             env=env,
             pythons=pythons,
             root=root,
+            tree_exec=tree_exec,
             step_timeout_s=args.step_timeout,
             deadline_s=args.deadline,
         )

@@ -29,6 +29,7 @@ def unseen(result: ProbeResult | None) -> tuple[str, ...]:
         reasons.append("the probe's output ended before its end record")
     reasons += [f"{step}: no answer before the step deadline" for step in probe.timed_out]
     reasons += list(probe.errors)
+    reasons += [f"{what} (not run)" for what in probe.not_run]
     return tuple(dict.fromkeys(reasons))
 
 

@@ -36,6 +36,12 @@ async def run_deep(session: Session, host: Host, facts: Facts, diagnosis: Diagno
     """Run ``deep_flashinfer.py`` with each replayed interpreter, in its judged environment."""
     results: DeepResults = {}
     for replayed in diagnosis.flashinfer:
+        if host.root and not host.fake_tree:
+            results[replayed.python] = {
+                "error": f"not run: {replayed.python} is a program of the inspected tree "
+                f"{host.root}, and nothing from an inspected tree runs here"
+            }
+            continue
         env, unset = deep_invocation(facts, replayed)
         python = (host.root or "").rstrip("/") + replayed.python
         interpreter = f"{shlex.quote(python)} -" + (

@@ -14,7 +14,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from probes import SENTINEL
 from tui.core import host_changes, mig, parsers
 from tui.core.extensions import extension_builds
 from tui.core.facts import (
@@ -34,6 +33,7 @@ from tui.core.facts import (
 )
 from tui.core.gpu_scope import container_scope
 from tui.core.gpu_state import parse_gpu_load, parse_gpu_processes
+from tui.core.probe_records import escaped, split_record, unescape_arg, unescape_field
 from tui.core.redact import MASK, is_secret_name
 
 
@@ -84,6 +84,8 @@ ARITY: Mapping[str, int] = {
     "tkout": 2,
     "tkrc": 2,
     "tkjson": 2,
+    "tkfile": 2,
+    "notrun": 2,
     "ptxkv": 3,
     "ptxout": 2,
     "ptxrc": 2,
@@ -167,6 +169,7 @@ class _Tk:
     kv: dict[str, str] = field(default_factory=dict)
     out: list[str] = field(default_factory=list)
     json: list[str] = field(default_factory=list)
+    file: list[str] = field(default_factory=list)  # version.txt, the string in bin/nvcc
     rc: int | None = None
 
 
@@ -175,6 +178,7 @@ class FactBuilder:
 
     def __init__(self) -> None:
         self._begin: tuple[str, str] | None = None
+        self._escaped = False
         self._end: str | None = None
         self._host: dict[str, str] = {}
         self._osr: list[str] = []
@@ -192,6 +196,7 @@ class FactBuilder:
         self._ldcache: dict[str, str] = {}
         self._timeouts: list[str] = []
         self._errors: list[str] = []
+        self._notrun: dict[str, str] = {}
         self._ctr: dict[str, list[str]] = {"marker": [], "dev": [], "lib": []}
         self._ldconf: list[tuple[str, str]] = []
         self._libcuda: list[str] = []
@@ -199,21 +204,28 @@ class FactBuilder:
 
     # -- input ------------------------------------------------------------------------
     def feed(self, line: str) -> ProbeProgress | None:
-        at = line.find(_MARK)
-        if at < 0:
+        """One line of output. Records count only from the last ``begin`` (what an rc file
+        printed before the probe started is noise, whatever it looks like) to ``end``."""
+        record = split_record(line)
+        found = _HANDLERS.get(record[0]) if record else None
+        if record is None or found is None:
             return None
-        kind, _, rest = line[at + len(_MARK) :].rstrip("\r\n").partition("\t")
-        found = _HANDLERS.get(kind)
-        if found is None:
+        kind, rest = record
+        if kind == "begin":
+            self.__init__()  # type: ignore[misc]
+        elif self._begin is None or self._end is not None:
             return None
         arity, handler = found
         fields = rest.split("\t", arity - 1) if arity > 1 else [rest]
         if len(fields) < arity:
             fields += [""] * (arity - len(fields))
+        if kind not in ("begin", "arg") and self._escaped:
+            fields = [unescape_field(f) for f in fields]
         return handler(self, *fields)
 
     def _on_begin(self, version: str, root: str) -> None:
-        self._begin = (version, root)
+        self._begin = (version, unescape_field(root) if escaped(version) else root)
+        self._escaped = escaped(version)
 
     def _on_step(self, name: str, done: str, total: str) -> ProbeProgress:
         return ProbeProgress(name, _int(done) or 0, _int(total))
@@ -355,6 +367,14 @@ class FactBuilder:
         if tk is not None:
             tk.json.append(line)
 
+    def _on_tkfile(self, tid: str, line: str) -> None:
+        tk = self._tk_of(tid)
+        if tk is not None:
+            tk.file.append(line)
+
+    def _on_notrun(self, what: str, reason: str) -> None:
+        self._notrun[what] = reason
+
     def _on_ldconf(self, path: str, line: str) -> None:
         self._ldconf.append((path, line.strip()))
 
@@ -464,6 +484,9 @@ class FactBuilder:
             return DriverInfo(
                 state="error", message="no nvidia-smi result (probe incomplete)", **common
             )
+        if "nvidia-smi" in self._notrun:
+            why = self._notrun["nvidia-smi"]
+            return DriverInfo(state="not-run", message=f"nvidia-smi not run: {why}", **common)
         if self._smipath == "-":
             return DriverInfo(
                 state="no-nvidia-smi" if proc else "no-driver",
@@ -523,6 +546,10 @@ class FactBuilder:
         if parsed is None and tk.json:
             parsed = parsers.parse_cuda_version_json("\n".join(tk.json))
             source = "version.json" if parsed else None
+        if parsed is None and tk.file:
+            text = "\n".join(tk.file)
+            parsed = parsers.parse_nvcc_version(text) or parsers.parse_cuda_version_txt(text)
+            source = "file" if parsed else None
         error = None
         if not exists:
             error = "no bin/nvcc in this directory"
@@ -677,31 +704,9 @@ class FactBuilder:
             duration_s=elapsed / 1000 if elapsed is not None else None,
             timed_out=tuple(self._timeouts),
             errors=tuple(self._errors),
+            not_run=tuple(f"{what}: {why}" for what, why in self._notrun.items()),
             complete=self._end is not None,
         )
-
-
-# an `arg` record's escapes (probes/README.md): \\ is a backslash, \ooo a byte in octal
-ARG_ESCAPE = re.compile(r"\\(\\|[0-3][0-7]{2})")
-
-
-def unescape_arg(text: str) -> str:
-    """The argument an ``arg`` record carries; ``ValueError`` when it is not escaped as the
-    probe escapes (printable ASCII, ``\\\\`` and ``\\ooo``) or its bytes are not UTF-8."""
-    out = bytearray()
-    pos = 0
-    for m in [*ARG_ESCAPE.finditer(text), None]:
-        plain = text[pos : m.start() if m else len(text)]
-        if "\\" in plain:
-            raise ValueError("a backslash that starts no escape")
-        out += plain.encode("ascii")
-        if m:
-            out += b"\\" if m.group(1) == "\\" else bytes([int(m.group(1), 8)])
-            pos = m.end()
-    try:
-        return out.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise ValueError(f"byte {e.start} is not part of UTF-8 text") from e
 
 
 def _argv(c: _Ctx) -> tuple[tuple[str, ...] | None, str | None]:
@@ -723,7 +728,6 @@ def _argv(c: _Ctx) -> tuple[tuple[str, ...] | None, str | None]:
     return tuple(args), None
 
 
-_MARK = SENTINEL + "\t"  # what starts a record, wherever it is in the line
 # record kind → (its number of fields, its FactBuilder._on_<kind> method)
 _HANDLERS = {
     kind: (arity, getattr(FactBuilder, "_on_" + kind.replace("-", "_")))

@@ -37,6 +37,7 @@ DriverState = Literal[
     "no-nvidia-smi",  # /proc says a driver is loaded, but no nvidia-smi binary
     "timeout",  # nvidia-smi hit its deadline
     "error",  # anything else; see ``message``
+    "not-run",  # the probe did not run it (the trust rule: ``message`` says why)
 ]
 
 # "current": the environment detective-tui itself runs in (the `local` target: an activated
@@ -111,7 +112,8 @@ class Toolkit:
     executable: bool = True
     version: str | None = None  # "12.8" (release X.Y)
     full_version: str | None = None  # "12.8.93"
-    version_source: Literal["nvcc", "version.json"] | None = None
+    # "file": version.txt or the release string inside bin/nvcc (nvcc was not run: the trust rule)
+    version_source: Literal["nvcc", "version.json", "file"] | None = None
     realpath: str | None = None  # readlink -f of home, when it differs
     wrapper_of: str | None = None  # for shell wrappers such as /usr/bin/nvcc: the real nvcc
     sources: tuple[str, ...] = ()  # how found: CUDA_HOME, CUDA_PATH, PATH, /usr/local/cuda,
@@ -249,6 +251,9 @@ class ProbeMeta:
     duration_s: float | None = None
     timed_out: tuple[str, ...] = ()  # steps that hit their deadline (e.g. "nvidia-smi")
     errors: tuple[str, ...] = ()  # steps that failed, with the reason
+    # programs the trust rule kept from running ("python /home/u/venv/bin/python3: …owned by
+    # uid 1000…"): what they would have told is missing unless a file said it
+    not_run: tuple[str, ...] = ()
     complete: bool = True  # False: the stream ended before the end record
 
 

@@ -20,7 +20,9 @@ class Host:
     tags: tuple[str, ...] = ()
     root: str | None = None  # probe root prefix: inspect a mounted image / a fake host tree
     env: Mapping[str, str] = field(default_factory=dict)  # exported before the probe runs
-    simulate: str | None = None  # demo fleet only: "unreachable" never answers
+    # "unreachable": a demo host that never answers; "tree": ``root`` is a fake host tree
+    # detective-tui built, whose stand-in programs (nvidia-smi, nvcc) may run
+    simulate: str | None = None
     source: str | None = None  # "hosts.yaml:12" — where it was defined, for error messages
     exec: tuple[str, ...] = ()  # a command (argv) that runs the script instead of SSH; one
     # word is SCRIPT_WORD (the script as one argument), ``{name}`` already filled in
@@ -42,6 +44,12 @@ class Host:
         """A simulated host of the demo fleet (a fake tree probed locally, or one that never
         answers), not a machine."""
         return self.source == DEMO_SOURCE
+
+    @property
+    def fake_tree(self) -> bool:
+        """Whether ``root`` is a fake host tree whose programs may run (the trust rule runs
+        nothing from any other tree): the demo fleet's, or one marked ``simulate: tree``."""
+        return bool(self.root) and (self.demo or self.simulate == "tree")
 
     @property
     def target(self) -> str:

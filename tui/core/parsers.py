@@ -43,6 +43,18 @@ def parse_nvcc_version(text: str) -> NvccVersion | None:
     return None
 
 
+_CUDA_VERSION_TXT = re.compile(r"^CUDA Version (\d+)\.(\d+)((?:\.\d+)*)\s*$", re.M)
+
+
+def parse_cuda_version_txt(text: str) -> NvccVersion | None:
+    """A toolkit's ``version.txt`` (CUDA ≤ 11.0: ``CUDA Version 11.0.228``) → its release."""
+    m = _CUDA_VERSION_TXT.search(text)
+    if m is None:
+        return None
+    release = f"{int(m.group(1))}.{int(m.group(2))}"
+    return NvccVersion(release, f"{release}{m.group(3)}" if m.group(3) else None)
+
+
 _CUDART_DEFINE = re.compile(r"^#define\s+CUDART_VERSION\s+(\d+)\s*$", re.M)
 
 

@@ -287,6 +287,7 @@ class Session:
                 step_timeout_s=self.step_timeout_s,
                 # `local`: the probe inherits this process's environment — the user's shell
                 session="current" if host.local and not host.root else None,
+                tree_exec=host.fake_tree,
             ),
         }
         try:

@@ -30,10 +30,15 @@ def standalone_probe(
     root: str | None,
     step_timeout_s: int,
     deadline_s: float,
+    tree_exec: bool = False,
 ) -> str:
     """The script text. ``env`` is the host's inventory ``env`` (exported first, as ``probe``
-    does); ``ValueError`` for a variable name that is not one, or bad ``pythons``."""
-    settings = {**env, **probe_env(pythons, root=root, step_timeout_s=step_timeout_s)}
+    does); ``ValueError`` for a variable name that is not one, or bad ``pythons``.
+    ``tree_exec``: ``root`` is a fake host tree whose stand-in programs may run."""
+    settings = {
+        **env,
+        **probe_env(pythons, root=root, step_timeout_s=step_timeout_s, tree_exec=tree_exec),
+    }
     bad = [name for name in settings if not _ENV_NAME.match(name)]
     if bad:
         raise ValueError(f"not variable names: {', '.join(map(repr, bad))}")
