@@ -319,7 +319,68 @@ mask_value() {
     *PATH* | *HOME* | *_DIR | *PREFIX | PWD | USER | SHELL) ;;
     *) looks_secret "$2" && _mv='***' && return 0 ;;
   esac
-  mask_url "$2" && _mv=$_mu
+  case $_mv in -* | *[" $TAB"]-*) mask_flags "$_mv" && _mv=$_mf ;; esac
+  mask_url "$_mv" && _mv=$_mu
+  case $_mv in *\"*:*) mask_json "$_mv" && _mv=$_jo ;; esac
+  return 0
+}
+
+# mask_arg ARG — one argument of a serving process as the probe may send it, in _mg: URL
+# credentials and the values of secret JSON keys masked, a credential shape (looks_secret)
+# replaced by *** (after --flag=, the value only).
+mask_arg() {
+  _mg=$1
+  mask_url "$_mg" && _mg=$_mu
+  case $_mg in *\"*:*) mask_json "$_mg" && _mg=$_jo ;; esac
+  if looks_secret "$_mg"; then
+    case $_mg in --*=*) _mg="${_mg%%=*}=***" ;; *) _mg='***' ;; esac
+  fi
+  return 0
+}
+
+# mask_flags TEXT — the words of TEXT (a VLLM_*/SGLANG_* value holding arguments) with the value
+# after a secret --flag, or of --flag=value, masked; in _mf (words joined by single spaces).
+mask_flags() {
+  _mf= _mfp= _mfifs=$IFS
+  case $- in *f*) _mfg= ;; *) _mfg=1 ;; esac
+  set -f
+  IFS=" $TAB"
+  for _mw in $1; do
+    case $_mfp in
+      --*=*) ;;
+      -?*) case $_mw in -*) ;; *) is_secret "$_mfp" && _mw='***' ;; esac ;;
+    esac
+    case $_mw in --*=*) is_secret "${_mw%%=*}" && _mw="${_mw%%=*}=***" ;; esac
+    _mf="$_mf${_mf:+ }$_mw"
+    _mfp=$_mw
+  done
+  IFS=$_mfifs
+  [ -n "$_mfg" ] && set +f
+  return 0
+}
+
+# mask_json TEXT — TEXT with the string value of each secret "KEY": "value" pair masked
+# ("hf_token": "***"); in _jo.
+mask_json() {
+  _jo= _jr=$1
+  while :; do
+    case $_jr in *\"*\"*:*) ;; *) break ;; esac
+    _jo=$_jo${_jr%%\"*}\"
+    _jr=${_jr#*\"}
+    _jn=${_jr%%\"*}
+    _jr=${_jr#*\"}
+    _jo=$_jo$_jn\"
+    case $_jr in *\"*) ;; *) continue ;; esac
+    _js=${_jr%%\"*}
+    case $_js in *:*) ;; *) continue ;; esac
+    case $_js in *[!" $TAB:"]*) continue ;; esac
+    is_secret "$_jn" || continue
+    _jv=${_jr#*\"}
+    case $_jv in *\"*) ;; *) continue ;; esac
+    _jo="$_jo$_js\"***\""
+    _jr=${_jv#*\"}
+  done
+  _jo=$_jo$_jr
   return 0
 }
 
@@ -967,6 +1028,7 @@ proc_ctx() {
         --*) case $_a in -*) ;; *) is_secret "$_prev" && _a='***' ;; esac ;;
       esac
       case $_a in --*=*) is_secret "${_a%%=*}" && _a="${_a%%=*}=***" ;; esac
+      case $_a in '***' | *=\*\*\*) ;; *) mask_arg "$_a" && _a=$_mg ;; esac
       _cmd="$_cmd $_a"
       if [ -z "$_prog" ]; then
         if [ "$_prev" = -m ]; then _prog=$_a; fi

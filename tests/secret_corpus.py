@@ -31,6 +31,7 @@ PROCESS_ENV: Mapping[str, str] = {
     "SGLANG_MODEL_REPO": "hf_zq81RepoTokenValue00000000",
     "VLLM_FALLBACK": "sk-proj-zq81fallbackvalue000000",
     "VLLM_S3_ID": "AKIAZQ81ABCDEFGHIJKL",
+    "SGLANG_EXTRA_ARGS": "--port 1 --api-key zq81-args-in-a-value --hf-token=zq81-args-eq",
 }
 
 # its arguments: values after secret flags, --flag=value, a token-shaped positional value
@@ -42,6 +43,9 @@ ARGV_TAIL: tuple[str, ...] = (
     "--hf-token=zq81-flag-eq",
     "--served-model-name",
     "sk-zq81positional000000000000",
+    "--model-url",
+    "https://argvuser:zq81argvurlpw@models.internal/m",
+    '--engine-config={"api_key": "zq81-json-in-argv", "tp": 2}',
 )
 
 # a systemd unit's Environment= lines, in systemd's syntax

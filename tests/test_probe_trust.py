@@ -27,7 +27,9 @@ USER = 4242  # an unprivileged uid (no passwd entry needed)
 NVCC_124 = "Cuda compilation tools, release 12.4, V12.4.131"
 PTXAS_128 = "Cuda compilation tools, release 12.8, V12.8.93"
 
-needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="planting another user's files needs root")
+needs_root = pytest.mark.skipif(
+    os.geteuid() != 0, reason="planting another user's files needs root"
+)
 # the serving process's real interpreter: one another uid can run (not under /root)
 SYSTEM_PYTHON = os.path.realpath("/usr/bin/python3")
 
@@ -121,7 +123,9 @@ async def test_a_users_serving_process_runs_nothing_as_root(
     cuda = facts.toolkit_at(str(home / "cuda"))
     assert cuda is not None and cuda.version == "12.8" and cuda.version_source == "version.json"
     path_nvcc = facts.toolkit_at(str(home))
-    assert path_nvcc is not None and path_nvcc.version == "12.4" and path_nvcc.version_source == "file"
+    assert (
+        path_nvcc is not None and path_nvcc.version == "12.4" and path_nvcc.version_source == "file"
+    )
     (ptxas,) = [p for p in facts.ptxas if p.path == str(home / "triton" / "ptxas")]
     assert ptxas.version == "12.8" and ptxas.version_source == "file"
     notes = [ln for ln in result.raw_lines if ln.startswith("@@DT1\tnote\ttrust\t")]

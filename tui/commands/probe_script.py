@@ -2,7 +2,9 @@
 
 Prints the standalone probe (``tui.core.standalone``) for other engines: with TARGET, the
 host's inventory ``env``, ``python`` and ``root`` are baked in (``--python`` adds interpreters,
-``--root`` replaces the root). Exit 0, or 3 for bad usage or inventory.
+``--root`` replaces the root). An ``env`` value that is a secret (a secret name, a credential
+shape: ``tui.core.redact``) is left out with a warning on stderr — the script is copied to every
+node — unless ``--embed-secrets``. Exit 0, or 3 for bad usage or inventory.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from tui.commands import command_help
 from tui.commands.host_args import add_host_options, one_host
 from tui.core import exitcodes
 from tui.core.inventory import InventoryError
+from tui.core.redact import is_secret_name, redact_text
 from tui.core.runner import Session
 from tui.core.standalone import standalone_probe
 
@@ -52,8 +55,25 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="S",
         help="seconds the whole run may take when run as a file (default %(default)g)",
     )
+    p.add_argument(
+        "--embed-secrets",
+        action="store_true",
+        help="bake secret env values (tokens, passwords, URL credentials) into the script too",
+    )
     add_host_options(p)
     p.set_defaults(func=run)
+
+
+def without_secrets(env: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """``env`` less its secret values (by name or by shape), and the names left out."""
+    kept: dict[str, str] = {}
+    left: list[str] = []
+    for name, value in env.items():
+        if is_secret_name(name) or redact_text(f"{name}={value}") != f"{name}={value}":
+            left.append(name)
+        else:
+            kept[name] = value
+    return kept, left
 
 
 def run(args: argparse.Namespace) -> int:
@@ -79,6 +99,15 @@ def run(args: argparse.Namespace) -> int:
         root = root if root is not None else host.root
         tree_exec = host.fake_tree and root == host.root
     pythons += [p for p in args.python if p not in pythons]
+    if not args.embed_secrets:
+        env, left = without_secrets(env)
+        for var in left:
+            print(
+                f"detective-tui probe-script: warning: {var} (inventory env of {name}) holds a "
+                "secret and is left out of the script (it is copied to every node); "
+                "--embed-secrets bakes it in",
+                file=sys.stderr,
+            )
     try:
         script = standalone_probe(
             host=name,

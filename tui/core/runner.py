@@ -33,7 +33,7 @@ from tui.core.pool import ConnectionPool
 from tui.core.redact import redact_text
 from tui.core.sshconnect import Unreachable
 from tui.core.transcript import Transcript
-from tui.core.transport import CommandResult, command_line
+from tui.core.transport import CommandResult, command_line, script_with_env
 
 ProgressCallback = Callable[[str, "ProbeProgress | str"], None]
 LineCallback = Callable[[str], None]
@@ -153,8 +153,11 @@ class Session:
                 f"interpreter {interpreter!r} reads the script from stdin; with stdin= use "
                 "one that takes it as an argument, such as 'sh -c' or 'python3 -c'"
             )
-        if stdin is None:
-            command = command_line(interpreter, env=env, deadline_s=deadline_s)
+        if stdin is None and env:  # the variables travel on stdin with the script, not in argv
+            command = command_line("sh -s", deadline_s=deadline_s)
+            feed = script_with_env(script, env, interpreter)
+        elif stdin is None:
+            command = command_line(interpreter, deadline_s=deadline_s)
             feed = script
         else:
             command = command_line(interpreter, env=env, deadline_s=deadline_s, script_arg=script)
@@ -232,8 +235,9 @@ class Session:
 
         Without ``stdin`` the script is fed to ``interpreter`` on stdin (``sh -s``,
         ``python3 -``). With ``stdin``, the script is the interpreter's last argument
-        (use ``sh -c`` / ``python3 -c``) and ``stdin`` is fed instead. ``env`` is exported
-        (quoted on the command line). Never raises for host trouble: a host that cannot be
+        (use ``sh -c`` / ``python3 -c``) and ``stdin`` is fed instead. ``env`` is exported: on
+        stdin ahead of the script (``script_with_env``), on the command line only with
+        ``stdin``. Never raises for host trouble: a host that cannot be
         reached gives a result with ``exit_status=None`` and ``error``/``error_kind`` set.
         """
         try:

@@ -9,8 +9,12 @@ so it has a remote deadline (``timeout -k 5 N``; plain exec where ``timeout`` is
 prints its process-group id first. sshd makes each session's process a session and group
 leader, and ``exec`` keeps that pid, so on cancel or when the client-side deadline passes the
 whole group (and session) is killed over a *second* channel — sshd refuses signals for root
-logins and closing a channel does not stop the remote command. Variables are passed with
-``env`` on the command line, ``shlex.quote``d, because sshd drops ``env=`` without ``AcceptEnv``.
+logins and closing a channel does not stop the remote command. Variables travel on stdin, ahead
+of the script (``script_with_env``: exported assignments, then the script itself or, for another
+interpreter, ``exec INTERPRETER`` fed the script as a here-document), never on the command line,
+where every local user could read them in ``/proc/PID/cmdline``; sshd drops ``env=`` without
+``AcceptEnv`` anyway. Only a script passed as an argument (``stdin=`` given) still gets ``env``
+on the command line.
 The two transports run it: ``LocalTransport`` (``tui.core.local_transport``: ``sh -c`` in a new
 session, at a lower CPU priority) and ``SSHTransport`` (``tui.core.ssh_transport``: one reused
 asyncssh connection, its jump hosts from ``tui.core.hops``).
@@ -24,6 +28,7 @@ import codecs
 import contextlib
 import math
 import re
+import secrets
 import shlex
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -85,6 +90,21 @@ def command_line(
     if script_arg is not None:
         argv.append(script_arg)
     return "exec " + shlex.join(argv)
+
+
+def script_with_env(script: str, env: Mapping[str, str], interpreter: str) -> str:
+    """What ``sh -s`` reads to run ``script`` with ``env`` exported: the variables never reach
+    a command line. ``interpreter`` is the one the script was written for (``sh -s``, or e.g.
+    ``python3 -``, which then reads the script from a here-document)."""
+    bad = [name for name in env if not _ENV_NAME.match(name)]
+    if bad:
+        raise ValueError(f"not variable names: {', '.join(map(repr, bad))}")
+    head = "".join(f"{name}={shlex.quote(value)}\nexport {name}\n" for name, value in env.items())
+    if shlex.split(interpreter) == ["sh", "-s"]:
+        return head + script
+    tag = f"DT_SCRIPT_{secrets.token_hex(8)}"
+    body = script if script.endswith("\n") else script + "\n"
+    return f"{head}exec {interpreter} <<'{tag}'\n{body}{tag}\n"
 
 
 def kill_command(pgid: int, tmpdirs: Sequence[str] = ()) -> str:

@@ -1,0 +1,114 @@
+"""Secrets stay home (issue 18): inventory ``env`` reaches the host on stdin, never in a command
+line another local user can read (``/proc/PID/cmdline``, sampled during a real probe over the
+real sshd); ``probe-script`` leaves secret values out unless asked to embed them."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+from conftest import SSHEnv
+from secret_corpus import corpus_host, leaks
+
+from probes import probe_env, probe_script
+from tui.cli import main
+from tui.core.hosts import Host
+from tui.core.runner import Session
+from tui.core.transport import script_with_env
+
+TOKEN = "hf_sampledFromTheProcessTable0123456789"
+PASSWORD = "pw-in-the-index-url-4242"
+ENV = {"HF_TOKEN": TOKEN, "PIP_INDEX_URL": f"https://user:{PASSWORD}@pypi.example/simple"}
+
+
+def sample_cmdlines(stop: threading.Event, seen: list[bytes]) -> None:
+    """Every command line on this machine, over and over, until ``stop``."""
+    proc = Path("/proc")
+    while not stop.is_set():
+        for entry in proc.iterdir():
+            if entry.name.isdigit():
+                try:
+                    seen.append((entry / "cmdline").read_bytes())
+                except OSError:
+                    continue
+
+
+@pytest.mark.sshd
+async def test_env_never_reaches_a_command_line(ssh_env: SSHEnv) -> None:
+    stop, seen = threading.Event(), []
+    sampler = threading.Thread(target=sample_cmdlines, args=(stop, seen), daemon=True)
+    sampler.start()
+    try:
+        async with Session(known_hosts=ssh_env.known_hosts, ssh_config=ssh_env.ssh_config) as s:
+            host = Host(name="shared", ssh=ssh_env.alias, env=ENV)
+            result = await s.probe(host)
+            echoed = await s.run_script(host, 'printf "%s\\n" "$HF_TOKEN"', env=ENV)
+            py = await s.run_script(
+                host,
+                "import os; print(os.environ['PIP_INDEX_URL'])",
+                env=ENV,
+                interpreter="python3 -",
+            )
+    finally:
+        stop.set()
+        await asyncio.to_thread(sampler.join, 10)
+    assert result.facts is not None and result.facts.probe.complete, result.error
+    # the variables arrived, for sh and for another interpreter …
+    assert echoed.output == f"{TOKEN}\n" and py.output == f"{ENV['PIP_INDEX_URL']}\n"
+    # … while the probe's own processes were sampled, and none carried them
+    assert any(b"sh\0-s\0" in c or b"@@detective-tui-pgid" in c for c in seen)
+    assert len(seen) > 100
+    leaked = [c for c in seen if TOKEN.encode() in c or PASSWORD.encode() in c]
+    assert not leaked, leaked[:3]
+    assert TOKEN not in result_command(result.raw_lines)
+
+
+def result_command(lines: tuple[str, ...]) -> str:
+    return "\n".join(lines)
+
+
+def test_script_with_env_quotes_and_keeps_the_interpreter() -> None:
+    text = script_with_env("print(1)\n", {"A": "it's $x"}, "python3 -")
+    assert text.startswith("A='it'\"'\"'s $x'\nexport A\nexec python3 - <<'DT_SCRIPT_")
+    tag = text.split("<<'", 1)[1].split("'", 1)[0]
+    assert text.endswith(f"\nprint(1)\n{tag}\n")
+    with pytest.raises(ValueError, match="not variable names"):
+        script_with_env("", {"A B": "1"}, "sh -s")
+
+
+def test_probe_script_leaves_secrets_out_unless_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inventory = tmp_path / "hosts.yaml"
+    inventory.write_text(
+        "hosts:\n  - name: gpu1\n    ssh: gpu1\n    env:\n"
+        f"      HF_TOKEN: {TOKEN}\n      PIP_INDEX_URL: {ENV['PIP_INDEX_URL']}\n"
+        "      CUDA_HOME: /usr/local/cuda-12.8\n"
+    )
+    assert main(["--hosts", str(inventory), "probe-script", "gpu1"]) == 0
+    out, err = capsys.readouterr()
+    assert TOKEN not in out and PASSWORD not in out
+    assert "CUDA_HOME=/usr/local/cuda-12.8" in out
+    assert "HF_TOKEN" in err and "PIP_INDEX_URL" in err and "--embed-secrets" in err
+    assert main(["--hosts", str(inventory), "probe-script", "gpu1", "--embed-secrets"]) == 0
+    out, err = capsys.readouterr()
+    assert f"HF_TOKEN={TOKEN}" in out and not err
+
+
+def test_the_probe_masks_every_planted_shape_before_it_leaves_the_host(tmp_path: Path) -> None:
+    """The raw records (what crosses the wire and sits in the remote temp dir), not a report:
+    secret names, URL credentials in argv, a positional sk-, a JSON secret inside an argument,
+    --api-key inside a SGLANG_* value, tokens under harmless names."""
+    fake = corpus_host(tmp_path / "corpus")
+    env = {**os.environ, **fake.env}
+    env.update(probe_env(fake.pythons, root=str(fake.root), tree_exec=True, step_timeout_s=5))
+    out = subprocess.run(
+        ["sh", "-s"], input=probe_script(), capture_output=True, text=True, env=env, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert "@@DT1\tctx\t" in out.stdout and "--model-url" in out.stdout
+    assert leaks(out.stdout) == []
