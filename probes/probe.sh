@@ -295,14 +295,16 @@ is_secret() {
 
 # looks_secret VALUE → status 0 when VALUE holds a credential shape (as tui/core/redact.py's
 # TEXT_RULES: hf_, sk-, AKIA/ASIA, JWT, GitHub/GitLab/Slack/Google tokens, bearer or basic
-# authorization). Judged for values of names that may hold anything (VLLM_*, SGLANG_*, …).
+# authorization, a private-key block; tests/test_probe_secrets.py holds the two to one list). Judged for values of names that may hold anything (VLLM_*, SGLANG_*, …).
 looks_secret() {
   case $1 in
     hf_* | *[!A-Za-z0-9_]hf_* | sk-* | *[!A-Za-z0-9_-]sk-* | AKIA* | *[!A-Za-z0-9]AKIA* | \
       ASIA* | *[!A-Za-z0-9]ASIA* | eyJ*.* | *[!A-Za-z0-9]eyJ*.* | gh[opusr]_* | \
       *[!A-Za-z0-9]gh[opusr]_* | github_pat_* | *[!A-Za-z0-9]github_pat_* | glpat-* | \
       *[!A-Za-z0-9]glpat-* | xox[abprs]-* | *[!A-Za-z0-9]xox[abprs]-* | AIza* | \
-      *[!A-Za-z0-9]AIza* | *[Bb]earer\ * | *[Bb]asic\ *) return 0 ;;
+      *[!A-Za-z0-9]AIza* | *[Bb][Ee][Aa][Rr][Ee][Rr][" $TAB"]* | \
+      *[Bb][Aa][Ss][Ii][Cc][" $TAB"]* | *[Aa][Uu][Tt][Hh][Oo][Rr][Ii][Zz][Aa][Tt][Ii][Oo][Nn]:* | \
+      *-----BEGIN*PRIVATE\ KEY-----*) return 0 ;;
   esac
   return 1
 }

@@ -54,7 +54,7 @@ def test_a_missing_inventory_interpreter_names_its_line(
         f"  - name: h100\n    local: true\n    root: {healthy_tree.root}\n    simulate: tree\n"
         f"    python:\n      - {healthy_tree.pythons[0]}\n      - /opt/gone/bin/python3\n",
     )
-    expected = f"{inv}:7: `python: /opt/gone/bin/python3` does not exist on this machine"
+    expected = f"{inv}:8: `python: /opt/gone/bin/python3` does not exist on this machine"
 
     probe = cli("--hosts", str(inv), "probe", "--json")
     assert probe.returncode == exitcodes.UNREACHABLE, probe.stderr

@@ -66,7 +66,7 @@ def tools_without_setsid(tmp_path: Path, *extra: str) -> Path:
     """A PATH of the tools a minimal image has, without setsid."""
     tools = tmp_path / "tools"
     tools.mkdir()
-    for name in ("sh", "bash", "env", "timeout", "mktemp", "rm", "cat", "id", "uname", "grep",
+    for name in ("sh", "bash", "env", "timeout", "mktemp", "rm", "cat", "id", "uname", "grep", "ls",
                  "tr", "readlink", "od", "head", "sleep", "kill", *extra):  # fmt: skip
         found = shutil.which(name, path="/usr/bin:/bin")  # the system's (no pyenv shims)
         if found:

@@ -6,17 +6,21 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import subprocess
 import threading
 from pathlib import Path
 
 import pytest
 from conftest import SSHEnv
+from hypothesis import Phase, given, settings
+from hypothesis import strategies as st
 from secret_corpus import corpus_host, leaks
 
 from probes import probe_env, probe_script
 from tui.cli import main
 from tui.core.hosts import Host
+from tui.core.redact import TEXT_RULES, redact_text
 from tui.core.runner import Session
 from tui.core.transport import script_with_env
 
@@ -112,3 +116,48 @@ def test_the_probe_masks_every_planted_shape_before_it_leaves_the_host(tmp_path:
     assert out.returncode == 0, out.stderr
     assert "@@DT1\tctx\t" in out.stdout and "--model-url" in out.stdout
     assert leaks(out.stdout) == []
+
+
+# -- one list of shapes: whatever tui.core.redact masks, the probe masks on the host ----------
+
+
+def _probe_masks(values: list[str]) -> list[tuple[str, str]]:
+    """Each value as the probe sends it under a harmless name (mask_value) and as an argument
+    (mask_arg)."""
+    script = probe_script()
+    funcs = script[script.index("maybe_secret() {") : script.index("# ---- toolkit candidates")]
+    loop = (
+        'while IFS= read -r v; do mask_value VLLM_X "$v"; mask_arg "$v";'
+        ' printf "%s\\n%s\\n" "$_mv" "$_mg"; done'
+    )
+    out = subprocess.run(
+        ["sh", "-c", "TAB='\t'\nNL='\n'\n" + funcs + loop],
+        input="".join(v + "\n" for v in values),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split("\n")
+    return list(zip(out[0::2], out[1::2], strict=False))[: len(values)]
+
+
+def _samples(pattern: re.Pattern[str]) -> list[str]:
+    """Values of one TEXT_RULES shape (generated, no shrinking: a fixed, fast sample)."""
+    found: list[str] = []
+
+    @settings(max_examples=15, phases=[Phase.generate], database=None, derandomize=True)
+    @given(st.from_regex(pattern, fullmatch=True))
+    def draw(value: str) -> None:
+        value = re.sub(r"\s", " ", value)  # one line, as records carry it
+        if value.isprintable() and value.strip() == value and redact_text(value) != value:
+            found.append(value)
+
+    draw()
+    return found
+
+
+@pytest.mark.parametrize("pattern", [p for p, _ in TEXT_RULES], ids=lambda p: p.pattern[:24])
+def test_the_probe_masks_every_shape_the_redaction_path_knows(pattern: re.Pattern[str]) -> None:
+    values = _samples(pattern)
+    assert values
+    for value, (as_env, as_arg) in zip(values, _probe_masks(values), strict=True):
+        assert as_env != value and as_arg != value, value
