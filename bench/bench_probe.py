@@ -45,7 +45,7 @@ from torch_venv import VENV  # noqa: E402
 from probes import probe_env, probe_script  # noqa: E402
 from tui.core.hosts import Host  # noqa: E402
 from tui.core.runner import Session  # noqa: E402
-from tui.core.transport import command_line  # noqa: E402
+from tui.core.transport import command_line, script_with_env  # noqa: E402
 from tui.demo.fakehost import build_fake_host, reference_ct200  # noqa: E402
 
 # the least an asyncssh client process does: start Python and import asyncssh (then connect and
@@ -224,14 +224,15 @@ class Bench:
         the gap to `true` is the remote work, not this program."""
         tree = self.tree
         env = {**tree.env, **probe_env(tree.pythons, root=str(tree.root), tree_exec=True)}
-        command = command_line("sh -s", env=env, deadline_s=120)
+        command = command_line("sh -s", deadline_s=120)
+        script = script_with_env(probe_script(), env, "sh -s")
 
         async def one() -> None:
             async with asyncssh.connect(
                 "fakehost", config=[str(self.ssh_config)], known_hosts=str(self.known_hosts),
                 agent_path=None,
             ) as conn:  # fmt: skip
-                await conn.run(command, input=probe_script(), check=True)
+                await conn.run(command, input=script, check=True)
 
         await asyncio.gather(*(one() for _ in range(n)))
 

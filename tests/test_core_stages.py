@@ -30,8 +30,7 @@ STAGES: dict[str, str] = {
     "base": "exitcodes locations hosts redact durable neterrors ssh_argv systemd_syntax",
     "facts": (
         "facts host_changes parsers probe_records factbuild gpu_state gpu_table gpu_scope mig "
-        "torch_arch "
-        "torch_index torch_libs torch_variants compat ptxas_targets flashinfer_eras "
+        "torch_arch torch_index torch_libs torch_variants compat ptxas_targets flashinfer_eras "
         "flashinfer_pre02 flashinfer_prebuilt flashinfer_replay triton_ptxas extensions findings"
     ),
     "reach": (

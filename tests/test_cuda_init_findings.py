@@ -30,12 +30,12 @@ STALE_UUID = "GPU-5d9b5a0c-0000-4000-8000-000000000000"  # a GPU this host does 
 
 def _judged(tmp_path: Path, name: str, spec: fakehost.FakeHostSpec) -> Judged:
     fake = fakehost.build_fake_host(tmp_path / name, spec)
-    env = {**fake.env, **probe_env(fake.pythons, root=str(fake.root))}
+    env = {**fake.env, **probe_env(fake.pythons, root=str(fake.root), tree_exec=True)}
     out = subprocess.run(
         ["sh", "-s"], input=probe_script(), env=env, capture_output=True, text=True, timeout=60
     ).stdout
     facts = facts_from_output(out)
-    host = Host(name=name, local=True, root=str(fake.root))
+    host = Host(name=name, local=True, root=str(fake.root), simulate="tree")
     return Judged(ProbeResult(host, facts), diagnose(facts, host))
 
 
