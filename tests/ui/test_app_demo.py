@@ -287,6 +287,28 @@ async def test_fix_key_opens_the_wizard_for_the_selected_fix(
         await pilot.press("f")
         await settle(pilot, lambda: isinstance(app.screen, FixWizardScreen))
         assert app.screen.plan.fix_id == str(fixes.get_row_at(2)[0])
+        await pilot.press("escape")
+        await settle(pilot, lambda: isinstance(app.screen, HostScreen))
+        # the same fix from any tab: the replay tab opens the What-if row under the cursor
+        await pilot.press("e")
+        await pilot.press("f")
+        await settle(pilot, lambda: isinstance(app.screen, FixWizardScreen))
+        assert app.screen.plan.fix_id == str(fixes.get_row_at(2)[0])
+        await pilot.press("escape")
+        await settle(pilot, lambda: isinstance(app.screen, HostScreen))
+        # F goes back to the Findings tab; highlighting a finding moves the What-if cursor
+        # to the fix it proposes, which f then opens from any tab
+        screen = app.screen
+        await pilot.press("F")
+        assert screen.query_one("#host-tabs").active == "tab-findings"
+        findings = app.fleet["ct200"].diagnosis.findings
+        last = max(i for i, f in enumerate(findings) if f.fixes)
+        screen.query_one("#findings").highlighted = last
+        await pilot.pause()
+        await pilot.press("o")
+        await pilot.press("f")
+        await settle(pilot, lambda: isinstance(app.screen, FixWizardScreen))
+        assert app.screen.plan.fix_id == findings[last].fixes[0].id
 
 
 async def test_hosts_table_keys_and_mouse(demo_hosts: tuple[Host, ...]) -> None:

@@ -92,6 +92,14 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
             id="host.validate",
             tooltip="Validate FlashInfer's sampling kernels on this host's GPU",
         ),
+        Binding(
+            "F",
+            "show_tab('tab-findings')",
+            "Findings",
+            id="host.findings",
+            show=False,
+            tooltip="Back to the Findings tab",
+        ),
         Binding("o", "show_tab('tab-output')", "Output", id="host.output", tooltip="Probe output"),
         Binding("w", "show_tab('tab-fixes')", "What-if", id="host.whatif", tooltip="What-if fixes"),
         Binding(
@@ -149,6 +157,7 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
         self._state: HostState | None = None
         self._findings: tuple[Finding, ...] = ()
         self._fixes: tuple[tuple[Finding, FixSuggestion], ...] = ()
+        self._fix_findings: tuple[tuple[str, ...], ...] = ()  # per row: the findings proposing it
         self._lines_shown = 0
         self.history_entries: list[dict[str, object]] | None = None  # as last read
 
@@ -305,6 +314,7 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
                 rows.setdefault(key, (f, fix))
                 proposed_by.setdefault(key, []).append(f.id)
         self._fixes = tuple(rows.values())
+        self._fix_findings = tuple(tuple(ids) for ids in proposed_by.values())
         findings_of = [", ".join(dict.fromkeys(ids)) for ids in proposed_by.values()]
         fix_width = max((len(fix.id) for _, fix in self._fixes), default=3)
         resolves = [", ".join(fix.resolves) or "—" for _, fix in self._fixes]
@@ -341,7 +351,13 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
 
     @on(OptionList.OptionHighlighted, "#findings")
     def _finding_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        self.query_one(FindingView).finding = self._findings[event.option_index]
+        """The What-if cursor follows the finding to the fix it proposes first, so f opens the
+        same fix from every tab."""
+        finding = self._findings[event.option_index]
+        self.query_one(FindingView).finding = finding
+        row = next((i for i, ids in enumerate(self._fix_findings) if finding.id in ids), None)
+        if row is not None:
+            self.query_one("#fixes", DataTable).move_cursor(row=row)
 
     # -- selection --------------------------------------------------------------------------
     def select_finding(self, finding_id: str) -> None:
@@ -352,15 +368,14 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
                 return
 
     def _selected_fix(self) -> tuple[Finding, FixSuggestion] | None:
-        tabs = self.query_one("#host-tabs", TabbedContent)
-        if tabs.active == "tab-fixes" and self._fixes:
-            row = self.query_one("#fixes", DataTable).cursor_row
-            return self._fixes[row] if 0 <= row < len(self._fixes) else None
-        highlighted = self.query_one("#findings", OptionList).highlighted
-        if highlighted is None or not self._findings:
-            return None
-        finding = self._findings[highlighted]
-        return (finding, finding.fixes[0]) if finding.fixes else None
+        """The What-if table's row under the cursor, whatever the tab (it follows the
+        highlighted finding); on the Findings tab, none when that finding proposes none."""
+        if self.query_one("#host-tabs", TabbedContent).active == "tab-findings":
+            highlighted = self.query_one("#findings", OptionList).highlighted
+            if highlighted is None or not self._findings[highlighted].fixes:
+                return None
+        row = self.query_one("#fixes", DataTable).cursor_row
+        return self._fixes[row] if 0 <= row < len(self._fixes) else None
 
     # -- actions --------------------------------------------------------------------------------
     def action_back(self) -> None:
