@@ -21,7 +21,14 @@ from tui.core.findings import Finding, FixSuggestion
 from tui.core.redact import redact_text
 from tui.ui.cuda_boxes import cuda_boxes
 from tui.ui.disabled import ExplainsDisabledKeys
-from tui.ui.fleet_state import FleetState, HostState, gpu_summary, sm_summary, status_text
+from tui.ui.fleet_state import (
+    FleetState,
+    HostState,
+    gpu_summary,
+    sm_summary,
+    status_text,
+    status_word,
+)
 from tui.ui.footer_fit import fit_footer
 from tui.ui.messages import FixRequested, ProbeRequested, ValidateRequested
 from tui.ui.story import headline
@@ -62,16 +69,17 @@ TAB_FOCUS = {
 }
 
 
-def no_findings_text(state: HostState | None) -> str:
-    """What the findings pane says when there is no finding to show, and why."""
+def no_findings_text(state: HostState | None, *, with_error: bool = True) -> str:
+    """What the findings pane says when there is no finding to show, and why (``with_error``
+    False: without the error itself, which the screen's headline already says)."""
     if state is None or state.status == "idle":
         return "Not probed yet: press p to probe this host."
     if state.busy:
         return "Probing… the findings appear when the probe ends."
     if state.facts is None:
-        why = state.error or status_text(state)
+        why = f" ({state.error or status_text(state)})" if with_error else ""
         return (
-            f"Not reached ({why}), so nothing is known about this host: no findings, nothing "
+            f"Not reached{why}, so nothing is known about this host: no findings, nothing "
             "to fix or validate. Press p to try again."
         )
     if reasons := unseen(state.result):
@@ -215,7 +223,8 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
             parts.append(("  captured output", "dim"))
         elif host.target != host.name:  # an ssh alias named like the host says nothing more
             parts.append(("  " + host.target, "dim"))
-        parts.append("  · " + status_text(state))
+        # a host not reached: its error is the headline, said once
+        parts.append("  · " + (status_word(state) if state.facts is None else status_text(state)))
         if state.finished_at is not None:
             parts.append(f" at {state.finished_at:%H:%M:%S}")
         facts = state.facts
@@ -254,12 +263,21 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
         )
         options.display = bool(self._findings)
         view = self.query_one(FindingView)
-        view.empty = no_findings_text(state)
+        view.empty = no_findings_text(state, with_error=False)
         view.finding = self._findings[0] if self._findings else None
         if self._findings:
             options.highlighted = 0
-        self.query_one(ReplayView).replays = diagnosis.flashinfer if diagnosis else ()
-        self.query_one(GpuView).show(facts)
+        replay = self.query_one(ReplayView)
+        replay.replays = diagnosis.flashinfer if diagnosis else ()
+        not_known = (  # every tab of a host not reached says so, not "none installed"
+            no_findings_text(state, with_error=False).split(",")[0] + ": nothing is known "
+            "about {what} here. Press p to try again."
+            if facts is None and not state.busy and state.status != "idle"
+            else None
+        )
+        if not_known is not None:
+            replay.update(not_known.format(what="its FlashInfer"))
+        self.query_one(GpuView).show(facts, not_known and not_known.format(what="its GPUs"))
         if self.query_one("#host-tabs", TabbedContent).active == "tab-history":
             self._load_history()
         self._fill_fixes()
@@ -325,6 +343,11 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
         table.add_column("Resolves", key="resolves", width=width)
         table.add_column("Params", key="params")
         table.add_column("For finding", key="finding")
+        if not self._fixes:  # never bare headers: say why there is nothing to choose
+            why = "no finding proposes a fix"
+            if self._state is not None and self._state.facts is None:
+                why = "not reached: nothing to fix" if self._state.error else "not probed yet"
+            table.add_row(Text(why, style="dim"), "", "", "", "", key="none")
         for i, (_finding, fix) in enumerate(self._fixes):
             table.add_row(
                 Text(fix.id, style="bold"),
@@ -348,6 +371,10 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
         if len(lines) > self._lines_shown:
             log.write_lines(lines[self._lines_shown :])
             self._lines_shown = len(lines)
+        elif not lines and not state.busy and state.facts is None:
+            log.clear()
+            why = state.error.splitlines()[0] if state.error else "not probed yet (p)"
+            log.write_line(f"# {state.host.target}: no probe output — {why}")
 
     @on(OptionList.OptionHighlighted, "#findings")
     def _finding_highlighted(self, event: OptionList.OptionHighlighted) -> None:

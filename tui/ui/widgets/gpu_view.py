@@ -42,9 +42,10 @@ def load_summary(facts: Facts) -> str:
     )
 
 
-def gpu_parts(facts: Facts | None) -> list[Part]:
+def gpu_parts(facts: Facts | None, empty: str | None = None) -> list[Part]:
+    """``empty``: what to say without facts (default: not probed yet)."""
     if facts is None:
-        return ["Not probed yet."]
+        return [empty or "Not probed yet."]
     if not facts.gpu_load:
         return ["No live GPU state: nvidia-smi did not answer the state query (see Findings)."]
     names = {g.index: short_gpu_name(g.name) for g in facts.gpus}
@@ -84,5 +85,5 @@ def gpu_parts(facts: Facts | None) -> list[Part]:
 
 
 class GpuView(Static):
-    def show(self, facts: Facts | None) -> None:
-        self.update(Content.assemble(*gpu_parts(facts)))
+    def show(self, facts: Facts | None, empty: str | None = None) -> None:
+        self.update(Content.assemble(*gpu_parts(facts, empty)))
