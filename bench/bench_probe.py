@@ -25,6 +25,7 @@ import logging
 import os
 import resource
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -112,7 +113,7 @@ class Bench:
 
     def host(self, name: str = "ct200") -> Host:
         return Host(
-            name=name, ssh="fakehost", root=str(self.tree.root), env=self.tree.env,
+            name=name, ssh="fakehost", root=str(self.tree.root), simulate="tree", env=self.tree.env,
             python=self.tree.pythons,
         )  # fmt: skip
 
@@ -198,7 +199,8 @@ class Bench:
             pythons = "".join(f"      - {p}\n" for p in self.tree.pythons)
             path.write_text("hosts:\n" + "".join(
                 f"  - name: ct200-{i}\n    ssh: fakehost\n    root: {self.tree.root}\n"
-                f"    python:\n{pythons}    env:\n{env}" for i in range(n)))  # fmt: skip
+                f"    simulate: tree\n    python:\n{pythons}    env:\n{env}"
+                for i in range(n)))  # fmt: skip
         return path
 
     async def fleet_probe(self, n: int) -> None:
@@ -237,6 +239,30 @@ class Bench:
         await asyncio.gather(*(one() for _ in range(n)))
 
 
+def process_count(tree_root: Path, env: dict[str, str]) -> str:
+    """The processes one probe of the reference host starts (``strace -f``, successful execve),
+    most frequent first; the target is ≤ 15."""
+    strace = shutil.which("strace")
+    if strace is None:
+        return "| processes per probe: skipped, strace is not installed | | | | |"
+    with tempfile.TemporaryDirectory(prefix="dt-strace-") as tmp:
+        log = Path(tmp) / "execve"
+        subprocess.run(
+            [strace, "-f", "-qq", "-e", "trace=execve", "-o", str(log), "sh", "-s"],
+            input=probe_script(), text=True, capture_output=True, check=False,
+            env={**os.environ, "SHELL": "/bin/sh", **env},
+        )  # fmt: skip
+        names: dict[str, int] = {}
+        for line in log.read_text().splitlines():
+            if 'execve("' in line and line.rstrip().endswith("= 0"):
+                name = line.split('execve("', 1)[1].split('"', 1)[0].rsplit("/", 1)[-1]
+                names[name] = names.get(name, 0) + 1
+    total = sum(names.values())
+    top = ", ".join(f"{n} ×{c}" for n, c in sorted(names.items(), key=lambda kv: -kv[1])[:8])
+    label = f"processes per probe of {tree_root.name} (strace -f): **{total}** — {top}"
+    return f"| {label} | | | | ≤15 |"
+
+
 def row(label: str, ours: float, base: float, target: str = "") -> str:
     return f"| {label:<66} | {ours:8.3f} | {base:8.3f} | {ours / base:6.2f}× | {target:>6} |"
 
@@ -256,6 +282,13 @@ def measure(
         b = Bench(work, server, account)
         rows = [f"| **{account} account** — kex: ssh {b.ssh_kex()}, asyncssh "
                 f"{asyncio.run(b.asyncssh_kex())} | | | | |"]  # fmt: skip
+        tree = b.tree
+        rows.append(
+            process_count(
+                tree.root,
+                {**tree.env, **probe_env(tree.pythons, root=str(tree.root), tree_exec=True)},
+            )
+        )
         b.ssh("true")  # warm caches
         ssh_true = median_wall(runs, lambda: b.ssh("true"))
         probe = amedian_wall(runs, b.probe_once)

@@ -89,7 +89,7 @@ run_pyfacts() {
     _e= _e1= _e2= _e3= _e4= _e5= _e6= _e7=
   fi
   # shellcheck disable=SC2086 # _drop: words of digits and options only
-  _out=$(deadline $_drop env "DT_PROC=$_e" "DT_PROC_HOME=$_e1" "DT_PROC_PYTHONPATH=$_e2" \
+  _out=$(deadline $_drop env "DT_READ_FOR=${_readfor:-}" "DT_PROC=$_e" "DT_PROC_HOME=$_e1" "DT_PROC_PYTHONPATH=$_e2" \
     "DT_PROC_PYTHONUSERBASE=$_e3" "DT_PROC_PYTHONNOUSERSITE=$_e4" "DT_PROC_CWD=$_e5" \
     "DT_PROC_FLAGS=$_e6" "DT_PROC_PATH0=$_e7" "$2" -E -S - "$1" 2>&1 <<'DT_PYFACTS_EOF'
 @DT_PYFACTS@
@@ -166,6 +166,7 @@ trusted() {
 
 # trust_check HOSTPATH — the check behind trusted(); _tw empty when it passes.
 trust_check() {
+  _tw=
   case $1 in
     /*) ;;
     *)
@@ -230,6 +231,24 @@ trust_check() {
   done <<DT_TRUST_EOF
 $_tls
 DT_TRUST_EOF
+}
+
+# host_python — this machine's own python3 (not the tree's), when trusted: in _hostpy. It reads
+# an inspected tree's interpreters' files (pyfacts.py with DT_READ_FOR).
+host_python() {
+  _hostpy=
+  for _hp in /usr/bin/python3 /usr/local/bin/python3 /bin/python3; do
+    [ -f "$_hp" ] && [ -x "$_hp" ] || continue
+    _htw=$_tw
+    trust_check "$_hp"
+    _hok=$_tw
+    _tw=$_htw
+    if [ -z "$_hok" ]; then
+      _hostpy=$_hp
+      return 0
+    fi
+  done
+  return 1
 }
 
 # drop_to UID GID — in _drop, the words that run a command as that user instead (the owner of
@@ -1582,8 +1601,19 @@ probe_pythons() {
     fi
     # the trust rule: a program another user controls runs as the serving process's owner
     # (drop_to) or not at all
-    _drop=
-    if ! trusted "$_rpp"; then
+    _drop= _readfor=
+    if [ -n "$R" ] && ! trusted "$_rpp"; then
+      # an inspected tree's interpreter never runs: the host's own Python reads its files
+      if host_python; then
+        _readfor=$R$_rpp
+        _pkey="$_pkey|read"
+        rec py "$_i" read_by "$_hostpy"
+      else
+        rec py "$_i" error "not run: $_tw; no trusted python3 on this host to read its files"
+        rec notrun "python $_pp" "$_tw"
+        continue
+      fi
+    elif ! trusted "$_rpp"; then
       _pu= _pg=
       [ -z "$R" ] && [ "$_psrc" = process ] && eval "_pu=\${_pxu_$_pctx:-} _pg=\${_pxg_$_pctx:-}"
       if [ -z "$R" ] && [ "$_psrc" = process ] && drop_to "$_pu" "$_pg"; then
@@ -1602,10 +1632,12 @@ probe_pythons() {
       _seenpy=${_seenpy%%"$NL"*}
       ;;
     esac
+    _pyrun=$R$_rpp
+    [ -n "$_readfor" ] && _pyrun=$_hostpy
     if [ -n "$_seenpy" ]; then
       eval "_out=\$_pyo_$_seenpy _rc=\$_pyr_$_seenpy"
     else
-      run_pyfacts "$_i" "$R$_rpp" "$_pcx"
+      run_pyfacts "$_i" "$_pyrun" "$_pcx"
       eval "_pyo_$_i=\$_out _pyr_$_i=\$_rc"
       PYRAN="$PYRAN$_pkey$TAB$_i$NL"
     fi

@@ -20,6 +20,10 @@ INDEX = sys.argv[1] if len(sys.argv) > 1 else "0"
 # DT_PROC_HOME, DT_PROC_PYTHONPATH, DT_PROC_PYTHONUSERBASE, DT_PROC_PYTHONNOUSERSITE,
 # DT_PROC_CWD, DT_PROC_FLAGS (its short options: I E s S P…) and DT_PROC_PATH0 (its sys.path[0]).
 PROC = os.environ.get("DT_PROC") == "1"
+# DT_READ_FOR: the facts are about that interpreter (one of an inspected tree, which never runs
+# here: probe.sh's trust rule) and this one, the host's own, only reads its files — its version
+# from pyvenv.cfg or its lib/pythonX.Y directory, its site dirs by their layout.
+READ_FOR = os.environ.get("DT_READ_FOR", "")
 FLAGS = os.environ.get("DT_PROC_FLAGS", "") if PROC else ""
 if "I" in FLAGS:  # isolated mode: -E -s -P
     FLAGS += "EsP"
@@ -128,9 +132,48 @@ def file_lines(path, limit=MAX_FILE_LINES):
             yield line.rstrip("\r\n")
 
 
+def executable():
+    return READ_FOR or sys.executable
+
+
+def target_version():
+    """(major, minor, micro or None) of the interpreter the facts are about; None: unknown."""
+    if not READ_FOR:
+        return tuple(sys.version_info[:3])
+    venv, settings = venv_config()
+    for key in ("version", "version_info"):
+        parts = settings.get(key, "").split(".")
+        if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
+            micro = int(parts[2]) if len(parts) > 2 and parts[2].isdigit() else None
+            return int(parts[0]), int(parts[1]), micro
+    base = venv or os.path.dirname(os.path.dirname(os.path.abspath(READ_FOR)))
+    for libdir in ("lib", "lib64"):
+        try:
+            names = sorted(os.listdir(os.path.join(base, libdir)))
+        except OSError:
+            continue
+        for name in names:
+            major, dot, minor = name[len("python") :].partition(".")
+            if name.startswith("python") and dot and major.isdigit() and minor.isdigit():
+                return int(major), int(minor), None
+    return None
+
+
+def read_for_site_packages(prefix, version):
+    """The system site dirs of an interpreter installed under ``prefix`` (upstream and Debian
+    layouts), for one that is only read."""
+    xy = f"python{version[0]}.{version[1]}"
+    layouts = ((xy, "site-packages"), (xy, "dist-packages"), ("python3", "dist-packages"))
+    return [
+        os.path.join(prefix, libdir, name, sub)
+        for libdir in ("lib", "lib64")
+        for name, sub in layouts
+    ] + [os.path.join(prefix, "local", "lib", xy, "dist-packages")]
+
+
 def venv_config():
     """(venv dir, settings) when this interpreter belongs to a venv — site.venv()'s rule."""
-    exe_dir = os.path.dirname(os.path.abspath(sys.executable))
+    exe_dir = os.path.dirname(os.path.abspath(executable()))
     for cfg in (
         os.path.join(exe_dir, "pyvenv.cfg"),
         os.path.join(exe_dir, os.pardir, "pyvenv.cfg"),
@@ -169,10 +212,14 @@ def venv_site_packages(venv):
     """A venv's own site dirs, as venv creates them. Not site.getsitepackages([venv]): Debian's and
     Ubuntu's patched site.py answers dist-packages there unless site.venv() already ran, and with
     -S it has not. A free-threaded build (abiflags with "t", 3.13t) has its own lib/python3.13t."""
-    thread = "t" if "t" in getattr(sys, "abiflags", "") else ""
-    version = f"python{sys.version_info[0]}.{sys.version_info[1]}{thread}"
+    thread = "t" if "t" in getattr(sys, "abiflags", "") and not READ_FOR else ""
+    found = target_version()
+    if found is None:
+        return []
+    version = f"python{found[0]}.{found[1]}{thread}"
     libdirs = []
-    for libdir in (getattr(sys, "platlibdir", "lib"), "lib"):
+    platlib = "lib64" if READ_FOR else getattr(sys, "platlibdir", "lib")
+    for libdir in (platlib, "lib"):
         if libdir not in libdirs:
             libdirs.append(libdir)
     return [os.path.join(venv, libdir, version, "site-packages") for libdir in libdirs]
@@ -184,7 +231,9 @@ def proc_env(name):
 
 def user_site():
     """The user site dir (``pip install --user``), from the serving process's HOME and
-    PYTHONUSERBASE when this is its interpreter; None when disabled."""
+    PYTHONUSERBASE when this is its interpreter; None when disabled (and for one only read)."""
+    if READ_FOR:
+        return None
     if PROC:
         if "s" in FLAGS or "S" in FLAGS or (proc_env("PYTHONNOUSERSITE") and "E" not in FLAGS):
             return None
@@ -246,12 +295,20 @@ def site_dirs():
     PYTHONPATH dirs come first."""
     venv, settings = venv_config()
     user = user_site()
+    version = target_version()
     if venv:
         prefix = venv
         dirs = venv_site_packages(venv)
         # site.venv(): a pyvenv.cfg without the key includes the system site dirs
         if settings.get("include-system-site-packages", "true").lower() == "true":
-            dirs += [user, *site.getsitepackages([sys.base_prefix])]
+            if READ_FOR and version and settings.get("home", "").startswith("/"):
+                base = ROOT + os.path.dirname(settings["home"].rstrip("/"))
+                dirs += read_for_site_packages(base, version)
+            elif not READ_FOR:
+                dirs += [user, *site.getsitepackages([sys.base_prefix])]
+    elif READ_FOR:
+        prefix = os.path.dirname(os.path.dirname(os.path.abspath(READ_FOR)))
+        dirs = read_for_site_packages(prefix, version) if version else []
     else:
         prefix = sys.prefix
         dirs = [user, *site.getsitepackages()]
@@ -694,8 +751,10 @@ def report_extensions(sites, found):
 
 
 def main():
-    rec("py", INDEX, "version", ".".join(str(n) for n in sys.version_info[:3]))
-    rec("py", INDEX, "executable", host(sys.executable))
+    version = target_version()
+    if version is not None:
+        rec("py", INDEX, "version", ".".join(str(n) for n in version if n is not None))
+    rec("py", INDEX, "executable", host(executable()))
     prefix, sites = site_dirs()
     rec("py", INDEX, "prefix", host(prefix))
     for sdir in sites:

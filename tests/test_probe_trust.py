@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -165,8 +166,13 @@ def test_a_root_tree_runs_none_of_its_programs(tmp_path: Path) -> None:
     assert facts.driver.state == "not-run" and "root: tree" in (facts.driver.message or "")
     tk = facts.toolkit_at("/usr/local/cuda-12.8")
     assert tk is not None and tk.version == "12.8" and tk.version_source == "version.json"
-    assert any(p.error and p.error.startswith("not run:") for p in facts.pythons)
-    assert any(w.startswith("python /root/venv_sglang211/bin/python3") for w in facts.probe.not_run)
+    # its interpreter's files were read by this machine's own python3 instead
+    py = next(p for p in facts.pythons if p.path == "/root/venv_sglang211/bin/python3")
+    assert py.error is None and py.prefix == "/root/venv_sglang211"
+    assert py.torch_version == "2.9.1+cu130" and py.flashinfer_version == "0.6.8"
+    assert py.version == ".".join(map(str, sys.version_info[:3]))  # its pyvenv.cfg's version
+    assert "\tread_by\t/usr/bin/python3" in out.stdout
+    assert not [w for w in facts.probe.not_run if w.startswith("python")]
 
 
 async def test_an_inventory_root_runs_nothing_from_it_but_a_fake_tree_does(tmp_path: Path) -> None:
