@@ -9,7 +9,7 @@ import pytest
 
 from tui.core import locations
 from tui.core.hosts import Host
-from tui.core.shell_command import NoShell, shell_command
+from tui.core.shell_command import NoShell, ShellCommand, run_session, shell_command
 from tui.ui.screens.host import HostScreen
 from tui.ui.widgets.fleet_table import FleetTable
 
@@ -78,3 +78,17 @@ def test_ssh_command_uses_our_known_hosts_and_strict_keys(
     )
     with pytest.raises(NoShell, match="never answers"):
         shell_command(Host(name="x", simulate="unreachable"))
+
+
+def test_a_failed_ssh_session_says_its_exit_status_and_why() -> None:
+    """S on a host ssh cannot reach: the real ssh's own error (kept out of the terminal the
+    TUI repaints over) and its exit status come back for the notification."""
+    command = shell_command(Host(name="dead", ssh="root@127.0.0.1:1"))
+    end = run_session(command)
+    assert end.failed and end.exit_status == 255
+    assert "port 1: Connection refused" in end.message, end.message
+
+
+def test_a_session_that_ends_well_says_nothing(tmp_path: Path) -> None:
+    end = run_session(ShellCommand(("sh", "-c", "exit 0"), cwd=str(tmp_path)))
+    assert not end.failed and end.message == ""

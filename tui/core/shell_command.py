@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import os
 import shlex
+import subprocess
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
 from tui.core import locations
 from tui.core.hosts import Host
@@ -53,3 +56,31 @@ def shell_command(host: Host) -> ShellCommand:
         argv += ["-p", str(port)]
     argv.append(f"{user}@{name}" if user else name)
     return ShellCommand(tuple(argv), note=f"ssh to {host.target}")
+
+
+@dataclass(frozen=True)
+class SessionEnd:
+    exit_status: int
+    message: str = ""  # ssh's own last error lines (its -E log), when it failed
+
+    @property
+    def failed(self) -> bool:
+        return self.exit_status != 0
+
+
+SSH_LOG_LINES = 3  # of ssh's own log, said after a failed session
+
+
+def run_session(command: ShellCommand) -> SessionEnd:
+    """Run the session in this terminal until it ends. ssh writes its own errors to a log
+    (``-E``) instead of the terminal the TUI repaints over, so a connection that fails says
+    why after it (the remote shell's output still goes to the terminal)."""
+    argv = list(command.argv)
+    with tempfile.TemporaryDirectory(prefix="detective-tui-ssh-") as tmp:
+        log = Path(tmp) / "ssh.log"
+        if argv[0] == "ssh":
+            argv[1:1] = ["-E", str(log)]
+        status = subprocess.run(argv, cwd=command.cwd, check=False).returncode
+        lines = log.read_text(errors="replace").split("\n") if log.is_file() else []
+    said = [line.strip() for line in lines if line.strip()][-SSH_LOG_LINES:]
+    return SessionEnd(status, "; ".join(said) if status else "")

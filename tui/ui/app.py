@@ -563,11 +563,9 @@ class DetectiveApp(App[int]):
     def open_shell(self, name: str) -> None:
         """Hand the terminal to an SSH session on the host (a shell for local and demo
         hosts); the TUI comes back when it exits."""
-        import subprocess
-
         from textual.app import SuspendNotSupported
 
-        from tui.core.shell_command import NoShell, shell_command
+        from tui.core.shell_command import NoShell, run_session, shell_command
 
         try:
             command = shell_command(self._hosts[name])
@@ -578,7 +576,7 @@ class DetectiveApp(App[int]):
         try:
             with self.suspend():
                 print(f"detective-tui: {command.note}; exit it to come back.", flush=True)
-                subprocess.run(command.argv, cwd=command.cwd, check=False)
+                end = run_session(command)
         except SuspendNotSupported:
             self.notify(
                 f"This terminal cannot be handed over; run it yourself: {command.line}",
@@ -587,6 +585,17 @@ class DetectiveApp(App[int]):
             )
         except OSError as exc:
             self.notify(f"Could not start {command.argv[0]}: {exc.strerror}", severity="error")
+        else:
+            self.session.record(
+                "shell-end", host=name, exit_status=end.exit_status, error=end.message
+            )
+            if end.failed:
+                why = f": {redact_text(end.message)}" if end.message else ""
+                self.notify(
+                    f"The session on {name} ended with exit status {end.exit_status}{why}",
+                    severity="error" if end.message else "warning",
+                    timeout=15,
+                )
 
     # -- session export -------------------------------------------------------------------------
     def action_save_session(self) -> None:
