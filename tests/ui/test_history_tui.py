@@ -50,3 +50,17 @@ async def test_history_tab_and_compare_two_marked_hosts(demo_hosts: tuple[Host, 
             "critical" in shown
             and "→ CUDA_HOME /usr/local/cuda-13.0 → /usr/local/cuda-12.8" in shown
         )
+
+
+async def test_a_history_that_cannot_be_kept_is_one_warning(demo_hosts: tuple[Host, ...]) -> None:
+    from tui.core.history import store_path
+
+    store_path(demo=True).mkdir(parents=True)  # a directory where the file should be
+    hosts = tuple(h for h in demo_hosts if h.name in ("ct200", "h100-node", "ct201"))
+    app = make_app(hosts)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await probe_all(pilot)
+        await pilot.pause()
+        said = [n.message for n in app._notifications if "history not kept" in n.message]
+        assert len(said) == 1, said  # three hosts, one reason: said once
+        assert all(s.status == "done" for s in app.fleet)  # the probes themselves stand

@@ -167,6 +167,7 @@ class DetectiveApp(App[int]):
         self._flush_scheduled = False
         self._slots = asyncio.Semaphore(self.settings.concurrency)
         self._key_prompts: list[HostState] = []
+        self._notes_said: set[str] = set()  # what went wrong beside probes, said once each
         self._prompting = False
         self._quitting = False
         self.set_reactive(DetectiveApp.fleet, FleetState.of(hosts))
@@ -375,6 +376,11 @@ class DetectiveApp(App[int]):
 
         judged = await judge(self.session, result)
         self.post_message(ProbeFinished(result, judged.diagnosis))
+        for note in judged.notes:  # a full disk: one warning, not one per host
+            why = note.split(": ", 1)[-1]
+            if why not in self._notes_said:
+                self._notes_said.add(why)
+                self.notify(note, severity="warning", timeout=10)
 
     @on(ProbeActivity)
     def _schedule_flush(self) -> None:
