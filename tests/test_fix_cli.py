@@ -139,6 +139,9 @@ def test_yes_applies_verifies_and_undo_restores(
     assert main(["fix", "ct200", "--history", "--hosts", str(inv)]) == exitcodes.OK
     history = capsys.readouterr().out
     assert "use-installed-toolkit path=/usr/local/cuda-13.0  (1 step(s) to undo)" in history
+    assert main(["history", "ct200", "--json", "--hosts", str(inv)]) == exitcodes.OK
+    (verified,) = json.loads(capsys.readouterr().out)  # the fix's verifying probe is kept:
+    assert verified["verdict"] == "critical"  # the host as it is (the restart is pending)
 
     rc = main(["fix", "ct200", "--undo", "last", "--yes", "--hosts", str(inv)])
     out = capsys.readouterr().out

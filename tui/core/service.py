@@ -82,3 +82,14 @@ async def probe_and_judge_many(
     each; results in the order given, one bad host never stopping the others."""
     results = await session.probe_many(hosts, on_result=on_result)
     return [await judge(session, r, deep=deep) for r in results]
+
+
+async def keep_probe(session: Session, result: ProbeResult) -> None:
+    """Keep a probe made outside ``judge`` (a fix's verifying re-probe) in the history, judged;
+    a snapshot that cannot be kept is noted in the transcript."""
+    diagnosis = None
+    if result.facts is not None and result.reachable:
+        diagnosis = await asyncio.to_thread(diagnose, result.facts, result.host)
+    judged = await asyncio.to_thread(kept, Judged(result, diagnosis))
+    for note in judged.notes:
+        session.record("history-not-kept", host=result.host.name, note=note)

@@ -39,6 +39,7 @@ from tui.core.fixes.unitenv import (
 )
 from tui.core.flashinfer_replay import replay
 from tui.core.hosts import Host
+from tui.core.service import keep_probe
 
 if TYPE_CHECKING:
     from tui.core.runner import Session
@@ -557,6 +558,7 @@ async def _apply_plan(
         session.record("fix-outcome", **outcome_summary(outcome))
         return outcome
     probed = await session.probe(host)
+    await keep_probe(session, probed)  # the history shows the fix's verifying probe
     if probed.facts is None:
         outcome = FixOutcome(
             plan=plan,
