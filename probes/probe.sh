@@ -1645,7 +1645,7 @@ probe_pythons() {
     for _ln in $_out; do
       case $_ln in
         @@DT1"$TAB"py"$TAB"* | @@DT1"$TAB"pydist"$TAB"* | @@DT1"$TAB"pymeta"$TAB"* | \
-          @@DT1"$TAB"pyfile"$TAB"* | @@DT1"$TAB"pyext"$TAB"*)
+          @@DT1"$TAB"pyfile"$TAB"* | @@DT1"$TAB"pyext"$TAB"* | @@DT1"$TAB"pyinst"$TAB"*)
           # pyfacts escaped its fields; the interpreter's records only, under this index
           _k=${_ln#@@DT1"$TAB"}
           _r=${_k#*"$TAB"}
