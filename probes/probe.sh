@@ -1902,6 +1902,51 @@ nvcc_files() {
   fi
 }
 
+# ---- symptoms: the recent error lines of each serving unit's journal ---------------------
+# probe_symptoms — for each unit the serving processes run under, the last SYMPTOM_SCAN lines
+# of its journal (`journalctl -u UNIT -n SYMPTOM_SCAN --no-pager -o short-iso`, under the step
+# deadline); of those, at most SYMPTOM_MAX that look like errors, each cut to 400 characters
+# and masked (redact_line): `symptom unit UNIT LINE`. The inspecting side matches them against
+# its error signatures. A real system only (a root prefix has no journal of its own), except a
+# detective-tui fake host, whose usr/bin/journalctl stands in for journald.
+SYMPTOM_SCAN=200
+SYMPTOM_MAX=20
+probe_symptoms() {
+  _syjc=journalctl
+  if [ -n "$R" ]; then
+    [ -f "$R/.detective-fakehost" ] && [ -x "$R/usr/bin/journalctl" ] || return 0
+    _syjc=$R/usr/bin/journalctl
+  else
+    command -v journalctl >/dev/null 2>&1 || return 0
+  fi
+  _syifs=$IFS
+  IFS=$NL
+  for _syu in $UNITS; do
+    [ -n "$_syu" ] || continue
+    run "$_syjc" -u "$_syu" -n "$SYMPTOM_SCAN" --no-pager -o short-iso
+    [ "$_rc" -eq 0 ] || continue
+    _symn=0
+    IFS=$NL
+    set -f
+    for _syl in $_out; do
+      case $_syl in
+        *[Ee]rror* | *ERROR* | *[Ff]atal* | *FATAL* | *[Ff]ailed* | *"undefined symbol"* | \
+          *"cannot open shared object"* | *"not compatible"* | *"out of memory"* | \
+          *"not defined for option"* | *"Unsupported gpu"* | *insufficient* | *"requires GPUs"* | \
+          *"not yet initialized"* | *"stub library"* | *"gated repo"* | *"is restricted"* | \
+          *"cache blocks"* | *"KV cache"* | *"timed out"* | *timeout*) ;;
+        *) continue ;;
+      esac
+      _symn=$((_symn + 1))
+      [ "$_symn" -le "$SYMPTOM_MAX" ] || break
+      redact_line "$(printf '%.400s' "$_syl" | tr '\t' ' ')"
+      rec symptom unit "$_syu" "$_rl"
+    done
+    set +f
+  done
+  IFS=$_syifs
+}
+
 # ---- main ------------------------------------------------------------------------------
 rec begin "$DT_VERSION" "$R"
 if [ -n "$R" ] && [ ! -d "$R/" ]; then
@@ -1926,6 +1971,7 @@ probe_pythons
 step toolkits
 probe_toolkits
 probe_changes
+probe_symptoms
 step gpus
 finish_smi
 _el=

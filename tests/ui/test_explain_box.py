@@ -61,3 +61,23 @@ async def test_an_unprobed_host_is_judged_from_the_text(demo_hosts: tuple[Host, 
         assert box.explanation.host is None and "not probed yet" in box.explanation.source
         statuses = {c.status for e in box.explanation.errors for c in e.causes}
         assert statuses == {"possible"}
+
+
+async def test_the_host_screen_shows_the_units_symptom(demo_hosts: tuple[Host, ...]) -> None:
+    app = make_app(demo_hosts)
+    async with app.run_test(size=(120, 40)) as pilot:
+        names = ("ct200", "h100-node")
+        app.request_probe(names)
+        await settle(pilot, lambda: {app.fleet[n].status for n in names} == {"done"})
+        app.open_host("ct200")
+        await settle(pilot, lambda: isinstance(app.screen, HostScreen))
+        line = app.screen.query_one("#host-symptoms", Static)
+        assert line.display
+        assert str(line.render()) == (
+            "symptom: sglang.service 2026-12-01 14:01: 'RuntimeError: FlashInfer requires GPUs "
+            "with sm75 or higher' ← flashinfer-arch-rejected"
+        )
+        await pilot.press("escape")
+        app.open_host("h100-node")
+        await settle(pilot, lambda: getattr(app.screen, "host_name", "") == "h100-node")
+        assert not app.screen.query_one("#host-symptoms", Static).display

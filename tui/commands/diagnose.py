@@ -24,6 +24,7 @@ from tui.commands import command_help, output
 from tui.commands.host_args import add_fleet_targets, host_flags, hosts_for
 from tui.core import exitcodes
 from tui.core.completeness import partial_verdict, unseen
+from tui.core.explain import symptom_line
 from tui.core.gpu_scope import scope_note
 from tui.core.hosts import Host
 from tui.core.inventory import InventoryError
@@ -123,6 +124,9 @@ def print_host(console: Console, data: Mapping[str, Any], flags: str = "") -> No
         return
     for reason in data["unseen"]:
         console.print(f"[yellow]probe problem[/]: {escape(reason)}")
+    for sym in data.get("symptoms", ()):
+        if sym["primary"]:
+            console.print(f"[bold]symptom[/]: {escape(symptom_line(sym))}")
     note = scope_note(data["facts"]["container"]) if data["facts"] is not None else None
     if note:
         console.print(f"[dim]{escape(note)}[/]")

@@ -10,6 +10,7 @@ is ``"recognised": false`` — never a guess.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -195,3 +196,47 @@ def explanation_text(result: Explanation, flags: str = "") -> str:
     else:
         lines.append("no cause confirmed on this host")
     return "\n".join(lines) + "\n"
+
+
+# journalctl -o short-iso: "2026-12-01T14:01:52+0000 host proc[pid]: message"
+_ISO_PREFIX = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)([+-]\d\d):?(\d\d)\s")
+_JOURNAL_PREFIX = re.compile(r"^\S+ [^\s\[]+(\[\d+\])?: ")  # "ct200 python3[4242]: "
+
+
+def symptoms(judged: Judged) -> list[dict[str, Any]]:
+    """The ``symptoms`` of a host (CONTRACT.md): each error the signatures find in a serving
+    unit's recent journal lines, the primary one first per source, with the findings confirmed
+    on the host that explain it."""
+    facts = judged.facts
+    if facts is None:
+        return []
+    by_source: dict[str, list[str]] = {}
+    for entry in facts.log_lines:
+        by_source.setdefault(entry.source, []).append(entry.line)
+    out = []
+    for source, lines in by_source.items():
+        result = explain("\n".join(lines), judged, source=source)
+        for err in sorted(result.errors, key=lambda e: not e.match.primary):
+            stamp = _ISO_PREFIX.match(err.match.line)
+            out.append(
+                {
+                    "source": source,
+                    "at": f"{stamp[1]}{stamp[2]}:{stamp[3]}" if stamp else None,
+                    "line": err.match.line,
+                    "signature": err.match.signature.id,
+                    "explained_by": [c.finding for c in err.causes if c.status == "confirmed"],
+                    "primary": err.match.primary,
+                }
+            )
+    return out
+
+
+def symptom_line(symptom: Mapping[str, Any]) -> str:
+    """``sglang.service 2026-12-01 14:01: 'RuntimeError: …' ← finding``: the journal line
+    without its timestamp, host and process prefix."""
+    at = symptom.get("at")
+    when = f" {at[:10]} {at[11:16]}" if at else ""
+    line = _JOURNAL_PREFIX.sub("", _ISO_PREFIX.sub("", symptom["line"], count=1), count=1)
+    causes = ", ".join(symptom["explained_by"]) or "no cause confirmed here"
+    name = symptom["source"].removeprefix("unit ")
+    return f"{name}{when}: '{line}' ← {causes}"

@@ -25,6 +25,7 @@ from tui.core.facts import (
     HostInfo,
     LibFile,
     LoaderInfo,
+    LogLine,
     MigDevice,
     ProbeMeta,
     PtxasBinary,
@@ -75,6 +76,7 @@ ARITY: Mapping[str, int] = {
     "pyext": 4,
     "pyinst": 4,
     "chg": 3,
+    "symptom": 3,
     "ctr": 2,
     "ldconf": 2,
     "libcuda": 1,
@@ -201,6 +203,7 @@ class FactBuilder:
         self._ldconf: list[tuple[str, str]] = []
         self._libcuda: list[str] = []
         self._chg: list[tuple[str, str, str]] = []
+        self._log_lines: list[LogLine] = []
 
     # -- input ------------------------------------------------------------------------
     def feed(self, line: str) -> ProbeProgress | None:
@@ -333,6 +336,9 @@ class FactBuilder:
     def _on_chg(self, what: str, key: str, value: str) -> None:
         self._chg.append((what, key, value))
 
+    def _on_symptom(self, kind: str, name: str, line: str) -> None:
+        self._log_lines.append(LogLine(f"{kind} {name}", line))
+
     def _on_pyrc(self, idx: str, rc: str) -> None:
         self._py_of(idx).kv["rc"] = rc
 
@@ -454,6 +460,7 @@ class FactBuilder:
             changes=host_changes.build(
                 self._chg, {c.pid: c.unit for c in contexts if c.pid is not None and c.unit}
             ),
+            log_lines=tuple(self._log_lines),
         )
 
     def _host_info(self) -> HostInfo:

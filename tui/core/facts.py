@@ -282,6 +282,14 @@ class LoaderInfo:
 
 
 @dataclass(frozen=True)
+class LogLine:
+    """A recent error-looking line of a serving unit's journal, masked on the host."""
+
+    source: str  # "unit sglang.service"
+    line: str  # as journalctl -o short-iso printed it, cut to 400 characters
+
+
+@dataclass(frozen=True)
 class Facts:
     host: HostInfo = field(default_factory=HostInfo)
     driver: DriverInfo = field(default_factory=DriverInfo)
@@ -302,6 +310,7 @@ class Facts:
     gpu_load: tuple[GpuLoad, ...] = ()  # live: utilisation, memory, temperature per GPU
     gpu_processes: tuple[GpuProcess, ...] = ()  # live: compute processes on the GPUs
     changes: HostChanges = field(default_factory=HostChanges)  # what the host logged changing
+    log_lines: tuple[LogLine, ...] = ()  # the serving units' recent error lines (symptoms)
 
     # -- lookups used by rules and the UI ---------------------------------------------
     def toolkit_at(self, home: str) -> Toolkit | None:

@@ -11,7 +11,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from tui.core.diagnosis import Diagnosis, deep_differences
+from tui.core.explain import symptoms
 from tui.core.issue_report import SEVERITY_MARK, issue_report
+from tui.core.judged import Judged
 from tui.core.probe_json import result_json
 from tui.core.redact import redact
 
@@ -36,12 +38,17 @@ def host_json(
             entry["deep"] = dict(got)
             entry["agrees"] = None if "error" in got else not deep_differences(replayed, got)
         flashinfer.append(entry)
+    extra: dict[str, Any] = {}
+    if diagnosis is not None and result.facts is not None and result.facts.log_lines:
+        found = symptoms(Judged(result, diagnosis))
+        extra = {"symptoms": found} if found else {}
     return {
         **result_json(result),
         **redact(
             {
                 "findings": [f.to_json() for f in diagnosis.findings] if diagnosis else [],
                 "flashinfer": flashinfer,
+                **extra,
             }
         ),
     }

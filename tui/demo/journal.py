@@ -4,7 +4,8 @@ file in the tree (``JOURNAL_DIR/<unit>``, written from ``FakeHostSpec.files``), 
 
 from __future__ import annotations
 
-JOURNAL_DIR = "/var/log/detective-tui-fake/journal"  # one file per unit, in journalctl's format
+# one file per unit, as journalctl -o short-iso prints it
+JOURNAL_DIR = "/var/log/detective-tui-fake/journal"
 JOURNALCTL_SHIM = """#!/bin/sh
 # detective-tui fake journalctl: -u UNIT [-n N] [--no-pager] from the journal files beside it.
 root=$(cd "${0%/*}/../.." && pwd) || exit 1
@@ -13,6 +14,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     -u) unit=$2; shift ;;
     -n) n=$2; shift ;;
+    -o) shift ;;  # the file is already in journalctl's short-iso format
     --no-pager) ;;
     *) echo "fake journalctl: unsupported argument $1" >&2; exit 1 ;;
   esac
@@ -34,7 +36,7 @@ def sglang_flashinfer_rejected(hostname: str, python: str, pid: int) -> str:
     and message are those of https://github.com/flashinfer-ai/flashinfer/issues/3675 (the
     paths are this host's; the server-args line shows a secret the redaction must mask)."""
     site = f"{python.rsplit('/bin/', 1)[0]}/lib/python3.12/site-packages/flashinfer"
-    head = f"Dec 01 14:01:52 {hostname}"
+    head = f"2026-12-01T14:01:52+0000 {hostname}"
     proc = f"{head} python3[{pid}]:"
     lines = [
         f"{head} systemd[1]: Started sglang.service - SGLang server.",

@@ -17,7 +17,9 @@ from textual.widgets import DataTable, Footer, Log, OptionList, Static, TabbedCo
 from textual.widgets.option_list import Option
 
 from tui.core.completeness import partial_verdict, unseen
+from tui.core.explain import symptom_line, symptoms
 from tui.core.findings import Finding, FixSuggestion
+from tui.core.judged import Judged
 from tui.core.redact import redact_text
 from tui.ui.cuda_boxes import cuda_boxes
 from tui.ui.disabled import ExplainsDisabledKeys
@@ -172,6 +174,7 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(id="host-title")
         yield Static(id="host-headline")
+        yield Static(id="host-symptoms")
         yield CudaComparison(id="cuda-compare")
         with TabbedContent(id="host-tabs"):
             with TabPane("Findings", id="tab-findings"):
@@ -254,6 +257,7 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
         self.query_one("#host-headline", Static).update(
             Content.styled(redact_text(line), HEADLINE_STYLE.get(severity, ""))
         )
+        self._show_symptoms(state)
         self._findings = diagnosis.findings if diagnosis else ()
         options = self.query_one("#findings", OptionList)
         options.clear_options()
@@ -315,6 +319,17 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
     def _history_read(self, listed: list[dict[str, object]]) -> None:
         self.history_entries = listed
         self.query_one(HistoryView).show(listed)
+
+    def _show_symptoms(self, state: HostState) -> None:
+        """The serving units' errors from their journals, each with the findings behind it."""
+        widget = self.query_one("#host-symptoms", Static)
+        found = []
+        facts = state.facts
+        if state.result is not None and state.diagnosis is not None and facts and facts.log_lines:
+            found = symptoms(Judged(state.result, state.diagnosis))
+        lines = [f"symptom: {symptom_line(s)}" for s in found if s["primary"]]
+        widget.display = bool(lines)
+        widget.update(Content(redact_text("\n".join(lines))))
 
     def _fill_fixes(self) -> None:
         """Fix, Root, then Resolves wrapped to what the screen has left (never cut off at the

@@ -1,0 +1,88 @@
+"""Symptoms: the probe reads the recent error lines of each serving unit's journal (bounded,
+masked on the host) and ``diagnose --json`` carries them as ``symptoms``, each with the
+signature it matches and the findings confirmed on the host — the real probe on fake hosts
+whose journalctl prints their units' journals."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from probes import probe_env, probe_script
+from tui.cli import main
+from tui.core.diagnosis import diagnose
+from tui.core.factbuild import facts_from_output
+from tui.core.hosts import Host
+from tui.core.report import host_json
+from tui.core.runner import ProbeResult
+from tui.demo import fakehost
+from tui.demo.journal import journal_path
+
+UNIT = "sglang.service"
+SECRET = "hf_abcdefghijklmnopqrstuvwx"
+
+
+def _probe(tmp_path: Path, spec: fakehost.FakeHostSpec) -> tuple[str, dict]:
+    fake = fakehost.build_fake_host(tmp_path / "host", spec)
+    env = {**fake.env, **probe_env(fake.pythons, root=str(fake.root))}
+    out = subprocess.run(
+        ["sh", "-s"], input=probe_script(), env=env, capture_output=True, text=True, timeout=60
+    ).stdout
+    facts = facts_from_output(out)
+    host = Host(name="ct200", local=True, root=str(fake.root))
+    return out, host_json(ProbeResult(host, facts), diagnose(facts, host))
+
+
+def test_the_reference_hosts_journal_is_its_symptom(tmp_path: Path) -> None:
+    _out, data = _probe(tmp_path, fakehost.reference_ct200())
+    assert data["symptoms"] == [
+        {
+            "source": f"unit {UNIT}",
+            "at": "2026-12-01T14:01:52+00:00",
+            "line": "2026-12-01T14:01:52+0000 ct200 python3[4242]: RuntimeError: FlashInfer "
+            "requires GPUs with sm75 or higher",
+            "signature": "flashinfer-arch-rejected",
+            "explained_by": ["flashinfer-arch-rejected"],
+            "primary": True,
+        }
+    ]
+
+
+def test_bounded_and_masked_on_the_host(tmp_path: Path) -> None:
+    head = "2026-12-01T14:00:00+0000 ct200 python3[4242]:"
+    journal = [
+        *(f"{head} INFO step {i}" for i in range(300)),
+        f"{head} ERROR HF_TOKEN={SECRET} was rejected",
+        *(f"{head} ERROR retry {i}" for i in range(30)),
+    ]
+    spec = fakehost.reference_ct200()
+    spec = replace(spec, files={**spec.files, journal_path(UNIT): "\n".join(journal) + "\n"})
+    out, data = _probe(tmp_path, spec)
+    records = [ln.split("\t")[-1] for ln in out.splitlines() if "\tsymptom\t" in ln]
+    # of the last 200 lines, the first 20 that look like errors; the secret masked on the host
+    assert records == [f"{head} ERROR HF_TOKEN=*** was rejected"] + [
+        f"{head} ERROR retry {i}" for i in range(19)
+    ]
+    assert SECRET not in out
+    assert "symptoms" not in data  # error lines that match no signature are no symptom
+
+
+def test_no_unit_no_symptoms(tmp_path: Path) -> None:
+    out, data = _probe(tmp_path, fakehost.reference_ct200(service=False))
+    assert "\tsymptom\t" not in out and "symptoms" not in data
+
+
+def test_diagnose_text_shows_the_symptom(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["--demo", "diagnose", "ct200"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert (
+        "symptom: sglang.service 2026-12-01 14:01: 'RuntimeError: FlashInfer requires GPUs "
+        "with sm75 or higher' ← flashinfer-arch-rejected"
+    ) in out
+    main(["--demo", "diagnose", "ct200", "--json"])
+    (host,) = json.loads(capsys.readouterr().out)
+    assert [s["signature"] for s in host["symptoms"]] == ["flashinfer-arch-rejected"]
