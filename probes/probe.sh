@@ -1907,17 +1907,18 @@ nvcc_files() {
 # of its journal (`journalctl -u UNIT -n SYMPTOM_SCAN --no-pager -o short-iso`, under the step
 # deadline); of those, at most SYMPTOM_MAX that look like errors, each cut to 400 characters
 # and masked (redact_line): `symptom unit UNIT LINE`. The inspecting side matches them against
-# its error signatures. A real system only (a root prefix has no journal of its own), except a
-# detective-tui fake host, whose usr/bin/journalctl stands in for journald.
+# its error signatures. A real system only, with a journalctl the trust rule lets run (a root
+# prefix has no journal of its own), except a fake tree detective-tui built (DT_TREE_EXEC=1),
+# whose usr/bin/journalctl stands in for journald.
 SYMPTOM_SCAN=200
 SYMPTOM_MAX=20
 probe_symptoms() {
-  _syjc=journalctl
   if [ -n "$R" ]; then
-    [ -f "$R/.detective-fakehost" ] && [ -x "$R/usr/bin/journalctl" ] || return 0
+    [ "${DT_TREE_EXEC:-}" = 1 ] && [ -x "$R/usr/bin/journalctl" ] || return 0
     _syjc=$R/usr/bin/journalctl
   else
-    command -v journalctl >/dev/null 2>&1 || return 0
+    _syjc=$(command -v journalctl 2>/dev/null) || return 0
+    trusted "$_syjc" || return 0
   fi
   _syifs=$IFS
   IFS=$NL

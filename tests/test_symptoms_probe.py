@@ -28,12 +28,12 @@ SECRET = "hf_abcdefghijklmnopqrstuvwx"
 
 def _probe(tmp_path: Path, spec: fakehost.FakeHostSpec) -> tuple[str, dict]:
     fake = fakehost.build_fake_host(tmp_path / "host", spec)
-    env = {**fake.env, **probe_env(fake.pythons, root=str(fake.root))}
+    env = {**fake.env, **probe_env(fake.pythons, root=str(fake.root), tree_exec=True)}
     out = subprocess.run(
         ["sh", "-s"], input=probe_script(), env=env, capture_output=True, text=True, timeout=60
     ).stdout
     facts = facts_from_output(out)
-    host = Host(name="ct200", local=True, root=str(fake.root))
+    host = Host(name="ct200", local=True, root=str(fake.root), simulate="tree")
     return out, host_json(ProbeResult(host, facts), diagnose(facts, host))
 
 
@@ -69,6 +69,15 @@ def test_bounded_and_masked_on_the_host(tmp_path: Path) -> None:
     ]
     assert SECRET not in out
     assert "symptoms" not in data  # error lines that match no signature are no symptom
+
+
+def test_a_tree_not_built_by_detective_tui_runs_no_journalctl(tmp_path: Path) -> None:
+    fake = fakehost.build_fake_host(tmp_path / "host", fakehost.reference_ct200())
+    env = {**fake.env, **probe_env(fake.pythons, root=str(fake.root))}
+    out = subprocess.run(
+        ["sh", "-s"], input=probe_script(), env=env, capture_output=True, text=True, timeout=60
+    ).stdout
+    assert "\tsymptom\t" not in out and "\tend\t" in out
 
 
 def test_no_unit_no_symptoms(tmp_path: Path) -> None:

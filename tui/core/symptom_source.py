@@ -4,8 +4,9 @@ name shell-quoted. Nothing read here runs anything: it is only matched (and reda
 it is shown).
 
 A host with a root prefix is an inspected filesystem, not a running system: a log file is
-read under the root, while a journal or a container log is refused — except in a detective-tui
-fake host (``FAKE_HOST_MARKER``), whose own ``usr/bin/journalctl`` stands in for journald.
+read under the root, while a journal or a container log is refused — except for a fake tree
+detective-tui built (``Host.fake_tree``: the inventory says so, never the tree), whose own
+``usr/bin/journalctl`` stands in for journald.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from tui.core.fixes.shell import FAKE_HOST_MARKER, host_path, q
+from tui.core.fixes.shell import host_path, q
 
 if TYPE_CHECKING:
     from tui.core.hosts import Host
@@ -61,9 +62,10 @@ def read_script(host: Host, kind: SourceKind, name: str) -> str:
     if kind == "unit":
         journalctl = "journalctl"
         if root:
-            marker = host_path(host, "/" + FAKE_HOST_MARKER)
+            if not host.fake_tree:
+                return refuse
             journalctl = host_path(host, "/usr/bin/journalctl")
-            return f"if [ -f {marker} ]; then {journalctl} -u {q(name)} -n {n} --no-pager 2>&1; else {refuse}; fi"  # noqa: E501
+            return f"{journalctl} -u {q(name)} -n {n} --no-pager 2>&1"
         return (
             f"if command -v journalctl >/dev/null 2>&1; then "
             f"journalctl -u {q(name)} -n {n} --no-pager 2>&1; else "
