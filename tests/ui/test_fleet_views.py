@@ -12,7 +12,7 @@ from tui.core.findings import Finding, FlashInferReplay
 from tui.core.hosts import Host
 from tui.core.runner import ProbeResult
 from tui.ui.cuda_boxes import cuda_boxes
-from tui.ui.filtering import FilterError, matches, parse_filter
+from tui.ui.filtering import FilterError, matches, parse_filter, unknown_finding
 from tui.ui.fleet_state import FleetState, HostState, sort_key, status_text
 from tui.ui.grouping import group_by_finding
 from tui.ui.story import headline
@@ -134,7 +134,58 @@ def test_filter(query: str, expected: set[str]) -> None:
 def test_filter_rejects_unknown_keys() -> None:
     with pytest.raises(FilterError, match="unknown filter key 'colour'"):
         parse_filter("colour:red")
-    assert parse_filter("a: b") == [(None, "a:"), (None, "b")]  # a bare word with a colon
+    terms = parse_filter("a: b")  # a bare word with a colon
+    assert [(t.key, t.value) for t in terms] == [(None, "a:"), (None, "b")]
+    with pytest.raises(FilterError) as info:  # what was typed, as typed (no Python repr)
+        parse_filter(r"c\d:x")
+    assert str(info.value).startswith("unknown filter key 'c\\d' in 'c\\d:x'")
+    with pytest.raises(FilterError, match="a comparison is <, <=, >, >= or = and a version"):
+        parse_filter("driver:<abc")
+    with pytest.raises(FilterError, match="only driver, torch, cuda, nvcc, sm, flashinfer"):
+        parse_filter("tag:<3")
+
+
+OLD_DRIVER = _state(
+    "old",
+    replace(
+        _facts(sm="9.0"),
+        driver=DriverInfo(state="ok", driver_version="570.86.15", driver_cuda="12.8"),
+    ),
+)
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("-tag:blackwell", {"h100", "gone", "old"}),
+        ("!ct2", {"h100", "gone", "old"}),
+        ("ct200|h100", {"ct200", "h100"}),
+        ("gpu:rtx -sm:9.0", {"ct200"}),
+        ("sm:>=10", {"ct200"}),
+        ("sm:<10", {"h100", "old"}),
+        ("driver:<580", {"old"}),
+        ("driver:>=580.95", {"ct200", "h100"}),
+        ("driver:=570", {"old"}),
+        ("cuda:>=13", {"ct200", "h100"}),
+        ("nvcc:>=12.8", {"ct200", "h100"}),
+        ("torch:<2.10", {"ct200", "h100", "old"}),
+        ("-driver:<580 -status:unreach", {"ct200", "h100"}),
+        ("finding:arch-rejected|nvcc-torch", {"ct200"}),
+    ],
+)
+def test_filter_negation_or_and_comparisons(query: str, expected: set[str]) -> None:
+    terms = parse_filter(query)
+    states = (REJECTED, HEALTHY, GONE, OLD_DRIVER)
+    assert {s.name for s in states if matches(s, terms)} == expected
+
+
+def test_an_unknown_finding_id_is_an_error_not_no_match() -> None:
+    states = (REJECTED, HEALTHY, GONE)
+    error = unknown_finding(parse_filter("finding:nope"), states)
+    assert error is not None and error.startswith("unknown finding id 'nope'")
+    assert unknown_finding(parse_filter("finding:arch-rejected"), states) is None
+    assert unknown_finding(parse_filter("finding:title of"), states) is None  # a title matches
+    assert unknown_finding(parse_filter("finding:cuda-library"), ()) is None  # a known id
 
 
 def test_group_by_finding() -> None:

@@ -152,6 +152,23 @@ async def test_filter_counts_and_says_no_match(demo_hosts: tuple[Host, ...]) -> 
         no_match = app.screen.query_one("#no-match", Static)
         assert no_match.display and "No host matches 'zzqx'" in str(no_match.render())
         assert "showing 0" in str(title.render())
+        box.value = "finding:nope"  # a typo of an id: said so, not "no host matches"
+        await pilot.pause()
+        error = app.screen.query_one("#filter-error", Static)
+        assert error.display and str(error.render()).startswith("unknown finding id 'nope'")
+        box.value = "-tag:demo|blackwell driver:<580"
+        await pilot.pause()
+        assert not error.display
+        assert set(table.row_names) == {
+            s.name
+            for s in app.fleet
+            if not {"demo", "blackwell"} & set(s.host.tags)
+            and s.row.driver
+            and int(s.row.driver.split(".")[0]) < 580
+        }
+        box.value = "driver:<580"
+        await pilot.pause()
+        assert "b200-old-driver" in table.row_names and "ct200" not in table.row_names
         await pilot.press("escape")
         await pilot.pause()
         assert not no_match.display

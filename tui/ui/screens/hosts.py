@@ -21,7 +21,7 @@ from textual.widgets import ContentSwitcher, Footer, Input, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from tui.ui.disabled import ExplainsDisabledKeys
-from tui.ui.filtering import FilterError, matches, parse_filter
+from tui.ui.filtering import FilterError, Term, matches, parse_filter, unknown_finding
 from tui.ui.fleet_state import COLUMNS, NOT_REACHED, STATUS_WIDTH, FleetState, HostState, sort_key
 from tui.ui.footer_fit import fit_footer
 from tui.ui.freshness import is_stale, probed_text
@@ -296,7 +296,7 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
 
     def __init__(self) -> None:
         super().__init__()
-        self._terms: list[tuple[str | None, str]] = []
+        self._terms: list[Term] = []
         self._rows: tuple[str, ...] = ()
         self._shown: dict[str, HostState] = {}
         self._groups: tuple[FindingGroup, ...] = ()
@@ -308,7 +308,8 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
         with Vertical(id="hosts-top"):
             yield FleetSummary(id="hosts-title")
             yield Input(
-                placeholder="filter: words or key:value (tag: finding: gpu: sm: torch: nvcc:)",
+                placeholder="filter: words or key:value (tag: finding: gpu: sm: torch: nvcc:), "
+                "-not, a|b, driver:<580",
                 id="filter",
             )
             yield Static(id="filter-error")
@@ -448,7 +449,7 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
             box.display = empty
         if empty:
             text = self.query_one("#filter", Input).value.strip()
-            box.update(f"No host matches {text!r}. Esc clears the filter.")
+            box.update(f"No host matches '{text}'. Esc clears the filter.")
 
     def _refresh_groups(self, fleet: FleetState) -> None:
         groups = group_by_finding(s for s in fleet if s.name in self._rows)
@@ -701,11 +702,17 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
     def _filter_changed(self, event: Input.Changed) -> None:
         error = self.query_one("#filter-error", Static)
         try:
-            self._terms = parse_filter(event.value)
+            terms = parse_filter(event.value)
         except FilterError as e:
             error.update(str(e))
             error.display = True
             return
+        unknown = unknown_finding(terms, self.app.fleet)
+        if unknown is not None:
+            error.update(unknown)
+            error.display = True
+            return
+        self._terms = terms
         error.display = False
         self._fleet_changed(self.app.fleet)
 
