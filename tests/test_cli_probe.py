@@ -112,3 +112,43 @@ def test_probe_is_recorded_in_the_transcript(
     (session,) = list_sessions()
     kinds = [e["kind"] for e in read_events(session)]
     assert kinds == ["session-start", "cli", "command", "probe"]
+
+
+def _progress_of(console) -> list[str]:
+    import io
+
+    from tui.commands.probe import _Progress
+    from tui.core.factbuild import ProbeProgress
+    from tui.core.hosts import Host
+    from tui.core.runner import ProbeResult
+
+    hosts = [Host(name="a", local=True), Host(name="b", local=True)]
+    with _Progress(console, len(hosts)) as progress:
+        progress.on_progress("a", ProbeProgress("driver", 2, 8))
+        progress.on_progress("a", ProbeProgress("end", 10, 10))  # the count grew mid-run
+        progress.finished(ProbeResult(hosts[0], None, duration_s=1.0))
+        progress.on_progress("b", ProbeProgress("end", 1, 1))
+        progress.finished(ProbeResult(hosts[1], None, "no answer", "unreachable"))
+    assert isinstance(console.file, io.StringIO)
+    return console.file.getvalue().splitlines()
+
+
+def test_progress_off_a_terminal_is_one_line_per_host() -> None:
+    import io
+
+    from rich.console import Console
+
+    lines = _progress_of(Console(file=io.StringIO(), force_terminal=False, width=80))
+    assert lines == ["a: ok (1.0 s)", "b: no answer (0.0 s)"]
+
+
+def test_progress_on_a_terminal_counts_hosts_not_steps() -> None:
+    import io
+
+    from rich.console import Console
+
+    console = Console(file=io.StringIO(), force_terminal=True, color_system=None, width=100)
+    out = "\n".join(_progress_of(console))
+    assert "a: ok (1.0 s)" in out and "b: no answer (0.0 s)" in out
+    assert "0/2 hosts probed" in out and "2/2 hosts probed" in out and "b: end" in out
+    assert "(2/8)" not in out and "10/10" not in out and "1/1" not in out

@@ -15,6 +15,14 @@ import asyncio
 
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
 from tui.commands import command_help, output
@@ -45,41 +53,47 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 class _Progress:
-    """Streams progress to stderr: a live status line on a terminal, plain lines otherwise."""
+    """Progress on stderr: on a terminal a live display (hosts done of all, a bar, the step
+    the newest host is at, without per-host step counts, which grow as a probe learns how
+    many interpreters it has); otherwise one line per host as it finishes, nothing else."""
 
     def __init__(self, console: Console, total: int) -> None:
         self.console = console
         self.total = total
-        self.done = 0
-        self.status = console.status("probing…") if console.is_terminal else None
+        self.live: Progress | None = None
+        if console.is_terminal:
+            self.live = Progress(
+                SpinnerColumn(),
+                MofNCompleteColumn(),
+                TextColumn("hosts probed"),
+                BarColumn(bar_width=12),
+                TimeElapsedColumn(),
+                TextColumn("{task.description}"),  # last: cut first on a narrow terminal
+                console=console,
+                transient=True,
+            )
+            self.task = self.live.add_task("starting", total=total)
 
     def __enter__(self) -> _Progress:
-        if self.status is not None:
-            self.status.start()
+        if self.live is not None:
+            self.live.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.status is not None:
-            self.status.stop()
+        if self.live is not None:
+            self.live.stop()
 
     def on_progress(self, host: str, item: ProbeProgress | str) -> None:
-        if not isinstance(item, ProbeProgress):
-            return
-        of = f"/{item.total}" if item.total else ""
-        text = f"{host}: {item.step} ({item.done}{of})"
-        if self.status is not None:
-            self.status.update(f"[{self.done}/{self.total} hosts done] {text}")
-        else:
-            self.console.print(text, highlight=False, markup=False)
+        if self.live is not None and isinstance(item, ProbeProgress):
+            self.live.update(self.task, description=escape(redact_text(f"{host}: {item.step}")))
 
     def finished(self, result: ProbeResult) -> None:
-        self.done += 1
         outcome = result.error or "ok"
-        self.console.print(
-            redact_text(f"{result.host.name}: {outcome} ({result.duration_s:.1f} s)"),
-            highlight=False,
-            markup=False,
-        )
+        line = redact_text(f"{result.host.name}: {outcome} ({result.duration_s:.1f} s)")
+        target = self.live.console if self.live is not None else self.console
+        target.print(line, highlight=False, markup=False)
+        if self.live is not None:
+            self.live.advance(self.task)
 
 
 async def _probe_all(
