@@ -21,10 +21,11 @@ from tui.core.hosts import Host
 from tui.core.judged import Judged
 from tui.core.runner import ProbeResult
 from tui.demo import fakehost
-from tui.demo.neighbours import container_lost_gpus, visible_devices_server
+from tui.demo.neighbours import container_lost_gpus, stub_on_library_path, visible_devices_server
 
 VISIBLE = "cuda-visible-devices-selects-no-gpu"
 LOST = "container-lost-gpu-access"
+STUB = "libcuda-stub-on-library-path"
 STALE_UUID = "GPU-5d9b5a0c-0000-4000-8000-000000000000"  # a GPU this host does not have
 
 
@@ -106,10 +107,29 @@ def test_explain_traces_an_invalid_ordinal_to_the_variable(tmp_path: Path) -> No
 def test_silent_on_every_demo_host(capsys: pytest.CaptureFixture[str]) -> None:
     main(["--demo", "diagnose", "--all", "--json"])
     for host in json.loads(capsys.readouterr().out):
-        assert not {VISIBLE, LOST} & {f["id"] for f in host["findings"]}, host["host"]
+        assert not {VISIBLE, LOST, STUB} & {f["id"] for f in host["findings"]}, host["host"]
 
 
 def test_findings_lists_them(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["findings", "--json"]) == exitcodes.OK
     ids = {f["id"] for f in json.loads(capsys.readouterr().out)}
-    assert {VISIBLE, LOST} <= ids
+    assert {VISIBLE, LOST, STUB} <= ids
+
+
+STUB_CASES = {
+    "lib64/stubs first": ("/usr/local/cuda-12.8/lib64/stubs:/usr/local/cuda-12.8/lib64", True),
+    "targets/…/lib/stubs": ("/usr/local/cuda-12.8/targets/x86_64-linux/lib/stubs/", True),
+    "lib64 only": ("/usr/local/cuda-12.8/lib64", False),
+    "a directory named stubs elsewhere": ("/opt/app/stubs", False),
+}
+
+
+@pytest.mark.parametrize(("ld_path", "fires"), list(STUB_CASES.values()), ids=list(STUB_CASES))
+def test_stub_libcuda_on_the_library_path(tmp_path: Path, ld_path: str, fires: bool) -> None:
+    judged = _judged(tmp_path, "stub", stub_on_library_path(ld_path))
+    assert judged.diagnosis is not None
+    got = {f.id: f.severity for f in judged.diagnosis.findings if f.id == STUB}
+    assert got == ({STUB: "critical"} if fires else {})
+    if fires:
+        text = "numba.cuda.cudadrv.driver.CudaAPIError: [34] CUDA_ERROR_STUB_LIBRARY"
+        assert explain(text, judged, source="t").explained_by == (STUB,)

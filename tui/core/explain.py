@@ -51,7 +51,6 @@ NEEDS: Mapping[str, tuple[Callable[[Facts], bool], str]] = MappingProxyType(
             "no inspected interpreter has FlashInfer (add the server's as python:)",
         ),
         "fabric": (lambda f: False, "the probe does not read the fabric manager's state yet"),
-        "stub": (lambda f: False, "the probe does not look for stub libcuda.so files yet"),
     }
 )
 

@@ -333,3 +333,21 @@ def visible_devices_server(visible: str) -> FakeHostSpec:
         "vllm.service",
     )
     return replace(spec, processes=processes, files={**spec.files, **files})
+
+
+def stub_on_library_path(ld_path: str) -> FakeHostSpec:
+    """``libcuda-stub-on-library-path``: the H100 node serving vLLM from a unit whose
+    ``LD_LIBRARY_PATH`` is ``ld_path`` — with the toolkit's ``lib64/stubs`` (the stub
+    ``libcuda.so`` is in the tree) it fires; the near miss is ``/usr/local/cuda-12.8/lib64``."""
+    spec = healthy_h100()
+    venv = spec.venvs[0].path
+    env = {"PATH": f"{venv}/bin:{SYSTEM_PATH}", "HOME": "/root", "LD_LIBRARY_PATH": ld_path}
+    processes, files = served(
+        f"{venv}/bin/python3",
+        "vllm.entrypoints.openai.api_server",
+        ("--model", "/models/Qwen3-8B"),
+        env,
+        "vllm.service",
+    )
+    stub = {"/usr/local/cuda-12.8/lib64/stubs/libcuda.so": ""}
+    return replace(spec, processes=processes, files={**spec.files, **files, **stub})
