@@ -295,8 +295,12 @@ def _check(code: int, hosts: dict[str, dict]) -> None:
         if fires:
             (f,) = host["findings"]
             assert "sglang.launch_server" in f["explanation"]  # judged in the server's env
-            # the fake venv has no pip: the pip toolkit install is not offered there
-            assert [x["id"] for x in f["fixes"]] == ["install-cuda-toolkit-apt"]
+            # the fake venv has no pip: the pip toolkit install adds it first (issue 22 item 10)
+            assert [x["id"] for x in f["fixes"]] == [
+                "install-cuda-toolkit-pip",
+                "install-cuda-toolkit-apt",
+            ]
+            assert "-m ensurepip --default-pip" in f["fixes"][0]["commands"][0]
 
 
 def test_fake_hosts_locally(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -167,8 +167,8 @@ async def test_a_host_that_cannot_be_planned_does_not_block_the_others(
         reasons = [str(w.render()) for w in preview.query(".unplanned")]
         assert reasons == [
             "ct200: not planned: use-installed-toolkit was not proposed here (proposed: "
-            "set-flashinfer-arch-list, sampling-backend-fallback, install-cuda-toolkit-apt, "
-            "clear-flashinfer-jit-cache)"
+            "set-flashinfer-arch-list, sampling-backend-fallback, install-cuda-toolkit-pip, "
+            "install-cuda-toolkit-apt, clear-flashinfer-jit-cache)"
         ]
         assert [str(c.title).split(":")[0] for c in screen.query(Collapsible)] == ["ct201"]
         await _apply(pilot, screen)

@@ -830,7 +830,11 @@ def reference_ct200(
                     ("triton", "3.5.1"),
                     ("nvidia-cuda-runtime", "13.0.96"),
                     ("nvidia-nccl-cu13", "2.27.7"),
+                    # what `python3.12 -m venv` puts there: the pip CPython 3.12.3's ensurepip
+                    # bundles (Lib/ensurepip/__init__.py: _PIP_VERSION = "24.0")
+                    ("pip", "24.0"),
                 ),
+                site_files={"pip/__init__.py": '__version__ = "24.0"\n'},
                 # torch 2.9.1+cu130's version.py: the real 2.11.0+cu130 file with __version__
                 # rewritten (no 2.9.1+cu130 capture exists; the layout is the same apart from
                 # the extra rocm field 2.10+ adds).

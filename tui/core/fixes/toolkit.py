@@ -152,6 +152,41 @@ def _pip_site(py: PythonEnv) -> str:
     return py.site_packages[0].rstrip("/")
 
 
+def _ensurepip(host: Host, py: PythonEnv, site: str, stamp: str) -> Step:
+    """Give a venv made without pip (``uv venv``, ``python -m venv --without-pip``) the pip its
+    Python bundles, so the wheels can be installed; the undo removes it again."""
+    py_cmd = host_path(host, py.path)
+    marker = host_path(host, f"{site}/pip.detective-tui-{stamp}.absent")
+    missing = (
+        f"{py.path} has no ensurepip (a distribution Python without its venv package): add pip "
+        f"with `uv pip install --python {py.path} pip` or the distribution's python3-venv "
+        "package, then run the fix again"
+    )
+    return Step(
+        title=f"Add pip to {py.prefix or py.path} (made without it, as uv makes venvs)",
+        command="\n".join(
+            [
+                f"if {py_cmd} -m pip --version >/dev/null 2>&1; then",
+                f"  {say_unchanged('pip is already there')}",
+                "else",
+                f"  : > {marker}",
+                f"  {py_cmd} -m ensurepip --default-pip || {{ echo {q(missing)} >&2; exit 1; }}",
+                f"  {say_changed('added pip with ensurepip')}",
+                "fi",
+            ]
+        ),
+        undo=only_if_marked(
+            marker,
+            f"{py_cmd} -m pip uninstall -y pip",
+            "removed the pip this fix added",
+            "pip was there before this fix run",
+        ),
+        changes="python -m ensurepip installs the pip bundled with that Python (no download)",
+        needs_root=False,
+        deadline_s=300.0,
+    )
+
+
 def install_cuda_toolkit_pip(
     facts: Facts, host: Host, params: Mapping[str, str], python: str | None, stamp: str
 ) -> FixPlan:
@@ -163,12 +198,6 @@ def install_cuda_toolkit_pip(
             f"{py.path} is the system's Python, not a venv: pip would install into the OS's "
             "packages (and refuses to on PEP 668 distributions); make a venv for the server, "
             "or use install-cuda-toolkit-apt"
-        )
-    if py.has_pip is False:
-        raise FixError(
-            f"{py.prefix or py.path} has no pip (python -m pip would fail with 'No module named "
-            f"pip'): add it with `{py.path} -m ensurepip`, or install the wheels with "
-            "`uv pip install --python …`, or use use-installed-toolkit/install-cuda-toolkit-apt"
         )
     version = params.get("version") or PIP_RELEASE_FOR_MINOR.get(
         py.torch_cuda or "", PIP_DEFAULT_VERSION
@@ -217,13 +246,14 @@ def install_cuda_toolkit_pip(
         deadline_s=1800.0,
     )
     change = _point_at(facts, host, py, fix_id="install-cuda-toolkit-pip", home=home, stamp=stamp)
+    add_pip = (_ensurepip(host, py, site, stamp),) if py.has_pip is False else ()
     return make_plan(
         facts,
         host,
         "install-cuda-toolkit-pip",
         {"version": version},
         py,
-        steps=(install, *change.steps),
+        steps=(*add_pip, install, *change.steps),
         verify=_verify_ids(py, version),
         notes=change.notes,
         change=change,
