@@ -30,7 +30,14 @@ def no_pip_host(tmp_path_factory: pytest.TempPathFactory) -> tuple[Host, Facts, 
     fake = fakehost.build_fake_host(
         tmp_path_factory.mktemp("np") / "root", neighbours.jit_without_nvcc()
     )
-    host = Host(name="np", local=True, root=str(fake.root), env=fake.env, python=fake.pythons)
+    host = Host(
+        name="np",
+        local=True,
+        root=str(fake.root),
+        env=fake.env,
+        python=fake.pythons,
+        simulate="tree",
+    )
 
     async def probe() -> Facts:
         async with Session() as session:
