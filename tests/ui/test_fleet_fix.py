@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import Collapsible, DataTable, Tree
+from textual.widgets.data_table import ColumnKey, RowKey
 
 from tui.core.fixes.fleet_group import fix_choices, plan_group
 from tui.core.fixes.render import outcome_text
@@ -225,6 +226,12 @@ async def test_a_failing_host_does_not_stop_the_others(fleet: tuple[Host, ...]) 
         assert results["ct201"][0] == "failed"
         failed = next(r for r in screen.results if r.item.host.name == "ct201")
         assert "step 1" in failed.detail or "failed" in failed.detail.lower(), failed.detail
+        # the failure's detail wraps within the screen instead of running off its edge
+        table = screen.query_one("#fleet-hosts")
+        detail = table.columns[ColumnKey("detail")]
+        right = sum(c.get_render_width(table) for c in table.columns.values())
+        assert right <= app.size.width and detail.width < len(failed.detail)
+        assert table.rows[RowKey("ct201")].height > 1
         log = "\n".join(screen.query_one("#fleet-output").lines)
         assert "[ct200] ── step 1/2" in log and "[ct201] ── step 1/2" in log
         assert app.fleet["ct201"].diagnosis.worst() == "critical"

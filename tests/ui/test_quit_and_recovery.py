@@ -18,6 +18,7 @@ from pathlib import Path
 import yaml
 from step_shims import host_digest, shim_systemctl
 from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey
 
 from tui.core.fixes.undo import list_records, records_dir
 from tui.core.hosts import Host
@@ -58,6 +59,12 @@ async def test_q_during_a_fleet_fix_asks_and_leaves_a_complete_journal(
         await settle(pilot, lambda: screen.stage == "preview")
         await pilot.press("a")
         await shim.wait_reached_async()  # ct201 is inside step 1 now
+        hosts = screen.query_one("#fleet-hosts", DataTable)
+        await _until(lambda: str(hosts.get_cell("ct201", "status")).startswith("step 1/2"))
+        await pilot.pause()
+        longest = max(len(str(hosts.get_cell(h, "status"))) for h in ("ct200", "ct201"))
+        # the Status column grew with its values (it kept the first one's width: "step 1/")
+        assert hosts.columns[ColumnKey("status")].content_width >= longest
 
         await pilot.press("q")
         await _until(lambda: isinstance(app.screen, ConfirmScreen))

@@ -125,6 +125,9 @@ class FleetDone(Message):
         self.results = results
 
 
+DETAIL_MIN_WIDTH = 24  # the results' Detail column wraps, at least this wide
+
+
 class FleetFixScreen(Screen[None]):
     DEFAULT_CSS = """
     #fleet-title { height: auto; padding: 0 1; background: $boost; }
@@ -452,7 +455,8 @@ class FleetFixScreen(Screen[None]):
             if status != self._last.get(message.host):
                 self._last[message.host] = status
                 table = self.query_one("#fleet-hosts", DataTable)
-                table.update_cell(message.host, "status", status)
+                # the column grows to the longest status (it kept its first value's width)
+                table.update_cell(message.host, "status", status, update_width=True)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A crashed run must not leave the screen stuck in "running" (the app shows the error)."""
@@ -476,15 +480,23 @@ class FleetFixScreen(Screen[None]):
         table.add_column("Host", key="host")
         table.add_column("Result", key="result")
         table.add_column("Worst before → after", key="worst")
-        table.add_column("Detail", key="detail")
-        for r in self.results:
-            word, style = RESULT_WORDS[r.status]
+        words = [RESULT_WORDS[r.status] for r in self.results]
+        widths = [
+            max([len("Host"), *(len(r.item.host.name) for r in self.results)]),
+            max([len("Result"), *(len(w) for w, _ in words)]),
+            max([len("Worst before → after"), *(len(worst_cell(r)) for r in self.results)]),
+        ]
+        # the detail wraps in what the screen has left, never cut at its edge
+        room = self.size.width - sum(widths) - 4 * 2 * table.cell_padding - 2
+        table.add_column("Detail", key="detail", width=max(DETAIL_MIN_WIDTH, room))
+        for r, (word, style) in zip(self.results, words, strict=True):
             table.add_row(
                 Text(r.item.host.name, style="bold"),
                 Text(word, style=style),
                 worst_cell(r),
                 r.detail,
                 key=r.item.host.name,
+                height=None,
             )
         environment = "the fixed environment" if self.kind == "undo" else "the old environment"
         notes = self._undo_notes() + restart_lines(self.results, environment)
