@@ -105,6 +105,16 @@ THREADS = {
         "nvcc-unsupported-arch",
         "nvcc-too-old-for-gpu",
     ),
+    "pytorch#130181 MIG without a MIG device": (
+        "RuntimeError: device >= 0 && device < num_gpus INTERNAL ASSERT FAILED",
+        "mig-device-count-assert",
+        "mig-device-not-selected",
+    ),
+    "CoMoSVC#6 CUDA_VISIBLE_DEVICES=1": (
+        "RuntimeError: No CUDA GPUs are available",
+        "no-cuda-gpus-available",
+        "cuda-visible-devices-selects-no-gpu",
+    ),
     "PowerInfer#229 error 222": (
         "CUDA error 222 at /home/test/PowerInfer/ggml-cuda.cu:9635: the provided PTX was compiled "
         "with an unsupported toolchain.",
@@ -213,6 +223,7 @@ ON_DEMO = {
     "spark-01": "triton#8539 DGX Spark",
     "b200-old-driver": "nunif#702 CUDA 13 on an old driver",
     "h100-torchvision": "flash-attention#1832 undefined c10 symbol",
+    "pro6000-mig": "pytorch#130181 MIG without a MIG device",
 }
 
 

@@ -92,6 +92,13 @@ def test_diagnose_text_shows_the_symptom(capsys: pytest.CaptureFixture[str]) -> 
         "symptom: sglang.service 2026-12-01 14:01: 'RuntimeError: FlashInfer requires GPUs "
         "with sm75 or higher' ← flashinfer-arch-rejected"
     ) in out
-    main(["--demo", "diagnose", "ct200", "--json"])
-    (host,) = json.loads(capsys.readouterr().out)
-    assert [s["signature"] for s in host["symptoms"]] == ["flashinfer-arch-rejected"]
+    main(["--demo", "diagnose", "ct200", "pro6000-mig", "h100-node", "--json"])
+    hosts = {h["host"]: h for h in json.loads(capsys.readouterr().out)}
+    assert [s["signature"] for s in hosts["ct200"]["symptoms"]] == ["flashinfer-arch-rejected"]
+    # pytorch/pytorch#130181's assert, in the MIG host's vLLM journal, is its MIG finding
+    (mig,) = hosts["pro6000-mig"]["symptoms"]
+    assert (mig["signature"], mig["explained_by"]) == (
+        "mig-device-count-assert",
+        ["mig-device-not-selected"],
+    )
+    assert "symptoms" not in hosts["h100-node"]

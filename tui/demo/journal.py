@@ -59,3 +59,25 @@ def sglang_flashinfer_rejected(hostname: str, python: str, pid: int) -> str:
         f"{head} systemd[1]: sglang.service: Failed with result 'exit-code'.",
     ]
     return "\n".join(lines) + "\n"
+
+
+def vllm_mig_device_assert(hostname: str, python: str, pid: int) -> str:
+    """vLLM's journal on a MIG GPU without a MIG device in CUDA_VISIBLE_DEVICES: the frames and
+    message of torch's device query in https://github.com/vllm-project/vllm/issues/6551 (the
+    paths are this host's)."""
+    site = f"{python.rsplit('/bin/', 1)[0]}/lib/python3.12/site-packages/torch/cuda/__init__.py"
+    head = f"2026-12-01T09:12:30+0000 {hostname}"
+    proc = f"{head} python3[{pid}]:"
+    lines = [
+        f"{head} systemd[1]: Started vllm.service - vllm.entrypoints.openai.api_server.",
+        f"{proc} Traceback (most recent call last):",
+        f'{proc}   File "{site}", line 306, in _lazy_init',
+        f"{proc}     queued_call()",
+        f'{proc}   File "{site}", line 174, in _check_capability',
+        f"{proc}     capability = get_device_capability(d)",
+        f'{proc}   File "{site}", line 448, in get_device_properties',
+        f"{proc}     return _get_device_properties(device)  # type: ignore[name-defined]",
+        f"{proc} RuntimeError: device >= 0 && device < num_gpus INTERNAL ASSERT FAILED",
+        f"{head} systemd[1]: vllm.service: Main process exited, code=exited, status=1/FAILURE",
+    ]
+    return "\n".join(lines) + "\n"

@@ -23,6 +23,7 @@ from tui.demo.fakehost import (
     mig_uuid,
     pypi_torch_arch_flags,
 )
+from tui.demo.journal import journal_path, vllm_mig_device_assert
 
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 RTX_PRO_6000_WS = GpuSpec("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "12.0", 97887)
@@ -215,6 +216,8 @@ def mig_without_selection(*, visible: str | None = "0") -> FakeHostSpec:
         env,
         "vllm.service",
     )
+    if visible != "mig":  # the service died at torch's first device query
+        files[journal_path("vllm.service")] = vllm_mig_device_assert(hostname, py, 5151)
     return FakeHostSpec(
         hostname=hostname,
         os_release=UBUNTU_2204,
