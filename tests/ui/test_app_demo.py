@@ -161,6 +161,8 @@ async def test_read_only_hides_fixes(demo_hosts: tuple[Host, ...]) -> None:
         await settle(pilot, lambda: isinstance(app.screen, HostScreen))
         actions = {b.binding.action for b in app.screen.active_bindings.values()}
         assert "fix" not in actions and "validate" not in actions and "probe" in actions
+        title = str(app.screen.query_one("#host-title").render())  # a probed host, not a capture
+        assert "captured output" not in title and "probed just now" in title
         titles = [c[0] for c in FleetCommands(app.screen)._all()]
         assert not [t for t in titles if t.startswith("Fix ")]
         await pilot.press("question_mark")

@@ -148,11 +148,13 @@ class DetectiveApp(App[int]):
         notice: str | None = None,
         probe_on_start: bool = False,
         reprobe_s: float = 0.0,
+        captured: bool = False,
     ) -> None:
         """``probe_on_start``: probe every host as soon as the table is shown;
         ``reprobe_s``: probe every host again this often (0: never)."""
         super().__init__()
         self.probe_on_start = probe_on_start
+        self.captured = captured  # --ingest: the hosts are captured output, never reached
         self.reprobe_s = reprobe_s
         self.settings = settings or Settings()
         self.read_only = read_only

@@ -42,4 +42,5 @@ def ingested_app(args: argparse.Namespace, settings: Settings) -> DetectiveApp:
         session_factory=session,
         notice=notice,
         probe_on_start=True,
+        captured=True,
     )

@@ -32,6 +32,7 @@ from tui.ui.fleet_state import (
     status_word,
 )
 from tui.ui.footer_fit import fit_footer
+from tui.ui.freshness import probed_text
 from tui.ui.messages import FixRequested, ProbeRequested, ValidateRequested
 from tui.ui.story import headline
 from tui.ui.widgets.cuda_compare import CudaComparison
@@ -53,6 +54,7 @@ OUTPUT_HEADER = (
     "(@@DT1 <kind> <fields…>); exact commands and timings are in the session transcript (t)"
 )
 
+AGE_REFRESH_S = 30.0  # how often the title's "probed 3m ago" is brought up to date
 RESOLVES_MIN_WIDTH = 16  # the what-if table's Resolves column wraps, at least this wide
 
 # actions that write on the host, hidden by --read-only: a fix, and the sampling validation
@@ -195,6 +197,7 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
 
     def on_mount(self) -> None:
         self.watch(self.app, "fleet", self._fleet_changed)
+        self.set_interval(AGE_REFRESH_S, self._refresh_title)  # "probed 3m ago" ages
 
     def on_resize(self) -> None:
         fit_footer(self)
@@ -222,14 +225,11 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
         on a narrow terminal rather than cutting what matters)."""
         host = state.host
         parts: list[str | tuple[str, str]] = [(host.name, "bold")]
-        if getattr(self.app, "read_only", False):  # --ingest: nothing is reached from here
+        if getattr(self.app, "captured", False):  # --ingest: nothing is reached from here
             parts.append(("  captured output", "dim"))
         elif host.target != host.name:  # an ssh alias named like the host says nothing more
             parts.append(("  " + host.target, "dim"))
-        # a host not reached: its error is the headline, said once
-        parts.append("  · " + (status_word(state) if state.facts is None else status_text(state)))
-        if state.finished_at is not None:
-            parts.append(f" at {state.finished_at:%H:%M:%S}")
+        parts.append("  · " + self._status_words(state))
         facts = state.facts
         scope = facts.container.scope if facts is not None else None
         whose = f"{scope}'s GPUs: " if scope else ""  # what it was given, not the node's
@@ -240,6 +240,22 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
         if host.tags:
             parts.append(("  [" + ", ".join(host.tags) + "]", "dim"))
         self.query_one("#host-title", Static).update(Content.assemble(*parts))
+
+    def _status_words(self, state: HostState) -> str:
+        """As the hosts table says it: ``probed 2m ago`` (``partial: …`` first), the status
+        alone while busy (not the previous probe's time), a host not reached at what time
+        (its error is the headline, said once)."""
+        if state.busy or state.finished_at is None:
+            return status_word(state)
+        if state.facts is None:
+            return f"{status_word(state)} at {state.finished_at:%H:%M:%S}"
+        probed = probed_text(state, self.app.clock())
+        text = status_text(state)
+        return probed if text == "done" else f"{text} · {probed}"
+
+    def _refresh_title(self) -> None:
+        if self._state is not None:
+            self._show_title(self._state)
 
     def _show_story(self, state: HostState) -> None:
         facts, diagnosis = state.facts, state.diagnosis
