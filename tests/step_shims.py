@@ -12,9 +12,14 @@ import asyncio
 import hashlib
 import shlex
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+import pytest
+
+from tui.core import inventory
+from tui.core.hosts import Host
+from tui.demo import fakehost
 from tui.demo.fakehost import SYSTEMCTL_LOG
 
 HOLD_LIMIT_S = 120  # the shim gives up waiting for release after this (a stuck test fails)
@@ -103,3 +108,44 @@ def host_digest(root: Path) -> dict[str, str]:
         for p in sorted(root.rglob("*"))
         if p.is_file() and not p.is_symlink() and str(p.relative_to(root)) != log
     }
+
+
+def tree_standins(monkeypatch: pytest.MonkeyPatch, under: Path, *, ui: bool = False) -> None:
+    """Hosts of the inventory whose root lies under ``under`` (trees this test built with
+    ``tui.demo.fakehost``) get the tree's stand-ins, as the demo fleet's hosts do. An inventory
+    itself can never name stand-ins: a ``root:`` host of a real inventory runs none. ``ui``:
+    the TUI's inventory loading too."""
+    load = inventory.load_inventory
+
+    def ours(host: Host) -> bool:
+        return bool(host.root) and Path(str(host.root)).is_relative_to(under)
+
+    def with_standins(path: Path | None) -> inventory.Inventory:
+        inv = load(path)
+        hosts = tuple(
+            replace(h, standins=fakehost.standins(Path(str(h.root)))) if ours(h) else h
+            for h in inv.hosts
+        )
+        return replace(inv, hosts=hosts)
+
+    monkeypatch.setattr(inventory, "load_inventory", with_standins)
+    if ui:
+        import tui.ui.app
+
+        monkeypatch.setattr(tui.ui.app, "load_inventory", with_standins)
+
+
+# ``python -c`` lines for a CLI run in a child process whose inventory's ``root:`` trees were
+# built by the test: the same stand-ins as ``tree_standins`` gives in-process
+CHILD_STANDINS = """
+from dataclasses import replace as _r
+from pathlib import Path as _P
+from tui.core import inventory as _i
+from tui.demo import fakehost as _f
+_load = _i.load_inventory
+def _with(path):
+    inv = _load(path)
+    hosts = [_r(h, standins=_f.standins(_P(h.root))) if h.root else h for h in inv.hosts]
+    return _r(inv, hosts=tuple(hosts))
+_i.load_inventory = _with
+"""

@@ -11,11 +11,14 @@ from pathlib import Path
 
 import pytest
 import yaml
+from step_shims import tree_standins
 
 from tui.cli import main
 from tui.core import exitcodes
-from tui.core.fixes.shell import FAKE_HOST_MARKER
+from tui.core import inventory as inventory_module
 from tui.demo.fakehost import SYSTEMCTL_LOG, build_fake_host, healthy_h100, reference_ct200
+
+PLAIN_LOAD = inventory_module.load_inventory  # an inventory as it is: no stand-ins
 
 DROPIN = "etc/systemd/system/sglang.service.d/50-detective-tui-cuda.conf"
 
@@ -71,6 +74,11 @@ def no_tty(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
 
 
+@pytest.fixture(autouse=True)
+def standins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    tree_standins(monkeypatch, tmp_path)  # the trees this test builds run their fake systemctl
+
+
 def test_dry_run_prints_the_proposed_commands_and_changes_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], no_tty: None
 ) -> None:
@@ -82,7 +90,8 @@ def test_dry_run_prints_the_proposed_commands_and_changes_nothing(
     # no NAME=VALUE: the diagnosis proposed the toolkit already on the host
     assert "Fix use-installed-toolkit on ct200 for /root/venv_sglang211/bin/python3" in out
     assert "(path=/usr/local/cuda-13.0)" in out
-    assert f"d='{root}/etc/systemd/system/sglang.service.d'" in out
+    # resolved inside the tree when it runs (no symlink of the tree leads out of it)
+    assert f"d=\"$(dt_in_root '{root}' /etc/systemd/system/sglang.service.d)\"" in out
     assert 'Environment="CUDA_HOME=/usr/local/cuda-13.0"' in out
     assert tree_digest(root) == before
 
@@ -291,10 +300,16 @@ def test_restart_is_a_separate_step_that_runs_the_fake_hosts_systemctl(
 
 
 def test_a_root_prefixed_host_that_is_not_a_fake_host_never_runs_systemctl(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_tty: None
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    no_tty: None,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     inv, root = inventory(tmp_path)
-    (root / FAKE_HOST_MARKER).unlink()  # now just a filesystem, e.g. a mounted container image
+    # a root: host of the inventory is just a filesystem, e.g. a mounted container image: its
+    # own usr/bin/systemctl (and a planted .detective-fakehost beside it) never runs
+    (root / ".detective-fakehost").write_text("")
+    monkeypatch.setattr(inventory_module, "load_inventory", PLAIN_LOAD)
     path_log = recording_systemctl_on_path(tmp_path, inv)
     rc = main(["fix", "ct200", "use-installed-toolkit", "--yes", "--restart", "--hosts", str(inv)])
     out = capsys.readouterr().out

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from step_shims import tree_standins
 
 from tui.cli import main
 from tui.core import exitcodes
@@ -32,9 +33,11 @@ def no_tty(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def fleet(tmp_path: Path) -> tuple[Path, dict[str, Path]]:
+def fleet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, dict[str, Path]]:
     """hosts.yaml with ct200 and ct201 (the reference case, CUDA 13.0 on disk), a healthy
-    h100 and an unreachable ghost; the trees' roots by host name."""
+    h100 and an unreachable ghost; the trees' roots by host name (their fake systemctl the
+    hosts' stand-in)."""
+    tree_standins(monkeypatch, tmp_path)
     entries: list[dict[str, object]] = []
     roots: dict[str, Path] = {}
     for name, spec in (

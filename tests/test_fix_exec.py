@@ -53,6 +53,7 @@ def fake_ct200(dest: Path, ssh_alias: str, *, with_cuda13: bool = True) -> Host:
         simulate="tree",
         env=fake.env,
         python=fake.pythons,
+        standins=fake.standins,
     )
 
 
@@ -353,8 +354,10 @@ async def test_apt_install_runs_the_distro_commands(tmp_path: Path, ssh_env: SSH
     fake_bin.mkdir()
     fake_apt_tools(fake_bin, root)
     log = tmp_path / "calls.log"
-    env = {**host.env, "PATH": f"{fake_bin}:{host.env['PATH']}", "DT_FAKE_LOG": str(log)}
-    host = dataclasses.replace(host, env=env)
+    env = {**host.env, "DT_FAKE_LOG": str(log)}
+    # the tree's stand-ins, named by the host object as the demo's are (never found on PATH)
+    tools = {t: str(fake_bin / t) for t in ("curl", "dpkg", "apt-get")}
+    host = dataclasses.replace(host, env=env, standins={**host.standins, **tools})
     async with session(ssh_env) as s:
         before = (await s.probe(host)).facts
         assert before is not None
@@ -547,7 +550,12 @@ async def test_a_fix_that_brings_a_new_problem_is_not_reported_as_fixed(
     spec = dataclasses.replace(spec, driver=driver_570)
     fake = build_fake_host(tmp_path / "root", spec)
     host = Host(
-        name="ct200", ssh=ssh_env.alias, root=str(fake.root), env=fake.env, python=fake.pythons
+        name="ct200",
+        ssh=ssh_env.alias,
+        root=str(fake.root),
+        env=fake.env,
+        python=fake.pythons,
+        standins=fake.standins,
     )
     async with session(ssh_env) as s:
         before = (await s.probe(host)).facts
@@ -568,7 +576,12 @@ async def test_without_a_service_the_venv_activation_is_what_gets_fixed_and_judg
     spec = dataclasses.replace(spec, files={**spec.files, f"{VENV}/bin/activate": ACTIVATE})
     fake = build_fake_host(tmp_path / "root", spec)
     host = Host(
-        name="ct200", ssh=ssh_env.alias, root=str(fake.root), env=fake.env, python=fake.pythons
+        name="ct200",
+        ssh=ssh_env.alias,
+        root=str(fake.root),
+        env=fake.env,
+        python=fake.pythons,
+        standins=fake.standins,
     )
     async with session(ssh_env) as s:
         before = (await s.probe(host)).facts

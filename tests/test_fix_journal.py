@@ -23,7 +23,7 @@ import pytest
 import yaml
 from conftest import SSHEnv, make_ssh_env
 from sshd import SSHD, start_sshd
-from step_shims import host_digest, shim_systemctl, wait_for
+from step_shims import CHILD_STANDINS, host_digest, shim_systemctl, tree_standins, wait_for
 
 from tui.cli import main
 from tui.core import exitcodes
@@ -87,13 +87,18 @@ def no_tty(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
 
 
+@pytest.fixture(autouse=True)
+def standins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    tree_standins(monkeypatch, tmp_path)  # the trees this test builds run their fake systemctl
+
+
 def fix(inv: Path, *argv: str) -> int:
     return main(["fix", "ct200", *argv, "--hosts", str(inv)])
 
 
 def client(inv: Path) -> subprocess.Popen[str]:
     """``detective-tui fix ct200 use-installed-toolkit --yes`` as its own process."""
-    code = "import sys; from tui.cli import main; sys.exit(main(sys.argv[1:]))"
+    code = CHILD_STANDINS + "import sys; from tui.cli import main; sys.exit(main(sys.argv[1:]))"
     argv = ["fix", "ct200", "use-installed-toolkit", "--yes", "--hosts", str(inv)]
     return subprocess.Popen(
         [sys.executable, "-c", code, *argv],

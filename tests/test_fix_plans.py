@@ -19,6 +19,7 @@ import pytest
 
 from tui.core.facts import DriverInfo, EnvContext, Facts, HostInfo, PythonEnv, Toolkit
 from tui.core.fixes import FixError, build_plan
+from tui.core.fixes.confine import RESOLVER, with_resolver
 from tui.core.fixes.plan import parse_flags
 from tui.core.fixes.restart import restart_plan
 from tui.core.fixes.shell import daemon_reload
@@ -84,6 +85,12 @@ def ct200_facts(**host: object) -> Facts:
 
 
 CT200 = Host(name="ct200", ssh="root@10.1.2.200", root=ROOT)
+# the apt steps run dpkg, curl and apt-get: on a root-prefixed host only the stand-ins the host
+# object names (as the demo's and the tests' trees do), never the inspecting machine's own
+TOOLS = {t: f"/srv/fake tools/{t}" for t in ("dpkg", "curl", "apt-get")}
+CT200_TOOLS = dataclasses.replace(CT200, standins=TOOLS)
+HOSTS = {"install-cuda-toolkit-apt": CT200_TOOLS}
+RESOLVER_LINE = "dt_in_root() { … }"
 
 PARAMS = {
     "use-installed-toolkit": {"path": "/usr/local/cuda-13.0"},
@@ -98,7 +105,8 @@ PARAMS = {
 GOLDEN = {
     "use-installed-toolkit": r"""
 set -e
-d='/srv/fake hosts/ct200/etc/systemd/system/sglang.service.d'
+dt_in_root() { … }
+d="$(dt_in_root '/srv/fake hosts/ct200' /etc/systemd/system/sglang.service.d)"
 f="$d"/50-detective-tui-cuda.conf
 c='# Written by detective-tui (fix use-installed-toolkit). Delete this file to undo.
 [Service]
@@ -121,17 +129,12 @@ else
   mv -f "$t" "$f"
   echo '@@dt changed 50-detective-tui-cuda.conf written'
 fi
-if [ ! -f '/srv/fake hosts/ct200/.detective-fakehost' ]; then
-  echo '@@dt unchanged skipped systemctl daemon-reload: ct200 is a filesystem under /srv/fake hosts/ct200, not a running system: run systemctl daemon-reload on the machine that runs it'
-elif [ -d '/srv/fake hosts/ct200/run/systemd/system' ]; then
-  '/srv/fake hosts/ct200/usr/bin/systemctl' daemon-reload
-else
-  echo '@@dt unchanged skipped systemctl daemon-reload: systemd is not running here'
-fi
+echo '@@dt unchanged skipped systemctl daemon-reload: ct200 is a filesystem under /srv/fake hosts/ct200, not a running system: run systemctl daemon-reload on the machine that runs it'
 -----
 set -e
-if [ -f '/srv/fake hosts/ct200/root/venv_sglang211/bin/activate' ]; then
-f='/srv/fake hosts/ct200/root/venv_sglang211/bin/activate'
+dt_in_root() { … }
+if [ -f "$(dt_in_root '/srv/fake hosts/ct200' /root/venv_sglang211/bin/activate)" ]; then
+f="$(dt_in_root '/srv/fake hosts/ct200' /root/venv_sglang211/bin/activate)"
 b='# >>> detective-tui cuda >>>
 export CUDA_HOME=/usr/local/cuda-13.0
 export PATH=/usr/local/cuda-13.0/bin:"$PATH"
@@ -161,17 +164,19 @@ fi
 """,
     "install-cuda-toolkit-pip": r"""
 set -e
+dt_in_root() { … }
 if [ -x '/srv/fake hosts/ct200/root/venv_sglang211/lib/python3.12/site-packages/nvidia/cu13/bin/nvcc' ]; then
   echo '@@dt unchanged /root/venv_sglang211/lib/python3.12/site-packages/nvidia/cu13/bin/nvcc already installed'
 else
-  : > '/srv/fake hosts/ct200/root/venv_sglang211/lib/python3.12/site-packages/nvidia-cu13.detective-tui-20261129-120000.absent'
+  : > "$(dt_in_root '/srv/fake hosts/ct200' /root/venv_sglang211/lib/python3.12/site-packages/nvidia-cu13.detective-tui-20261129-120000.absent)"
   '/srv/fake hosts/ct200/root/venv_sglang211/bin/python3' -m pip install --disable-pip-version-check 'cuda-toolkit[nvcc,cudart,crt,nvvm,cccl]==13.0.2'
   [ -x '/srv/fake hosts/ct200/root/venv_sglang211/lib/python3.12/site-packages/nvidia/cu13/bin/nvcc' ] || { echo 'pip finished but /root/venv_sglang211/lib/python3.12/site-packages/nvidia/cu13/bin/nvcc is missing' >&2; exit 1; }
   echo '@@dt changed installed cuda-toolkit[nvcc,cudart,crt,nvvm,cccl]==13.0.2'
 fi
 -----
 set -e
-d='/srv/fake hosts/ct200/etc/systemd/system/sglang.service.d'
+dt_in_root() { … }
+d="$(dt_in_root '/srv/fake hosts/ct200' /etc/systemd/system/sglang.service.d)"
 f="$d"/50-detective-tui-cuda.conf
 c='# Written by detective-tui (fix install-cuda-toolkit-pip). Delete this file to undo.
 [Service]
@@ -194,17 +199,12 @@ else
   mv -f "$t" "$f"
   echo '@@dt changed 50-detective-tui-cuda.conf written'
 fi
-if [ ! -f '/srv/fake hosts/ct200/.detective-fakehost' ]; then
-  echo '@@dt unchanged skipped systemctl daemon-reload: ct200 is a filesystem under /srv/fake hosts/ct200, not a running system: run systemctl daemon-reload on the machine that runs it'
-elif [ -d '/srv/fake hosts/ct200/run/systemd/system' ]; then
-  '/srv/fake hosts/ct200/usr/bin/systemctl' daemon-reload
-else
-  echo '@@dt unchanged skipped systemctl daemon-reload: systemd is not running here'
-fi
+echo '@@dt unchanged skipped systemctl daemon-reload: ct200 is a filesystem under /srv/fake hosts/ct200, not a running system: run systemctl daemon-reload on the machine that runs it'
 -----
 set -e
-if [ -f '/srv/fake hosts/ct200/root/venv_sglang211/bin/activate' ]; then
-f='/srv/fake hosts/ct200/root/venv_sglang211/bin/activate'
+dt_in_root() { … }
+if [ -f "$(dt_in_root '/srv/fake hosts/ct200' /root/venv_sglang211/bin/activate)" ]; then
+f="$(dt_in_root '/srv/fake hosts/ct200' /root/venv_sglang211/bin/activate)"
 b='# >>> detective-tui cuda >>>
 export CUDA_HOME=/root/venv_sglang211/lib/python3.12/site-packages/nvidia/cu13
 export PATH=/root/venv_sglang211/lib/python3.12/site-packages/nvidia/cu13/bin:"$PATH"
@@ -234,35 +234,37 @@ fi
 """,
     "install-cuda-toolkit-apt": r"""
 set -e
-if dpkg -s cuda-keyring >/dev/null 2>&1; then
+dt_in_root() { … }
+if '/srv/fake tools/dpkg' -s cuda-keyring >/dev/null 2>&1; then
   echo '@@dt unchanged cuda-keyring already installed'
 else
-  mkdir -p '/srv/fake hosts/ct200/var/lib/detective-tui'
-  : > '/srv/fake hosts/ct200/var/lib/detective-tui/cuda-keyring.detective-tui-20261129-120000.absent'
+  mkdir -p "$(dt_in_root '/srv/fake hosts/ct200' /var/lib/detective-tui)"
+  : > "$(dt_in_root '/srv/fake hosts/ct200' /var/lib/detective-tui/cuda-keyring.detective-tui-20261129-120000.absent)"
   t=$(mktemp -d)
-  curl -fsSL -o "$t"/cuda-keyring_1.1-1_all.deb https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2204/x86_64/cuda-keyring_1.1-1_all.deb ||
-    wget -qO "$t"/cuda-keyring_1.1-1_all.deb https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2204/x86_64/cuda-keyring_1.1-1_all.deb
-  dpkg -i "$t"/cuda-keyring_1.1-1_all.deb
+  '/srv/fake tools/curl' -fsSL -o "$t"/cuda-keyring_1.1-1_all.deb https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2204/x86_64/cuda-keyring_1.1-1_all.deb
+  '/srv/fake tools/dpkg' -i "$t"/cuda-keyring_1.1-1_all.deb
   rm -rf "$t"
   echo '@@dt changed installed cuda-keyring'
 fi
 -----
 set -e
-apt-get update
+'/srv/fake tools/apt-get' update
 -----
 set -e
+dt_in_root() { … }
 if [ -x '/srv/fake hosts/ct200/usr/local/cuda-13.0/bin/nvcc' ]; then
   echo '@@dt unchanged /usr/local/cuda-13.0/bin/nvcc already installed'
 else
-  mkdir -p '/srv/fake hosts/ct200/var/lib/detective-tui'
-  : > '/srv/fake hosts/ct200/var/lib/detective-tui/cuda-toolkit-13-0.detective-tui-20261129-120000.absent'
-  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends cuda-toolkit-13-0
+  mkdir -p "$(dt_in_root '/srv/fake hosts/ct200' /var/lib/detective-tui)"
+  : > "$(dt_in_root '/srv/fake hosts/ct200' /var/lib/detective-tui/cuda-toolkit-13-0.detective-tui-20261129-120000.absent)"
+  DEBIAN_FRONTEND=noninteractive '/srv/fake tools/apt-get' install -y --no-install-recommends cuda-toolkit-13-0
   [ -x '/srv/fake hosts/ct200/usr/local/cuda-13.0/bin/nvcc' ] || { echo 'apt-get left no /usr/local/cuda-13.0/bin/nvcc' >&2; exit 1; }
   echo '@@dt changed installed cuda-toolkit-13-0'
 fi
 -----
 set -e
-d='/srv/fake hosts/ct200/etc/systemd/system/sglang.service.d'
+dt_in_root() { … }
+d="$(dt_in_root '/srv/fake hosts/ct200' /etc/systemd/system/sglang.service.d)"
 f="$d"/50-detective-tui-cuda.conf
 c='# Written by detective-tui (fix install-cuda-toolkit-apt). Delete this file to undo.
 [Service]
@@ -285,17 +287,12 @@ else
   mv -f "$t" "$f"
   echo '@@dt changed 50-detective-tui-cuda.conf written'
 fi
-if [ ! -f '/srv/fake hosts/ct200/.detective-fakehost' ]; then
-  echo '@@dt unchanged skipped systemctl daemon-reload: ct200 is a filesystem under /srv/fake hosts/ct200, not a running system: run systemctl daemon-reload on the machine that runs it'
-elif [ -d '/srv/fake hosts/ct200/run/systemd/system' ]; then
-  '/srv/fake hosts/ct200/usr/bin/systemctl' daemon-reload
-else
-  echo '@@dt unchanged skipped systemctl daemon-reload: systemd is not running here'
-fi
+echo '@@dt unchanged skipped systemctl daemon-reload: ct200 is a filesystem under /srv/fake hosts/ct200, not a running system: run systemctl daemon-reload on the machine that runs it'
 -----
 set -e
-if [ -f '/srv/fake hosts/ct200/root/venv_sglang211/bin/activate' ]; then
-f='/srv/fake hosts/ct200/root/venv_sglang211/bin/activate'
+dt_in_root() { … }
+if [ -f "$(dt_in_root '/srv/fake hosts/ct200' /root/venv_sglang211/bin/activate)" ]; then
+f="$(dt_in_root '/srv/fake hosts/ct200' /root/venv_sglang211/bin/activate)"
 b='# >>> detective-tui cuda >>>
 export CUDA_HOME=/usr/local/cuda-13.0
 export PATH=/usr/local/cuda-13.0/bin:"$PATH"
@@ -325,7 +322,8 @@ fi
 """,
     "set-flashinfer-arch-list": r"""
 set -e
-d='/srv/fake hosts/ct200/etc/systemd/system/sglang.service.d'
+dt_in_root() { … }
+d="$(dt_in_root '/srv/fake hosts/ct200' /etc/systemd/system/sglang.service.d)"
 f="$d"/50-detective-tui-arch-list.conf
 c='# Written by detective-tui (fix set-flashinfer-arch-list). Delete this file to undo.
 [Service]
@@ -347,17 +345,12 @@ else
   mv -f "$t" "$f"
   echo '@@dt changed 50-detective-tui-arch-list.conf written'
 fi
-if [ ! -f '/srv/fake hosts/ct200/.detective-fakehost' ]; then
-  echo '@@dt unchanged skipped systemctl daemon-reload: ct200 is a filesystem under /srv/fake hosts/ct200, not a running system: run systemctl daemon-reload on the machine that runs it'
-elif [ -d '/srv/fake hosts/ct200/run/systemd/system' ]; then
-  '/srv/fake hosts/ct200/usr/bin/systemctl' daemon-reload
-else
-  echo '@@dt unchanged skipped systemctl daemon-reload: systemd is not running here'
-fi
+echo '@@dt unchanged skipped systemctl daemon-reload: ct200 is a filesystem under /srv/fake hosts/ct200, not a running system: run systemctl daemon-reload on the machine that runs it'
 -----
 set -e
-if [ -f '/srv/fake hosts/ct200/root/venv_sglang211/bin/activate' ]; then
-f='/srv/fake hosts/ct200/root/venv_sglang211/bin/activate'
+dt_in_root() { … }
+if [ -f "$(dt_in_root '/srv/fake hosts/ct200' /root/venv_sglang211/bin/activate)" ]; then
+f="$(dt_in_root '/srv/fake hosts/ct200' /root/venv_sglang211/bin/activate)"
 b='# >>> detective-tui arch-list >>>
 export FLASHINFER_CUDA_ARCH_LIST=12.0a
 # <<< detective-tui arch-list <<<'
@@ -386,7 +379,8 @@ fi
 """,
     "sampling-backend-fallback": r"""
 set -e
-d='/srv/fake hosts/ct200/etc/systemd/system/sglang.service.d'
+dt_in_root() { … }
+d="$(dt_in_root '/srv/fake hosts/ct200' /etc/systemd/system/sglang.service.d)"
 f="$d"/50-detective-tui-sampling.conf
 c='# Written by detective-tui (fix sampling-backend-fallback). Delete this file to undo.
 [Service]
@@ -409,17 +403,12 @@ else
   mv -f "$t" "$f"
   echo '@@dt changed 50-detective-tui-sampling.conf written'
 fi
-if [ ! -f '/srv/fake hosts/ct200/.detective-fakehost' ]; then
-  echo '@@dt unchanged skipped systemctl daemon-reload: ct200 is a filesystem under /srv/fake hosts/ct200, not a running system: run systemctl daemon-reload on the machine that runs it'
-elif [ -d '/srv/fake hosts/ct200/run/systemd/system' ]; then
-  '/srv/fake hosts/ct200/usr/bin/systemctl' daemon-reload
-else
-  echo '@@dt unchanged skipped systemctl daemon-reload: systemd is not running here'
-fi
+echo '@@dt unchanged skipped systemctl daemon-reload: ct200 is a filesystem under /srv/fake hosts/ct200, not a running system: run systemctl daemon-reload on the machine that runs it'
 """,
     "clear-flashinfer-jit-cache": r"""
 set -e
-d='/srv/fake hosts/ct200/root/.cache/flashinfer'
+dt_in_root() { … }
+d="$(dt_in_root '/srv/fake hosts/ct200' /root/.cache/flashinfer)"
 if [ -e "$d" ]; then
   mv "$d" "$d".moved-20261129-120000
   echo '@@dt changed moved /root/.cache/flashinfer to /root/.cache/flashinfer.moved-20261129-120000'
@@ -430,7 +419,14 @@ fi
 }
 
 
-def plan_for(fix_id: str, facts: Facts | None = None, host: Host = CT200, **params: str):
+def shown(plan) -> str:
+    """The plan's commands as a golden holds them: the path resolver every root-prefixed step
+    starts with (tui.core.fixes.confine, tested on its own) as one line."""
+    return "\n-----\n".join(plan.preview_commands()).replace(RESOLVER, RESOLVER_LINE)
+
+
+def plan_for(fix_id: str, facts: Facts | None = None, host: Host | None = None, **params: str):
+    host = host or HOSTS.get(fix_id, CT200)
     chosen = params or PARAMS[fix_id]
     return build_plan(facts or ct200_facts(), host, fix_id, chosen, stamp=STAMP)
 
@@ -438,21 +434,14 @@ def plan_for(fix_id: str, facts: Facts | None = None, host: Host = CT200, **para
 @pytest.mark.parametrize("fix_id", list(GOLDEN))
 def test_reference_host_dry_run_commands(fix_id: str) -> None:
     plan = plan_for(fix_id)
-    assert "\n-----\n".join(plan.preview_commands()) == GOLDEN[fix_id].strip("\n")
+    assert shown(plan) == GOLDEN[fix_id].strip("\n")
 
 
 def test_restart_on_a_root_prefixed_host_never_runs_this_machines_systemctl() -> None:
     plan = restart_plan(CT200, ("sglang.service",), sudo=False, stamp=STAMP)
     assert "\n-----\n".join(plan.preview_commands()) == (
         """set -e
-if [ ! -f '/srv/fake hosts/ct200/.detective-fakehost' ]; then
-  echo '@@dt unchanged skipped restarting sglang.service: ct200 is a filesystem under /srv/fake hosts/ct200, not a running system: restart sglang.service on the machine that runs it'
-elif [ -d '/srv/fake hosts/ct200/run/systemd/system' ]; then
-  '/srv/fake hosts/ct200/usr/bin/systemctl' restart sglang.service
-  echo '@@dt changed restarted sglang.service'
-else
-  echo '@@dt unchanged skipped restarting sglang.service: systemd is not running here'
-fi"""
+echo '@@dt unchanged skipped restarting sglang.service: ct200 is a filesystem under /srv/fake hosts/ct200, not a running system: restart sglang.service on the machine that runs it'"""
     )
 
 
@@ -495,7 +484,7 @@ def test_only_the_apt_fix_depends_on_the_distribution(
 ) -> None:
     facts = ct200_facts(os_id=os_id, os_version_id=version, arch=arch)
     plan = plan_for(fix_id, facts)
-    assert "\n-----\n".join(plan.preview_commands()) == GOLDEN[fix_id].strip("\n")
+    assert shown(plan) == GOLDEN[fix_id].strip("\n")
 
 
 def test_toolkit_plan_says_what_it_verifies_and_that_a_restart_is_needed() -> None:
@@ -536,8 +525,8 @@ KEYRING = """set -e
 if dpkg -s cuda-keyring >/dev/null 2>&1; then
   echo '@@dt unchanged cuda-keyring already installed'
 else
-  mkdir -p '/srv/fake hosts/ct200/var/lib/detective-tui'
-  : > '/srv/fake hosts/ct200/var/lib/detective-tui/cuda-keyring.detective-tui-20261129-120000.absent'
+  mkdir -p /var/lib/detective-tui
+  : > /var/lib/detective-tui/cuda-keyring.detective-tui-20261129-120000.absent
   t=$(mktemp -d)
   curl -fsSL -o "$t"/cuda-keyring_1.1-1_all.deb https://developer.download.nvidia.com/compute/cuda/repos/REPO/cuda-keyring_1.1-1_all.deb ||
     wget -qO "$t"/cuda-keyring_1.1-1_all.deb https://developer.download.nvidia.com/compute/cuda/repos/REPO/cuda-keyring_1.1-1_all.deb
@@ -559,7 +548,8 @@ fi"""
 )
 def test_apt_uses_the_distro_repository(os_id: str, version: str, arch: str, repo: str) -> None:
     facts = ct200_facts(os_id=os_id, os_version_id=version, arch=arch)
-    commands = plan_for("install-cuda-toolkit-apt", facts).preview_commands()
+    machine = Host(name="ct200", ssh="root@10.1.2.200")  # a running system: its own tools
+    commands = plan_for("install-cuda-toolkit-apt", facts, machine).preview_commands()
     assert commands[0] == KEYRING.replace("REPO", repo)
     assert commands[1] == "set -e\napt-get update"
     install = commands[2]
@@ -588,9 +578,10 @@ def test_a_non_root_login_runs_root_steps_through_sudo_n() -> None:
     unit_step, activate_step = plan.steps
     assert unit_step.needs_root and not activate_step.needs_root
     wrapped, plain = plan.preview_commands()
-    assert wrapped == "sudo -n sh -c " + shlex.quote("set -e\n" + unit_step.command)
-    assert shlex.split(wrapped) == ["sudo", "-n", "sh", "-c", "set -e\n" + unit_step.command]
-    assert plain == "set -e\n" + activate_step.command
+    unit_command = "set -e\n" + with_resolver(unit_step.command)
+    assert wrapped == "sudo -n sh -c " + shlex.quote(unit_command)
+    assert shlex.split(wrapped) == ["sudo", "-n", "sh", "-c", unit_command]
+    assert plain == "set -e\n" + with_resolver(activate_step.command)
 
 
 @pytest.mark.parametrize(
@@ -636,14 +627,16 @@ def test_without_a_service_or_venv_the_login_profile_is_used() -> None:
         contexts=(EnvContext(kind="ssh", label="ssh session"),),
         pythons=(PythonEnv(path="/usr/bin/python3", prefix="/usr", flashinfer_version="0.6.8"),),
     )
-    plan = plan_for("use-installed-toolkit", facts)
+    machine = Host(name="ct200", ssh="root@10.1.2.200")
+    plan = plan_for("use-installed-toolkit", facts, machine)
     (step,) = plan.steps
     assert step.title == "Set CUDA_HOME, PATH for login shells"
-    assert step.command.startswith(
-        'p=\'/srv/fake hosts/ct200\'"$HOME"/.bash_profile; [ -f "$p" ] || '
-        "p='/srv/fake hosts/ct200'\"$HOME\"/.profile\n"
-    )
+    assert step.command.startswith('p="$HOME"/.bash_profile; [ -f "$p" ] || p="$HOME"/.profile\n')
     assert plan.units == () and plan.activate is None
+    # on a root: host $HOME is the inspecting login's home, never one of the image: not edited
+    (step,) = plan_for("use-installed-toolkit", facts).steps
+    assert '"$HOME"/' not in step.command and step.undo is None
+    assert step.command.startswith("echo '@@dt unchanged no login profile edited: ct200 is a")
 
 
 def test_pip_refuses_the_system_python() -> None:
@@ -696,7 +689,12 @@ def test_vllm_gets_the_environment_switch() -> None:
 def sh(command: str, home: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {"PATH": "/usr/bin:/bin", "HOME": str(home)}
     return subprocess.run(
-        ["sh", "-c", command], capture_output=True, text=True, env=env, cwd=cwd, timeout=30
+        ["sh", "-c", with_resolver(command)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=30,
     )
 
 

@@ -23,7 +23,7 @@ import pytest
 from conftest import SSHEnv
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_fix_plans import CT200, GOLDEN, STAMP, ct200_facts
+from test_fix_plans import CT200, CT200_TOOLS, GOLDEN, STAMP, ct200_facts, shown
 
 from tui.core.diagnosis import diagnose
 from tui.core.facts import EnvContext, Facts
@@ -219,7 +219,8 @@ def with_unit_context(facts: Facts, unit_ctx: EnvContext = UNIT_CONTEXT) -> Fact
 
 GOLDEN_WITH_ENV_FILE = r"""
 set -e
-d='/srv/fake hosts/ct200/etc/detective-tui'
+dt_in_root() { … }
+d="$(dt_in_root '/srv/fake hosts/ct200' /etc/detective-tui)"
 f="$d"/sglang.service.cuda.env
 c='# Written by detective-tui (fix use-installed-toolkit) for sglang.service; its drop-in names this file.
 CUDA_HOME=/usr/local/cuda-13.0
@@ -241,7 +242,7 @@ else
   mv -f "$t" "$f"
   echo '@@dt changed sglang.service.cuda.env written'
 fi
-d='/srv/fake hosts/ct200/etc/systemd/system/sglang.service.d'
+d="$(dt_in_root '/srv/fake hosts/ct200' /etc/systemd/system/sglang.service.d)"
 f="$d"/50-detective-tui-cuda.conf
 c='# Written by detective-tui (fix use-installed-toolkit). Delete this file and /etc/detective-tui/sglang.service.cuda.env to undo.
 # sglang.service reads /etc/default/sglang, which would override Environment=; the EnvironmentFile= below is read after it, so the values here win.
@@ -266,17 +267,12 @@ else
   mv -f "$t" "$f"
   echo '@@dt changed 50-detective-tui-cuda.conf written'
 fi
-if [ ! -f '/srv/fake hosts/ct200/.detective-fakehost' ]; then
-  echo '@@dt unchanged skipped systemctl daemon-reload: ct200 is a filesystem under /srv/fake hosts/ct200, not a running system: run systemctl daemon-reload on the machine that runs it'
-elif [ -d '/srv/fake hosts/ct200/run/systemd/system' ]; then
-  '/srv/fake hosts/ct200/usr/bin/systemctl' daemon-reload
-else
-  echo '@@dt unchanged skipped systemctl daemon-reload: systemd is not running here'
-fi
+echo '@@dt unchanged skipped systemctl daemon-reload: ct200 is a filesystem under /srv/fake hosts/ct200, not a running system: run systemctl daemon-reload on the machine that runs it'
 -----
 set -e
-if [ -f '/srv/fake hosts/ct200/root/venv_sglang211/bin/activate' ]; then
-f='/srv/fake hosts/ct200/root/venv_sglang211/bin/activate'
+dt_in_root() { … }
+if [ -f "$(dt_in_root '/srv/fake hosts/ct200' /root/venv_sglang211/bin/activate)" ]; then
+f="$(dt_in_root '/srv/fake hosts/ct200' /root/venv_sglang211/bin/activate)"
 b='# >>> detective-tui cuda >>>
 export CUDA_HOME=/usr/local/cuda-13.0
 export PATH=/usr/local/cuda-13.0/bin:"$PATH"
@@ -306,7 +302,7 @@ fi
 """
 
 GOLDEN_UNDO_WITH_ENV_FILE = r"""
-f='/srv/fake hosts/ct200/etc/systemd/system/sglang.service.d'/50-detective-tui-cuda.conf
+f="$(dt_in_root '/srv/fake hosts/ct200' /etc/systemd/system/sglang.service.d)"/50-detective-tui-cuda.conf
 rm -f "$f".detective-tui-20261129-120000.tmp
 if [ -f "$f".detective-tui-20261129-120000.bak ]; then
   mv -f "$f".detective-tui-20261129-120000.bak "$f"
@@ -318,7 +314,7 @@ elif [ -e "$f".detective-tui-20261129-120000.absent ]; then
 else
   echo '@@dt unchanged 50-detective-tui-cuda.conf: nothing of this fix run to undo'
 fi
-f='/srv/fake hosts/ct200/etc/detective-tui'/sglang.service.cuda.env
+f="$(dt_in_root '/srv/fake hosts/ct200' /etc/detective-tui)"/sglang.service.cuda.env
 rm -f "$f".detective-tui-20261129-120000.tmp
 if [ -f "$f".detective-tui-20261129-120000.bak ]; then
   mv -f "$f".detective-tui-20261129-120000.bak "$f"
@@ -330,24 +326,19 @@ elif [ -e "$f".detective-tui-20261129-120000.absent ]; then
 else
   echo '@@dt unchanged sglang.service.cuda.env: nothing of this fix run to undo'
 fi
-if [ ! -f '/srv/fake hosts/ct200/.detective-fakehost' ]; then
-  echo '@@dt unchanged skipped systemctl daemon-reload: ct200 is a filesystem under /srv/fake hosts/ct200, not a running system: run systemctl daemon-reload on the machine that runs it'
-elif [ -d '/srv/fake hosts/ct200/run/systemd/system' ]; then
-  '/srv/fake hosts/ct200/usr/bin/systemctl' daemon-reload
-else
-  echo '@@dt unchanged skipped systemctl daemon-reload: systemd is not running here'
-fi
+echo '@@dt unchanged skipped systemctl daemon-reload: ct200 is a filesystem under /srv/fake hosts/ct200, not a running system: run systemctl daemon-reload on the machine that runs it'
 """
 
 
 def envfile_plan(fix_id: str = "use-installed-toolkit", facts: Facts | None = None, **params: str):
     chosen = params or ({"path": NEW_CUDA} if fix_id == "use-installed-toolkit" else {})
-    return build_plan(facts or with_unit_context(ct200_facts()), CT200, fix_id, chosen, stamp=STAMP)
+    host = CT200_TOOLS if fix_id == "install-cuda-toolkit-apt" else CT200
+    return build_plan(facts or with_unit_context(ct200_facts()), host, fix_id, chosen, stamp=STAMP)
 
 
 def test_dry_run_for_a_unit_with_an_environment_file() -> None:
     plan = envfile_plan()
-    assert "\n-----\n".join(plan.preview_commands()) == GOLDEN_WITH_ENV_FILE.strip("\n")
+    assert shown(plan) == GOLDEN_WITH_ENV_FILE.strip("\n")
     assert plan.steps[0].undo == GOLDEN_UNDO_WITH_ENV_FILE.strip("\n")
     assert plan.steps[0].changes == (
         "adds the drop-in /etc/systemd/system/sglang.service.d/50-detective-tui-cuda.conf "
@@ -371,7 +362,7 @@ def test_a_unit_without_environment_files_keeps_todays_plan_byte_for_byte() -> N
     ):
         params = {"value": "12.0a"} if fix_id == "set-flashinfer-arch-list" else {}
         plan = envfile_plan(fix_id, with_unit_context(ct200_facts(), plain), **params)
-        assert "\n-----\n".join(plan.preview_commands()) == GOLDEN[fix_id].strip("\n")
+        assert shown(plan) == GOLDEN[fix_id].strip("\n")
 
 
 @pytest.mark.parametrize(
@@ -428,6 +419,7 @@ def fake_ct200_with_env_file(dest: Path, ssh_alias: str, env_files: dict[str, st
         simulate="tree",
         env=fake.env,
         python=fake.pythons,
+        standins=fake.standins,
     )
 
 

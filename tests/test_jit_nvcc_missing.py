@@ -295,11 +295,10 @@ def _check(code: int, hosts: dict[str, dict]) -> None:
         if fires:
             (f,) = host["findings"]
             assert "sglang.launch_server" in f["explanation"]  # judged in the server's env
-            # the fake venv has no pip: the pip toolkit install adds it first (issue 22 item 10)
-            assert [x["id"] for x in f["fixes"]] == [
-                "install-cuda-toolkit-pip",
-                "install-cuda-toolkit-apt",
-            ]
+            # the fake venv has no pip: the pip toolkit install adds it first (issue 22 item 10);
+            # the apt install is not offered on a root: tree (dpkg and apt-get would run on
+            # this machine)
+            assert [x["id"] for x in f["fixes"]] == ["install-cuda-toolkit-pip"]
             assert "-m ensurepip --default-pip" in f["fixes"][0]["commands"][0]
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 from factsmaker import PY, SERVICE, make_facts
+from test_fix_plans import shown
 
 from probes import probe_env, probe_script
 from tui.cli import main
@@ -292,7 +293,8 @@ def test_bad_paths_are_refused(path: str, message: str) -> None:
 
 GOLDEN = r"""
 set -e
-d='/srv/fake hosts/spark/etc/systemd/system/sglang.service.d'
+dt_in_root() { … }
+d="$(dt_in_root '/srv/fake hosts/spark' /etc/systemd/system/sglang.service.d)"
 f="$d"/50-detective-tui-triton-ptxas.conf
 c='# Written by detective-tui (fix use-toolkit-ptxas-for-triton). Delete this file to undo.
 [Service]
@@ -314,17 +316,12 @@ else
   mv -f "$t" "$f"
   echo '@@dt changed 50-detective-tui-triton-ptxas.conf written'
 fi
-if [ ! -f '/srv/fake hosts/spark/.detective-fakehost' ]; then
-  echo '@@dt unchanged skipped systemctl daemon-reload: spark is a filesystem under /srv/fake hosts/spark, not a running system: run systemctl daemon-reload on the machine that runs it'
-elif [ -d '/srv/fake hosts/spark/run/systemd/system' ]; then
-  '/srv/fake hosts/spark/usr/bin/systemctl' daemon-reload
-else
-  echo '@@dt unchanged skipped systemctl daemon-reload: systemd is not running here'
-fi
+echo '@@dt unchanged skipped systemctl daemon-reload: spark is a filesystem under /srv/fake hosts/spark, not a running system: run systemctl daemon-reload on the machine that runs it'
 -----
 set -e
-if [ -f '/srv/fake hosts/spark/venv/bin/activate' ]; then
-f='/srv/fake hosts/spark/venv/bin/activate'
+dt_in_root() { … }
+if [ -f "$(dt_in_root '/srv/fake hosts/spark' /venv/bin/activate)" ]; then
+f="$(dt_in_root '/srv/fake hosts/spark' /venv/bin/activate)"
 b='# >>> detective-tui triton-ptxas >>>
 export TRITON_PTXAS_PATH=/usr/local/cuda-13.0/bin/ptxas
 # <<< detective-tui triton-ptxas <<<'
@@ -359,7 +356,7 @@ def test_dry_run_commands() -> None:
     plan = build_plan(
         f, host, FIX, {"path": "/usr/local/cuda-13.0/bin/ptxas"}, stamp="20261129-120000"
     )
-    assert "\n-----\n".join(plan.preview_commands()) == GOLDEN.strip("\n")
+    assert shown(plan) == GOLDEN.strip("\n")
     assert plan.verify_gone == (ID,) and plan.units == ("sglang.service",)
     assert plan.env_keys == ("TRITON_PTXAS_PATH",)
 

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import yaml
-from step_shims import host_digest, shim_systemctl
+from step_shims import CHILD_STANDINS, host_digest, shim_systemctl
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey
 
@@ -112,7 +112,7 @@ def _kill_a_cli_fix_mid_step(fleet: tuple[Host, ...], tmp_path: Path) -> dict[st
         entry["python"] = list(ct201.python)
     inv = tmp_path / "hosts.yaml"
     inv.write_text(yaml.safe_dump({"hosts": [entry]}))
-    code = "import sys; from tui.cli import main; sys.exit(main(sys.argv[1:]))"
+    code = CHILD_STANDINS + "import sys; from tui.cli import main; sys.exit(main(sys.argv[1:]))"
     argv = ["fix", "ct201", FIX, "--yes", "--hosts", str(inv)]
     proc = subprocess.Popen(
         [sys.executable, "-c", code, *argv],

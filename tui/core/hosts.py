@@ -30,10 +30,16 @@ class Host:
     origins: Mapping[str, str] = field(default_factory=dict)
     # a bad inventory entry: its ``file:line`` errors (one a line); never probed or changed
     invalid: str | None = None
+    # a root-prefixed host's stand-ins for the machine's own tools (``systemctl``, ``dpkg``,
+    # ``apt-get``, ``curl``): tool → the program a fix runs instead. Set only by the code that
+    # built the host's tree (``tui.demo``, tests), never by an inventory or by a file found in
+    # a tree; a root-prefixed host without one has that tool's steps refused or skipped.
+    standins: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "env", MappingProxyType(dict(self.env)))
         object.__setattr__(self, "origins", MappingProxyType(dict(self.origins)))
+        object.__setattr__(self, "standins", MappingProxyType(dict(self.standins)))
 
     def origin(self, key: str) -> str:
         """``file:line`` where ``key`` ("root", "python <path>") was set, else the host's."""

@@ -228,3 +228,26 @@ def split_exec_start(value: str) -> list[str]:
     if ":" in prefixes:
         return argv
     return [a.replace("$$", "$") for a in argv]
+
+
+# systemd's unit_name_is_valid: a prefix of [A-Za-z0-9:_.\-], an optional @instance, a type
+# suffix; at most 255 characters. Nothing else may become a drop-in directory or an argument.
+_UNIT_CHARS = frozenset(string.ascii_letters + string.digits + ":-_.\\")
+UNIT_SUFFIXES = (".service", ".socket", ".scope", ".slice", ".timer", ".target", ".mount")
+
+
+def unit_name_problem(unit: str) -> str | None:
+    """Why ``unit`` (a name found on a host: a cgroup, a unit file) is not a systemd unit
+    name systemd would accept, or ``None`` when it is."""
+    stem = next((unit[: -len(s)] for s in UNIT_SUFFIXES if unit.endswith(s)), None)
+    if stem is None or len(unit) > 255:
+        return (
+            f"{unit!r} is not a systemd unit name (NAME{UNIT_SUFFIXES[0]}, at most 255 characters)"
+        )
+    prefix, at, instance = stem.partition("@")
+    if not prefix or set(prefix + instance) - _UNIT_CHARS or (at and "@" in instance):
+        return (
+            f"{unit!r} is not a systemd unit name: only letters, digits and :-_.\\ "
+            "(and one @instance) are allowed"
+        )
+    return None

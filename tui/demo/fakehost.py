@@ -6,9 +6,11 @@ A fake host is a temp dir holding what the probe looks at — ``usr/bin/nvidia-s
 ``bin/python3`` links to this machine's interpreter (so the probe's stdlib snippet runs) with
 ``torch/version.py`` and ``*.dist-info/METADATA`` files, ``proc/<pid>/…`` of a serving
 process, ``proc/driver/nvidia/version``, ``etc/os-release``, unit files and profile files.
-Every tree carries ``FAKE_HOST_MARKER`` at its root, ``run/systemd/system`` and a
-``usr/bin/systemctl`` shim (``fake_systemctl``): fixes run it instead of this machine's
+Every tree carries ``run/systemd/system`` and a ``usr/bin/systemctl`` shim
+(``fake_systemctl``). The host object built for the tree names that shim as its systemctl
+stand-in (``FakeHost.standins`` → ``Host.standins``): fixes run it instead of this machine's
 ``systemctl``, so a restart really gives the tree's processes their unit's new environment.
+Nothing in the tree itself makes a fix run anything.
 
 Trees are relocatable (relative symlinks; shims find their data next to ``$0``), so a tree can
 be built in a staging dir and renamed. Specs are plain data; the presets at the bottom are the
@@ -30,7 +32,6 @@ from importlib import resources
 from pathlib import Path
 
 from tui.core.factbuild import SYSTEMD_DEFAULT_PATH
-from tui.core.fixes.shell import FAKE_HOST_MARKER
 from tui.core.fixes.unitenv import FILE_MARK, UNIT_DIRS, unit_files_script, unit_start
 from tui.core.gpu_state import STATE_FIELDS
 from tui.core.hosts import Host
@@ -206,6 +207,16 @@ class FakeHost:
     env: dict[str, str]  # the SSH-session env (PATH, CUDA_HOME…) as host paths
     pythons: tuple[str, ...]  # inventory interpreters (host paths)
 
+    @property
+    def standins(self) -> dict[str, str]:
+        """The machine tools this builder made for the tree (``Host.standins``)."""
+        return standins(self.root)
+
+
+def standins(root: Path) -> dict[str, str]:
+    """The stand-ins of a tree this module built: its fake ``systemctl``."""
+    return {"systemctl": str(_under(root, "/usr/bin/systemctl"))}
+
 
 # ---------------------------------------------------------------------------------------
 # the builder
@@ -326,11 +337,7 @@ def _ppid(pdir: Path) -> int | None:
 
 
 def _build_systemd(root: Path) -> None:
-    """The marker, ``run/systemd/system`` (systemd "runs") and the ``systemctl`` shim."""
-    _write(
-        root / FAKE_HOST_MARKER,
-        "A detective-tui fake host: fixes run its usr/bin/systemctl, not this machine's.\n",
-    )
+    """``run/systemd/system`` (systemd "runs") and the ``systemctl`` shim."""
     _under(root, "/run/systemd/system").mkdir(parents=True, exist_ok=True)
     _under(root, posixpath.dirname(SYSTEMCTL_LOG)).mkdir(parents=True, exist_ok=True)
     package_dir = Path(__file__).resolve().parents[2]

@@ -121,6 +121,7 @@ def demo_host(
         python=tuple(meta["pythons"]),
         tags=tags,
         source=DEMO_SOURCE,
+        standins=fakehost.standins(root),
     )
 
 

@@ -19,7 +19,7 @@ from tui.core.fixes.env_targets import env_targets, pick_python
 from tui.core.fixes.envset import EnvChange, env_change, make_plan
 from tui.core.fixes.plan import FixError, FixPlan, Step
 from tui.core.fixes.record import Fix
-from tui.core.fixes.shell import host_path, say_changed, say_unchanged
+from tui.core.fixes.shell import say_changed, say_unchanged, write_path
 from tui.core.fixes.simulate import with_env
 from tui.core.hosts import Host
 from tui.core.rules_compat import first_compat, is_compat_dir, without_compat
@@ -38,8 +38,8 @@ def _ldconfig(host: Host) -> str:
 
 
 def _conf_step(host: Host, conf: str, stamp: str) -> Step:
-    path = host_path(host, conf)
-    aside = host_path(host, f"{conf}.detective-tui-{stamp}.disabled")
+    path = write_path(host, conf)
+    aside = write_path(host, f"{conf}.detective-tui-{stamp}.disabled")
     return Step(
         title=f"Move {conf} aside so the loader stops using its compat directory",
         command="\n".join(

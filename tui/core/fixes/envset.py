@@ -17,20 +17,22 @@ from dataclasses import dataclass
 
 from tui.core.facts import EnvContext, Facts, PythonEnv
 from tui.core.fixes.env_targets import EnvTargets, unit_path_value
-from tui.core.fixes.plan import FixPlan, Step
+from tui.core.fixes.plan import FixError, FixPlan, Step
 from tui.core.fixes.shell import (
     daemon_reload,
     ensure_block,
     ensure_file,
     home_path,
-    host_path,
+    not_a_running_system,
     q,
     say_unchanged,
     systemd_quote,
     undo_block,
     undo_file,
+    write_path,
 )
 from tui.core.hosts import Host
+from tui.core.systemd_syntax import unit_name_problem
 
 PROFILE_FILES = (".bash_profile", ".profile")  # bash reads the first that exists
 
@@ -40,6 +42,11 @@ def dropin_name(name: str) -> str:
 
 
 def dropin_dir(unit: str) -> str:
+    """The drop-in directory of ``unit``, a name found on the host: refused (``FixError``)
+    unless systemd would accept it as a unit name (no ``/``, ``..``, newline reaches a path)."""
+    problem = unit_name_problem(unit)
+    if problem:
+        raise FixError(f"{problem}; not writing a drop-in for it")
     return f"/etc/systemd/system/{unit}.d"
 
 
@@ -90,7 +97,7 @@ def _unit_step(
             env_files=env_files,
             suffix=suffix,
         )
-    directory = host_path(host, dropin_dir(unit))
+    directory = write_path(host, dropin_dir(unit))
     file_name = dropin_name(name)
     content = "\n".join(
         [
@@ -142,8 +149,8 @@ def _unit_env_file_step(
             f"EnvironmentFile=-{env_path.replace('%', '%%')}",
         ]
     )
-    env_dir = host_path(host, ENV_FILE_DIR)
-    directory = host_path(host, dropin_dir(unit))
+    env_dir = write_path(host, ENV_FILE_DIR)
+    directory = write_path(host, dropin_dir(unit))
     return Step(
         title=title,
         command="\n".join(
@@ -187,7 +194,7 @@ def _activate_step(
     stamp: str,
 ) -> Step:
     suffix = f".detective-tui-{stamp}.bak"
-    file_expr = host_path(host, activate)
+    file_expr = write_path(host, activate)
     keys = [*env, *(["PATH"] if path_prepend is not None else [])]
     body = ensure_block(file_expr, name, _shell_lines(env, path_prepend), suffix)
     return Step(
@@ -211,9 +218,22 @@ def _profile_step(
     host: Host, *, name: str, env: Mapping[str, str], path_prepend: str | None, stamp: str
 ) -> Step:
     suffix = f".detective-tui-{stamp}.bak"
+    keys = [*env, *(["PATH"] if path_prepend is not None else [])]
+    if host.root:  # $HOME here is the inspecting login's home, not a home of the image
+        settings = "; ".join(_shell_lines(env, path_prepend))
+        why = (
+            f"no login profile edited: {not_a_running_system(host)}, and $HOME here is not a "
+            f"home of it; put `{settings}` in the login profile inside the image"
+        )
+        return Step(
+            title=f"Set {', '.join(keys)} for login shells",
+            command=say_unchanged(why),
+            undo=None,
+            changes="nothing: " + why,
+            needs_root=False,
+        )
     first, second = (home_path(host, f) for f in PROFILE_FILES)
     pick = f'p={first}; [ -f "$p" ] || p={second}'
-    keys = [*env, *(["PATH"] if path_prepend is not None else [])]
     return Step(
         title=f"Set {', '.join(keys)} for login shells",
         command=pick + "\n" + ensure_block('"$p"', name, _shell_lines(env, path_prepend), suffix),

@@ -11,9 +11,16 @@ from collections.abc import Mapping
 
 from tui.core.facts import Facts, PythonEnv
 from tui.core.fixes.env_targets import pick_python, serving_contexts
-from tui.core.fixes.plan import FixPlan, Step
+from tui.core.fixes.plan import FixError, FixPlan, Step
 from tui.core.fixes.record import Fix
-from tui.core.fixes.shell import home_path, host_path, q, say_changed, say_unchanged
+from tui.core.fixes.shell import (
+    home_path,
+    not_a_running_system,
+    q,
+    say_changed,
+    say_unchanged,
+    write_path,
+)
 from tui.core.fixes.simulate import python_env
 from tui.core.hosts import Host
 
@@ -79,7 +86,12 @@ def clear_flashinfer_jit_cache(
     for base in cache_bases(facts, py):
         owned = user_home is not None and base.startswith(user_home)
         root = not facts.host.is_root and not owned
-        steps.append(_move_step(host_path(host, base), base, stamp, needs_root=root))
+        steps.append(_move_step(write_path(host, base), base, stamp, needs_root=root))
+    if not steps and host.root:  # $HOME here is the inspecting login's, not the image's
+        raise FixError(
+            f"no FlashInfer JIT cache was found, and {not_a_running_system(host)}: its "
+            "~/.cache/flashinfer is not this login's; remove it inside the image"
+        )
     if not steps:
         home_cache = home_path(host, ".cache/flashinfer")
         steps.append(_move_step(home_cache, "~/.cache/flashinfer", stamp, needs_root=False))

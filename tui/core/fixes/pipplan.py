@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from tui.core.facts import PythonEnv
 from tui.core.fixes.env_targets import SYSTEM_PREFIXES
 from tui.core.fixes.plan import FixError, Step
-from tui.core.fixes.shell import host_path, q, say_changed, say_unchanged
+from tui.core.fixes.shell import host_path, q, say_changed, say_unchanged, write_path
 from tui.core.hosts import Host
 from tui.core.torch_index import IndexSettingError, index_url
 
@@ -146,9 +146,9 @@ def pip_step(
     why it is unchanged; ``check`` runs after pip and fails the step when it fails."""
     state = state_dir(py)
     record = freeze_file(py, stamp)
-    f = host_path(host, record)
+    f = write_path(host, record)
     prefix = host_path(host, state.removesuffix("/" + STATE_DIR))
-    aside = host_path(host, f"{state}/pip-leftovers-{stamp}")
+    aside = write_path(host, f"{state}/pip-leftovers-{stamp}")
     python = host_path(host, py.path)
     pip = f"{python} -m pip"
     index = "".join(f" --extra-index-url {q(u)}" for u in indexes)

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from tui.core.fixes.confine import with_resolver
 from tui.core.hosts import Host
 
 CHANGED = "@@dt changed"
@@ -66,8 +67,9 @@ class FixPlan:
 
     def effective_command(self, step: Step) -> str:
         """The command as it runs: under ``set -e``; root steps through ``sudo -n`` when the
-        login is not root."""
-        command = f"set -e\n{step.command}"
+        login is not root; ``dt_in_root`` defined where the step resolves paths inside a root
+        prefix (``tui.core.fixes.confine``)."""
+        command = f"set -e\n{with_resolver(step.command)}"
         return as_root(command) if (step.needs_root and self.sudo) else command
 
     def preview_commands(self) -> tuple[str, ...]:

@@ -10,13 +10,12 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
-from tui.core.fixes.plan import CHANGED, UNCHANGED
+from tui.core.fixes.confine import inside_root
+from tui.core.fixes.plan import CHANGED, UNCHANGED, FixError
 from tui.core.hosts import Host
 from tui.core.systemd_syntax import quote_environment_word
 
 q = shlex.quote
-# at the root of a fake host tree (tui.demo.fakehost): its usr/bin/systemctl stands in for systemd
-FAKE_HOST_MARKER = ".detective-fakehost"
 
 
 def host_path(host: Host, path: str) -> str:
@@ -27,11 +26,20 @@ def host_path(host: Host, path: str) -> str:
     return q(root + path)
 
 
-def home_path(host: Host, relative: str) -> str:
-    """``$HOME/relative`` of the login running the fix, under the root prefix."""
+def write_path(host: Host, path: str) -> str:
+    """The shell word of an absolute host path a step writes (or moves, or removes): under a
+    root prefix resolved inside the root when the step runs (``tui.core.fixes.confine``: no
+    symlink of the tree leads the write out of it), else the path quoted."""
     root = (host.root or "").rstrip("/")
-    prefix = q(root) if root else ""
-    return f'{prefix}"$HOME"/{q(relative)}'
+    return inside_root(root, path) if root else host_path(host, path)
+
+
+def home_path(host: Host, relative: str) -> str:
+    """``$HOME/relative`` of the login running the fix. Only for a host without a root prefix:
+    on a ``root:`` host ``$HOME`` is the inspecting login's home, not the image's."""
+    if host.root:
+        raise ValueError(f"{host.name}: no $HOME path under a root prefix ({host.root})")
+    return f'"$HOME"/{q(relative)}'
 
 
 def say_changed(what: str) -> str:
@@ -227,32 +235,52 @@ def systemd_quote(assignment: str) -> str:
     return quote_environment_word(assignment)
 
 
+def not_a_running_system(host: Host) -> str:
+    """Why a root-prefixed host's machine-level steps cannot run where the fix runs."""
+    if host.demo:
+        return f"{host.name} is a simulated host (a tree under {host.root}), not a machine"
+    return f"{host.name} is a filesystem under {host.root}, not a running system"
+
+
+def machine_tool(host: Host, tool: str, fix_id: str, inside: str) -> str:
+    """The command word for one of the machine's own tools (``dpkg``, ``apt-get``, ``curl``).
+
+    Without a root prefix: the tool itself, on the host. A root prefix is an inspected tree
+    whose tools would run on the inspecting machine and change it: only a stand-in the host
+    object names (``Host.standins``, set by the code that built the tree) runs; otherwise the
+    fix is refused with ``inside``, the commands to run inside the image instead.
+    """
+    if not host.root:
+        return tool
+    standin = host.standins.get(tool)
+    if standin is None:
+        raise FixError(
+            f"{fix_id} runs {tool}, which acts on the machine it runs on, and "
+            f"{not_a_running_system(host)}: here it would change the machine running "
+            f"detective-tui. Inside the image run: {inside}"
+        )
+    return q(standin)
+
+
 def systemctl(host: Host, args: Sequence[str], done: str, skipped: str, elsewhere: str) -> str:
     """``systemctl ARGS`` on the system the host runs, and never on another one.
 
     Without a root prefix: this machine's ``systemctl`` where systemd runs (``/run/systemd/system``
     exists), else the step is reported as skipped. A root prefix is an inspected filesystem, not
     a running system, so this machine's ``systemctl`` is never run for it: the step is reported
-    as skipped with ``elsewhere`` — except in a detective-tui fake host (``FAKE_HOST_MARKER`` at
-    its root), whose own ``usr/bin/systemctl`` shim stands in for systemd. ``done`` is echoed
-    after a successful run (empty: nothing), ``skipped`` names the skipped action.
+    as skipped with ``elsewhere`` — unless the host object names a ``systemctl`` stand-in
+    (``Host.standins``: the demo's fake systemd), which then runs. No file found in the tree
+    decides it. ``done`` is echoed after a successful run (empty: nothing), ``skipped`` names
+    the skipped action.
     """
     words = " ".join(q(a) for a in args)
     root = (host.root or "").rstrip("/")
     running = f"[ -d {host_path(host, '/run/systemd/system')} ]"
-    if root:
-        why = (
-            f"{skipped}: {host.name} is a filesystem under {root}, not a running system: "
-            f"{elsewhere} on the machine that runs it"
-        )
-        lines = [
-            f"if [ ! -f {host_path(host, '/' + FAKE_HOST_MARKER)} ]; then",
-            f"  {say_unchanged(why)}",
-            f"elif {running}; then",
-            f"  {host_path(host, '/usr/bin/systemctl')} {words}",
-        ]
-    else:
-        lines = [f"if {running}; then", f"  systemctl {words}"]
+    standin = host.standins.get("systemctl") if root else None
+    if root and standin is None:
+        why = f"{skipped}: {not_a_running_system(host)}: {elsewhere} on the machine that runs it"
+        return say_unchanged(why)
+    lines = [f"if {running}; then", f"  {q(standin) if standin else 'systemctl'} {words}"]
     if done:
         lines.append(f"  {say_changed(done)}")
     return "\n".join(

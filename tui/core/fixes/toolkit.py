@@ -22,11 +22,13 @@ from tui.core.fixes.plan import FixError, FixPlan, Step
 from tui.core.fixes.record import Fix, Param
 from tui.core.fixes.shell import (
     host_path,
+    machine_tool,
     only_if_marked,
     q,
     require_file,
     say_changed,
     say_unchanged,
+    write_path,
 )
 from tui.core.fixes.simulate import add_toolkit, mm, point_at, python_env
 from tui.core.hosts import Host
@@ -216,7 +218,7 @@ def install_cuda_toolkit_pip(
     py_cmd = host_path(host, py.path)
     nvcc = host_path(host, home + "/bin/nvcc")
     # left before pip runs: the undo uninstalls only what this run may have installed
-    marker = host_path(host, f"{site}/nvidia-cu13.detective-tui-{stamp}.absent")
+    marker = write_path(host, f"{site}/nvidia-cu13.detective-tui-{stamp}.absent")
     install = Step(
         title=f"Install NVIDIA's CUDA {version} toolkit wheels into {py.prefix or py.path}",
         command="\n".join(
@@ -287,24 +289,36 @@ def install_cuda_toolkit_apt(
     repo, arch = apt_repo(facts)
     _require_driver_for(facts, APT_VERSION)
     url = APT_URL.format(repo=repo, arch=arch)
+    inside = (
+        f"curl -fsSL -o /tmp/{APT_KEYRING} {q(url)} && dpkg -i /tmp/{APT_KEYRING} && "
+        f"apt-get update && apt-get install -y --no-install-recommends {APT_PACKAGE}; "
+        f"then use-installed-toolkit path={APT_HOME}"
+    )
+    dpkg, curl, apt_get = (
+        machine_tool(host, tool, "install-cuda-toolkit-apt", inside)
+        for tool in ("dpkg", "curl", "apt-get")
+    )
+    # a stand-in curl has no wget beside it; a machine has either
+    fetch = [f'  {curl} -fsSL -o "$t"/{APT_KEYRING} {q(url)}']
+    if not host.root:
+        fetch = [fetch[0] + " ||", f'    wget -qO "$t"/{APT_KEYRING} {q(url)}']
     py = pick_python(facts, python)
     nvcc = host_path(host, APT_HOME + "/bin/nvcc")
-    keyring_marker = host_path(host, f"{MARKER_DIR}/cuda-keyring.detective-tui-{stamp}.absent")
-    toolkit_marker = host_path(host, f"{MARKER_DIR}/{APT_PACKAGE}.detective-tui-{stamp}.absent")
-    marker_dir = host_path(host, MARKER_DIR)
+    keyring_marker = write_path(host, f"{MARKER_DIR}/cuda-keyring.detective-tui-{stamp}.absent")
+    toolkit_marker = write_path(host, f"{MARKER_DIR}/{APT_PACKAGE}.detective-tui-{stamp}.absent")
+    marker_dir = write_path(host, MARKER_DIR)
     keyring = Step(
         title=f"Add NVIDIA's CUDA apt repository ({repo}/{arch})",
         command="\n".join(
             [
-                "if dpkg -s cuda-keyring >/dev/null 2>&1; then",
+                f"if {dpkg} -s cuda-keyring >/dev/null 2>&1; then",
                 f"  {say_unchanged('cuda-keyring already installed')}",
                 "else",
                 f"  mkdir -p {marker_dir}",
                 f"  : > {keyring_marker}",
                 "  t=$(mktemp -d)",
-                f'  curl -fsSL -o "$t"/{APT_KEYRING} {q(url)} ||',
-                f'    wget -qO "$t"/{APT_KEYRING} {q(url)}',
-                f'  dpkg -i "$t"/{APT_KEYRING}',
+                *fetch,
+                f'  {dpkg} -i "$t"/{APT_KEYRING}',
                 '  rm -rf "$t"',
                 f"  {say_changed('installed cuda-keyring')}",
                 "fi",
@@ -312,7 +326,7 @@ def install_cuda_toolkit_apt(
         ),
         undo=only_if_marked(
             keyring_marker,
-            "dpkg -r cuda-keyring",
+            f"{dpkg} -r cuda-keyring",
             "removed cuda-keyring",
             "cuda-keyring was not installed by this fix run",
         ),
@@ -321,7 +335,7 @@ def install_cuda_toolkit_apt(
     )
     update = Step(
         title="Refresh the package lists",
-        command="apt-get update",
+        command=f"{apt_get} update",
         undo=None,
         changes="downloads package lists; changes no installed package",
         needs_root=True,
@@ -336,7 +350,7 @@ def install_cuda_toolkit_apt(
                 "else",
                 f"  mkdir -p {marker_dir}",
                 f"  : > {toolkit_marker}",
-                "  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "
+                f"  DEBIAN_FRONTEND=noninteractive {apt_get} install -y --no-install-recommends "
                 + APT_PACKAGE,
                 "  " + require_file(nvcc, "-x", f"apt-get left no {APT_HOME}/bin/nvcc"),
                 f"  {say_changed(f'installed {APT_PACKAGE}')}",
@@ -345,7 +359,7 @@ def install_cuda_toolkit_apt(
         ),
         undo=only_if_marked(
             toolkit_marker,
-            f"DEBIAN_FRONTEND=noninteractive apt-get remove -y {APT_PACKAGE}",
+            f"DEBIAN_FRONTEND=noninteractive {apt_get} remove -y {APT_PACKAGE}",
             f"removed {APT_PACKAGE}",
             f"{APT_PACKAGE} was not installed by this fix run",
         ),

@@ -16,8 +16,8 @@ from tui.core.fixes.record import Fix, Param
 from tui.core.fixes.shell import (
     daemon_reload,
     ensure_file,
-    host_path,
     undo_file,
+    write_path,
 )
 from tui.core.fixes.simulate import python_env, with_env, with_vars
 from tui.core.hosts import Host
@@ -146,7 +146,7 @@ def _sglang_unit_step(host: Host, unit: str, ctx: EnvContext, stamp: str) -> Ste
             f"ExecStart={exec_start}",
         ]
     )
-    directory = host_path(host, dropin_dir(unit))
+    directory = write_path(host, dropin_dir(unit))
     suffix = f".detective-tui-{stamp}.bak"
     return Step(
         title=f"Start {unit} with {SGLANG_FLAG} {SGLANG_VALUE}",
