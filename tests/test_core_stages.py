@@ -27,7 +27,7 @@ FINDING_MODULES = sorted(
     if p.stem not in ("__init__", "record", "registry")
 )
 STAGES: dict[str, str] = {
-    "base": "exitcodes locations hosts redact durable neterrors ssh_argv systemd_syntax",
+    "base": "exitcodes locations hosts redact md_safe durable neterrors ssh_argv systemd_syntax",
     "facts": (
         "facts host_changes parsers probe_records factbuild gpu_state gpu_table gpu_scope mig "
         "torch_arch torch_index torch_libs torch_variants compat ptxas_targets flashinfer_eras "
@@ -45,7 +45,7 @@ STAGES: dict[str, str] = {
         + " findings.registry rules completeness symptoms"
     ),
     "plans": (
-        "fixes fixes.plan fixes.shell fixes.envset fixes.env_targets fixes.toolkit "
+        "fixes fixes.confine fixes.plan fixes.shell fixes.envset fixes.env_targets fixes.toolkit "
         "fixes.workarounds fixes.compatpath fixes.extension fixes.jitcache fixes.libpath "
         "fixes.torchcuda fixes.triton fixes.wheels fixes.pipplan fixes.restart fixes.unitenv "
         "fixes.undo fixes.record fixes.simulate fixes.registry"

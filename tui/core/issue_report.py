@@ -20,6 +20,7 @@ from typing import Any
 
 from tui.core.completeness import partial_verdict
 from tui.core.gpu_scope import scope_note
+from tui.core.md_safe import md_code, md_fence, md_text
 from tui.core.redact import redact_text
 
 SEVERITY_MARK = {"critical": "🔴 critical", "warning": "🟠 warning", "info": "🔵 info"}
@@ -59,7 +60,9 @@ def ordered(hosts: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 
 
 def _cell(text: object) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ") if text not in (None, "") else "—"
+    if text in (None, ""):
+        return "—"
+    return md_text(text).replace("|", "\\|").replace("\n", " ")
 
 
 def _primary(data: Mapping[str, Any]) -> tuple[Mapping[str, Any] | None, Mapping[str, Any]]:
@@ -125,15 +128,17 @@ def action_line(event: Mapping[str, Any]) -> str:
     """One fix, undo or restart from its ``fix-outcome`` transcript event."""
     when = str(event.get("ts", ""))[11:19]
     host, fix = event.get("host", "?"), str(event.get("fix", "?"))
-    params = " ".join(f"{k}={v}" for k, v in (event.get("params") or {}).items() if k != "record")
+    params = md_text(
+        " ".join(f"{k}={v}" for k, v in (event.get("params") or {}).items() if k != "record")
+    )
     if fix == "restart":
         what = f"restart {params.removeprefix('units=')}".strip()
     elif fix.startswith("undo:"):
-        what = f"undo {fix.removeprefix('undo:')}"
+        what = f"undo {md_text(fix.removeprefix('undo:'))}"
     else:
-        what = f"fix `{fix}`" + (f" ({params})" if params else "")
+        what = f"fix {md_code(fix)}" + (f" ({params})" if params else "")
     if not event.get("applied"):
-        result = f"FAILED: {event.get('error') or 'see the transcript'}"
+        result = f"FAILED: {md_text(event.get('error') or 'see the transcript')}"
     elif fix == "restart":
         result = (
             f"running service now: {_ids(event.get('findings_after') or [])} "
@@ -152,7 +157,7 @@ def action_line(event: Mapping[str, Any]) -> str:
         result = "; ".join(parts) or "applied"
     if event.get("applied") and event.get("pending_restart"):
         result += f"; restart pending: {_ids(event['pending_restart'])}"
-    return f"- {when} **{host}**: {what} — {result}"
+    return f"- {md_text(when)} **{md_text(host)}**: {what} — {result}"
 
 
 def actions_section(events: Iterable[Mapping[str, Any]]) -> list[str]:
@@ -164,14 +169,15 @@ def actions_section(events: Iterable[Mapping[str, Any]]) -> list[str]:
 
 
 def finding_markdown(f: Mapping[str, Any]) -> list[str]:
-    lines = [f"### {SEVERITY_MARK[f['severity']]}: `{f['id']}` — {f['title']}", ""]
+    lines = [f"### {SEVERITY_MARK[f['severity']]}: {md_code(f['id'])} — {md_text(f['title'])}", ""]
     if f["python"]:
-        lines += [f"Interpreter: `{f['python']}`", ""]
-    lines += [f["explanation"], "", "Evidence: " + "; ".join(f"`{e}`" for e in f["evidence"])]
+        lines += [f"Interpreter: {md_code(f['python'])}", ""]
+    evidence = "; ".join(md_code(e) for e in f["evidence"])
+    lines += [md_text(f["explanation"]), "", "Evidence: " + evidence]
     if f["fixes"]:
         lines += ["", "Fixes (least invasive first):"]
         for i, fix in enumerate(f["fixes"], 1):
-            params = " ".join(f"{k}={v}" for k, v in fix["params"].items())
+            params = md_text(" ".join(f"{k}={v}" for k, v in fix["params"].items()))
             root = " (needs root)" if fix["needs_root"] else ""
             lines.append(
                 f"{i}. `{fix['id']}`{' ' + params if params else ''}{root} — resolves "
@@ -181,13 +187,16 @@ def finding_markdown(f: Mapping[str, Any]) -> list[str]:
 
 
 def _details(summary: str, lines: Sequence[str]) -> list[str]:
+    """A collapsed block: ``summary`` (running text, escaped) and ``lines`` in a fence none of
+    them can close (inside it ``</details>`` or ``<img …>`` is just text)."""
+    fence = md_fence(lines)
     return [
         "<details>",
-        f"<summary>{summary}</summary>",
+        f"<summary>{md_text(summary)}</summary>",
         "",
-        "```",
+        fence,
         *lines,
-        "```",
+        fence,
         "</details>",
         "",
     ]
@@ -266,7 +275,7 @@ def fact_lines(facts: Mapping[str, Any]) -> list[str]:
 def host_section(data: Mapping[str, Any]) -> list[str]:
     name = data["host"]
     if not data["reachable"]:
-        return [f"## {name} — unreachable", "", f"`{data['error']}`", ""]
+        return [f"## {md_text(name)} — unreachable", "", md_code(data["error"]), ""]
     findings = data["findings"]
     counts = [
         f"{sum(f['severity'] == s for f in findings)} {s}"
@@ -275,15 +284,15 @@ def host_section(data: Mapping[str, Any]) -> list[str]:
     ]
     if data["unseen"]:
         counts.append("probe incomplete")
-    lines = [f"## {name} — {', '.join(counts) or 'no findings'}", ""]
+    lines = [f"## {md_text(name)} — {', '.join(counts) or 'no findings'}", ""]
     note = scope_note(data["facts"]["container"]) if data["facts"] is not None else None
     if note:
-        lines += [f"> {note}", ""]
+        lines += [f"> {md_text(note)}", ""]
     if data["unseen"]:
         if not findings:
             lines += [f"**{partial_verdict(tuple(data['unseen']))}**", ""]
         lines += ["The probe could not see:", ""]
-        lines += [f"- `{reason}`" for reason in data["unseen"]]
+        lines += [f"- {md_code(reason)}" for reason in data["unseen"]]
         lines.append("")
     for f in findings:
         lines += finding_markdown(f)

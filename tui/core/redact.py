@@ -157,8 +157,36 @@ _TEXT_RULE_HINT = re.compile(
 )
 
 
+# -- control characters -------------------------------------------------------------------
+
+# C0 but tab and newline, a CR not ending a line, DEL, C1, and the bidirectional overrides and
+# isolates (text that reads differently from what it is): a terminal, a Markdown viewer or the
+# TUI acts on them (``\x1b]52;c;…`` sets the clipboard, ``\x1b]0;…\a`` the title,
+# ``\x1b[2J`` clears the screen), so no text from a host may carry one to the operator.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]|\r(?!\n)")
+
+
+def _visible_char(m: re.Match[str]) -> str:
+    code = ord(m.group(0))
+    if code < 0x20:
+        return chr(0x2400 + code)  # the Unicode control pictures: \x1b → ␛, \a → ␇
+    if code == 0x7F:
+        return "\u2421"  # ␡
+    return f"<U+{code:04X}>"
+
+
+def visible(text: str) -> str:
+    """``text`` with every control character and escape sequence made visible (``\x1b`` →
+    ``␛``, other C0 as their control pictures, C1 and bidi overrides as ``<U+XXXX>``); tab,
+    newline and a CR before a newline stay. Part of ``redact_text``: every path that shows
+    or writes remote text takes it."""
+    return _CONTROL.sub(_visible_char, text) if _CONTROL.search(text) else text
+
+
 def redact_text(text: str) -> str:
-    """Mask credentials inside free text (command lines, output, files, messages)."""
+    """Mask credentials inside free text (command lines, output, files, messages), and make
+    control characters visible (``visible``)."""
+    text = visible(text)
     if _TEXT_RULE_HINT.search(text):
         for pattern, replacement in TEXT_RULES:
             text = pattern.sub(replacement, text)

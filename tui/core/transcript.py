@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tui.core import locations
+from tui.core.md_safe import md_code, md_text
 from tui.core.redact import redact
 
 EXPORT_FORMATS = ("md", "html", "json")
@@ -168,10 +169,10 @@ def _blocks(event: dict[str, Any]) -> list[tuple[str, str]]:
 def _to_markdown(path: Path, events: list[dict[str, Any]]) -> str:
     out = [f"# detective-tui session `{path.name}`", ""]
     for ev in events:
-        out.append(f"## {ev.get('ts', '')} — {_describe(ev)}")
+        out.append(f"## {md_text(ev.get('ts', ''))} — {md_text(_describe(ev))}")
         out.append("")
         for key, value in _details(ev):
-            out.append(f"- **{key}**: `{json.dumps(value, ensure_ascii=False)}`")
+            out.append(f"- **{md_text(key)}**: {md_code(json.dumps(value, ensure_ascii=False))}")
         for name, text in _blocks(ev):
             fence = "`" * max(3, _max_backtick_run(text) + 1)
             out += ["", f"{name}:", "", fence, text.rstrip("\n"), fence]
