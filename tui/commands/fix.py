@@ -47,6 +47,7 @@ from tui.core.fixes.undo import (
     list_records,
     load_record,
     mark_done,
+    require_undo_order,
     undo_plan,
 )
 from tui.core.hostlist import split_list
@@ -417,6 +418,7 @@ def _fleet_code(results: list[HostFixResult]) -> int:
 async def _undo(host: Host, args: argparse.Namespace, transcript: Transcript) -> int:
     try:
         record = load_record(host.name, args.undo)
+        require_undo_order(record)
     except UndoError as exc:
         _err(str(exc))
         return exitcodes.USAGE

@@ -310,13 +310,18 @@ class DetectiveApp(App[int]):
     def _on_undo_record_requested(self, message: UndoRecordRequested) -> None:
         """The recovery screen's undo: the fix wizard with that record's undo plan."""
         from tui.core.fixes import make_stamp
-        from tui.core.fixes.undo import undo_plan
+        from tui.core.fixes.undo import UndoError, require_undo_order, undo_plan
         from tui.ui.screens.fix_wizard import FixWizardScreen
 
         record = message.record
         host = self._hosts.get(record.host)
         if host is None:
             self.notify(f"{record.host} is not in this inventory.", severity="warning")
+            return
+        try:
+            require_undo_order(record)
+        except UndoError as exc:
+            self.notify(str(exc), severity="error", timeout=15)
             return
         sudo = record.sudo if record.sudo is not None else True
         plan = undo_plan(record, host, sudo=sudo, stamp=make_stamp())

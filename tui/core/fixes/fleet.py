@@ -25,6 +25,7 @@ from tui.core.fixes.undo import (
     list_records,
     load_record,
     records_dir,
+    require_undo_order,
     undo_plan,
 )
 from tui.core.hosts import Host
@@ -303,6 +304,7 @@ def undo_items(
             continue
         try:
             record = load_record(host.name, o.record)
+            require_undo_order(record)
         except UndoError as exc:
             items.append(FleetItem(host=host, facts=None, plan=None, error=str(exc)))
             continue

@@ -471,3 +471,40 @@ def mark_done(record: UndoRecord, when: str) -> UndoRecord:
     except durable.DurableWriteError as exc:
         raise UndoError(str(exc)) from exc
     return done
+
+
+def _shared(record: UndoRecord, other: UndoRecord) -> list[str]:
+    """What ``other`` changed that ``record`` changed too: the same activate script or login
+    profile (each fix's block, and its backup, in one file), or the same unit's environment
+    variables or ExecStart (the same drop-in)."""
+    shared = []
+    if record.activate is not None and record.activate == other.activate:
+        shared.append(record.activate)
+    if record.profile and other.profile:
+        shared.append("the login profile")
+    if set(record.env_keys) & set(other.env_keys):
+        shared += [f"{u}'s drop-in" for u in record.units if u in other.units]
+    shared += [f"{u}'s ExecStart" for u in record.exec_units if u in other.exec_units]
+    return shared
+
+
+def require_undo_order(record: UndoRecord) -> None:
+    """Refuse (``UndoError``) to undo ``record`` while a later fix still in place changed the
+    same file: restoring this fix's backup would remove the later fix's block too, and undoing
+    the later one afterwards would bring this one back. The message says which to undo first."""
+    later: list[tuple[UndoRecord, list[str]]] = []
+    for other in list_records(record.host):  # newest first
+        if other.id == record.id:
+            break
+        shared = _shared(record, other)
+        if shared:
+            later.append((other, shared))
+    if not later:
+        return
+    listed = "; ".join(f"{o.id} ({o.fix_id}: {', '.join(s)})" for o, s in later)
+    first = later[-1][0] if len(later) == 1 else later[0][0]
+    raise UndoError(
+        f"{record.id} ({record.fix_id}) on {record.host} cannot be undone before the later "
+        f"fix(es) that changed the same files: {listed}. Undo them first, newest first "
+        f"(fix {record.host} --undo {first.id}), then this one; nothing was changed"
+    )
