@@ -60,6 +60,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         # program killed by SIGPIPE has (the result was not fully delivered, so not 0)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return exitcodes.BROKEN_PIPE
+    except OSError as exc:
+        where = own_dir_of(exc)
+        if where is None:
+            raise
+        # a full, read-only or missing state/cache dir: one line, not a traceback
+        why = exc.strerror or type(exc).__name__
+        print(
+            f"detective-tui: cannot write {exc.filename}: {why} (in {where}; free space there, "
+            "or point XDG_STATE_HOME/XDG_CACHE_HOME at a writable directory)",
+            file=sys.stderr,
+        )
+        return exitcodes.USAGE
+
+
+def own_dir_of(exc: OSError) -> str | None:
+    """Which of detective-tui's own directories (state, cache) an ``OSError`` is about, if
+    any: what a full disk or an unwritable directory there looks like."""
+    from pathlib import Path
+
+    from tui.core import locations
+
+    if not exc.filename:
+        return None
+    path = Path(os.fsdecode(exc.filename)).absolute()
+    for base in (locations.state_dir(), locations.cache_dir()):
+        if path == base.absolute() or base.absolute() in path.parents:
+            return str(base)
+    return None
 
 
 def _run(argv: Sequence[str] | None) -> int:

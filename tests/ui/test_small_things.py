@@ -39,13 +39,24 @@ async def test_keys_that_are_off_say_why(demo_hosts: tuple[Host, ...]) -> None:
         assert "Read-only mode" in list(app._notifications)[-1].message
         app.open_host("ct200")
         await settle(pilot, lambda: isinstance(app.screen, HostScreen))
-        for key in ("f", "v"):
+        shells: list[str] = []
+        app.open_shell = shells.append  # type: ignore[method-assign]
+        for key in ("f", "v", "S"):
             app.clear_notifications()
             await pilot.press(key)
             await pilot.pause()
             assert [n.message for n in app._notifications] == [
-                "Read-only mode (--read-only): fixes and validation are off."
+                "Read-only mode (--read-only): fixes, validation and shells are off."
             ], key
+        app.pop_screen()
+        await pilot.pause()
+        app.clear_notifications()
+        await pilot.press("S")  # the hosts table: no shell either
+        await pilot.pause()
+        assert [n.message for n in app._notifications] == [
+            "Read-only mode (--read-only): no shell on a host."
+        ]
+        assert shells == []
 
 
 async def test_palette_lists_each_command_once(demo_hosts: tuple[Host, ...]) -> None:

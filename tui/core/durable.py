@@ -60,6 +60,22 @@ def write_bytes(path: Path, blob: bytes, *, mode: int = 0o600, make_parents: boo
         raise DurableWriteError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
+def write_private(path: Path, data: bytes) -> None:
+    """Write ``path`` readable by its owner only (0600) in a directory of theirs only (0700,
+    made so when it already exists): reports and session copies carry host names, commands and
+    output. ``OSError`` as it comes."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(path.parent, 0o700)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)  # a file that was there keeps no wider mode
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+
+
 def move_durably(source: Path, target: Path) -> None:
     """Rename ``source`` to ``target`` and fsync the directory."""
     os.replace(source, target)

@@ -71,6 +71,19 @@ TEXT_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{20,}"), MASK),
     (re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}"), MASK),
     (re.compile(r"\bhf_[A-Za-z0-9]{20,}"), MASK),
+    (re.compile(r"\bnvapi-[A-Za-z0-9_-]{20,}"), MASK),  # NGC / build.nvidia.com keys
+    # Azure connection strings: AccountKey=…; SharedAccessKey=…; SharedAccessSignature=…
+    (
+        re.compile(r"(?i)\b((?:Account|SharedAccess)Key=|SharedAccessSignature=)[^;\s'\"]+"),
+        r"\1***",
+    ),
+    # a camelCase or snake key of a JSON text (an argv value): "accessKey": "…", "secret_key"
+    (
+        re.compile(
+            r"(?i)(\"[a-z0-9_]*(?:access|secret|api|private|account|auth)_?key\"\s*:\s*)\"[^\"]*\""
+        ),
+        r'\1"***"',
+    ),
     (re.compile(r"\bsk-[A-Za-z0-9_-]{20,}"), MASK),
     (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), MASK),
     (re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"), MASK),
@@ -152,8 +165,8 @@ def _mask_flag(m: re.Match[str]) -> str:
 # an "=": text without them is returned as it is, without running the patterns (most text is
 # paths and versions). No replacement adds an "=".
 _TEXT_RULE_HINT = re.compile(
-    r"-----BEGIN |(?i:authorization|bearer)|://|eyJ|(?:gh[pousr]|github_pat)_|glpat-|hf_|sk-"
-    r"|AKIA|ASIA|AIza|xox[abprs]-"
+    r"-----BEGIN |(?i:authorization|bearer|key[\"=]|SharedAccessSignature=)|://|eyJ"
+    r"|(?:gh[pousr]|github_pat)_|glpat-|hf_|sk-|nvapi-|AKIA|ASIA|AIza|xox[abprs]-"
 )
 
 
@@ -212,6 +225,15 @@ def redact_text(text: str) -> str:
 # ``is_secret_name``.
 SECRET_KEYS = frozenset({"password", "passwd", "token", "secret", "api_key", "authorization"})
 _FLAG_WORD = re.compile(r"^--?[A-Za-z][A-Za-z0-9_.-]*$")
+# one-letter flags that take a key in the servers and clients seen on hosts (``-k KEY``); a
+# value that is a path, a URL or another flag is left (``curl -k https://…``)
+SECRET_SHORT_FLAGS = frozenset({"-k"})
+
+
+def _secret_flag(flag: str, value: str) -> bool:
+    if flag in SECRET_SHORT_FLAGS:
+        return not value.startswith(("-", "/")) and "://" not in value
+    return bool(_FLAG_WORD.match(flag)) and is_secret_name(flag) and not value.startswith("-")
 
 
 @functools.lru_cache(maxsize=4096)  # keys repeat: the facts' field names, variable names
@@ -228,14 +250,7 @@ def _redact_list(items: list[Any] | tuple[Any, ...]) -> list[Any]:
     out = [redact(v) for v in items]
     for i in range(len(out) - 1):
         flag, value = out[i], out[i + 1]
-        if (
-            isinstance(flag, str)
-            and isinstance(value, str)
-            and _FLAG_WORD.match(flag)
-            and is_secret_name(flag)
-            and value
-            and not value.startswith("-")
-        ):
+        if isinstance(flag, str) and isinstance(value, str) and value and _secret_flag(flag, value):
             out[i + 1] = MASK
     return out
 

@@ -12,7 +12,6 @@ import argparse
 import asyncio
 import contextlib
 import gc
-import shutil
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -28,7 +27,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from tui.core import exitcodes, locations
+from tui.core import durable, exitcodes, locations
 from tui.core.hosts import Host
 from tui.core.inventory import InventoryError, find_inventory, load_inventory
 from tui.core.redact import redact_text
@@ -580,6 +579,9 @@ class DetectiveApp(App[int]):
 
         from tui.core.shell_command import NoShell, run_session, shell_command
 
+        if self.read_only:  # a shell can change anything on the host
+            self.notify("Read-only mode (--read-only): no shell on a host.", severity="warning")
+            return
         try:
             command = shell_command(self._hosts[name])
         except (NoShell, ValueError) as exc:
@@ -640,11 +642,10 @@ class DetectiveApp(App[int]):
 
             path = self.transcript_path
             actions = read_events(path) if path is not None else []
-            out_dir.mkdir(parents=True, exist_ok=True)
             text = markdown_report(results, actions=actions, now=now)
-            report.write_text(text, encoding="utf-8")
+            durable.write_private(report, text.encode())
             if path is not None:
-                shutil.copyfile(path, jsonl)
+                durable.write_private(jsonl, path.read_bytes())
 
         await asyncio.to_thread(write)
         self.session.record("session-export", report=str(report), jsonl=str(jsonl))

@@ -59,8 +59,8 @@ RESOLVES_MIN_WIDTH = 16  # the what-if table's Resolves column wraps, at least t
 
 # actions that write on the host, hidden by --read-only: a fix, and the sampling validation
 # (it JIT-compiles FlashInfer's kernels into the host's cache)
-CHANGES_HOST = frozenset({"fix", "validate"})
-READ_ONLY_HIDDEN = frozenset({"host.fix", "host.validate"})  # their binding ids
+CHANGES_HOST = frozenset({"fix", "validate", "shell"})  # a shell can change anything
+READ_ONLY_HIDDEN = frozenset({"host.fix", "host.validate", "host.shell"})  # binding ids
 
 # the widget that takes the focus when a tab is shown (focus left in a hidden tab pulls it back)
 TAB_FOCUS = {
@@ -503,7 +503,7 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
 
     def disabled_reason(self, action: str) -> str | None:
         if action in CHANGES_HOST and getattr(self.app, "read_only", False):
-            return "Read-only mode (--read-only): fixes and validation are off."
+            return "Read-only mode (--read-only): fixes, validation and shells are off."
         if self._state is None or self._state.facts is None:
             return no_findings_text(self._state)
         if action == "fix":

@@ -55,7 +55,7 @@ STATUS_STYLE = {
 STALE_STYLE = "yellow"
 REASON_STYLE = {"critical": "red", "warning": "yellow"}
 # the fleet fix writes on hosts: --read-only hides it (its binding id, for the help screen)
-READ_ONLY_BINDINGS = frozenset({"hosts.fleet_fix", "hosts.pending", "hosts.undo"})
+READ_ONLY_BINDINGS = frozenset({"hosts.fleet_fix", "hosts.pending", "hosts.undo", "hosts.shell"})
 
 GROUP_STYLE = {
     "critical": "bold red",
@@ -628,13 +628,15 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
             return (self.grouped or bool(self.marked)) and not read_only
         if action == "pending":
             return not read_only and any(s.pending is not None for s in self.app.fleet)
-        if action == "undo":
+        if action in ("undo", "shell"):
             return not read_only
         return True
 
     def disabled_reason(self, action: str) -> str | None:
         if getattr(self.app, "read_only", False) and action in ("fleet_fix", "pending", "undo"):
             return "Read-only mode (--read-only): fixes, restarts and undos are off."
+        if getattr(self.app, "read_only", False) and action == "shell":
+            return "Read-only mode (--read-only): no shell on a host."
         if action == "fleet_fix":
             return "Group the fleet by finding (g) and pick a group, or mark hosts (space)."
         if action == "pending":
