@@ -285,7 +285,9 @@ def test_dry_run_json_lists_each_hosts_undo_commands(
     for item in items[:2]:
         (command,) = item["commands"]
         dropin = roots[item["host"]] / DROPIN
-        assert f"f={shlex.quote(str(dropin.parent))}/{dropin.name}\n" in command
+        root = shlex.quote(str(roots[item["host"]]))
+        assert f'd="$(dt_in_root {root} /etc/systemd/system/sglang.service.d)"\n' in command
+        assert f'f="$d"/{dropin.name}\n' in command
         assert 'rm -f "$f"' in command
         assert dropin.is_file()
     assert items[2]["error"].startswith("nothing to undo")

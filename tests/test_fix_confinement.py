@@ -78,6 +78,7 @@ def test_the_trees_own_systemctl_never_runs_in_a_fix_a_restart_or_an_undo(
     assert f"ct200 is a filesystem under {root}, not a running system" in out
     assert fix(inv, "--undo", "last", "--yes") == exitcodes.OK
     assert not (root / UNIT_DIR / DROPIN).exists()
+    assert not (root / UNIT_DIR / DROPIN).parent.exists()  # the dir the fix made goes too
     assert not marker.exists(), marker.read_text()
 
 

@@ -115,7 +115,7 @@ Environment="PATH=/usr/local/cuda-13.0/bin:/root/venv_sglang211/bin:/usr/bin:/bi
 if [ -f "$f" ] && [ "$(cat "$f")" = "$c" ]; then
   echo '@@dt unchanged 50-detective-tui-cuda.conf already in place'
 else
-  mkdir -p "$d"
+  if [ ! -d "$d" ]; then mkdir -p "$d"; : > "$d"/.detective-tui-20261129-120000.dir; fi
   t="$f".detective-tui-20261129-120000.tmp
   if [ -f "$f" ]; then
     cp -p "$f" "$t"
@@ -185,7 +185,7 @@ Environment="PATH=/root/venv_sglang211/lib/python3.12/site-packages/nvidia/cu13/
 if [ -f "$f" ] && [ "$(cat "$f")" = "$c" ]; then
   echo '@@dt unchanged 50-detective-tui-cuda.conf already in place'
 else
-  mkdir -p "$d"
+  if [ ! -d "$d" ]; then mkdir -p "$d"; : > "$d"/.detective-tui-20261129-120000.dir; fi
   t="$f".detective-tui-20261129-120000.tmp
   if [ -f "$f" ]; then
     cp -p "$f" "$t"
@@ -273,7 +273,7 @@ Environment="PATH=/usr/local/cuda-13.0/bin:/root/venv_sglang211/bin:/usr/bin:/bi
 if [ -f "$f" ] && [ "$(cat "$f")" = "$c" ]; then
   echo '@@dt unchanged 50-detective-tui-cuda.conf already in place'
 else
-  mkdir -p "$d"
+  if [ ! -d "$d" ]; then mkdir -p "$d"; : > "$d"/.detective-tui-20261129-120000.dir; fi
   t="$f".detective-tui-20261129-120000.tmp
   if [ -f "$f" ]; then
     cp -p "$f" "$t"
@@ -331,7 +331,7 @@ Environment="FLASHINFER_CUDA_ARCH_LIST=12.0a"'
 if [ -f "$f" ] && [ "$(cat "$f")" = "$c" ]; then
   echo '@@dt unchanged 50-detective-tui-arch-list.conf already in place'
 else
-  mkdir -p "$d"
+  if [ ! -d "$d" ]; then mkdir -p "$d"; : > "$d"/.detective-tui-20261129-120000.dir; fi
   t="$f".detective-tui-20261129-120000.tmp
   if [ -f "$f" ]; then
     cp -p "$f" "$t"
@@ -389,7 +389,7 @@ ExecStart="/root/venv_sglang211/bin/python3" "-m" "sglang.launch_server" "--mode
 if [ -f "$f" ] && [ "$(cat "$f")" = "$c" ]; then
   echo '@@dt unchanged 50-detective-tui-sampling.conf already in place'
 else
-  mkdir -p "$d"
+  if [ ! -d "$d" ]; then mkdir -p "$d"; : > "$d"/.detective-tui-20261129-120000.dir; fi
   t="$f".detective-tui-20261129-120000.tmp
   if [ -f "$f" ]; then
     cp -p "$f" "$t"

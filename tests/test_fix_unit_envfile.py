@@ -228,7 +228,7 @@ PATH=/usr/local/cuda-13.0/bin:/root/venv_sglang211/bin:/usr/bin:/bin'
 if [ -f "$f" ] && [ "$(cat "$f")" = "$c" ]; then
   echo '@@dt unchanged sglang.service.cuda.env already in place'
 else
-  mkdir -p "$d"
+  if [ ! -d "$d" ]; then mkdir -p "$d"; : > "$d"/.detective-tui-20261129-120000.dir; fi
   t="$f".detective-tui-20261129-120000.tmp
   if [ -f "$f" ]; then
     cp -p "$f" "$t"
@@ -253,7 +253,7 @@ EnvironmentFile=-/etc/detective-tui/sglang.service.cuda.env'
 if [ -f "$f" ] && [ "$(cat "$f")" = "$c" ]; then
   echo '@@dt unchanged 50-detective-tui-cuda.conf already in place'
 else
-  mkdir -p "$d"
+  if [ ! -d "$d" ]; then mkdir -p "$d"; : > "$d"/.detective-tui-20261129-120000.dir; fi
   t="$f".detective-tui-20261129-120000.tmp
   if [ -f "$f" ]; then
     cp -p "$f" "$t"
@@ -302,7 +302,8 @@ fi
 """
 
 GOLDEN_UNDO_WITH_ENV_FILE = r"""
-f="$(dt_in_root '/srv/fake hosts/ct200' /etc/systemd/system/sglang.service.d)"/50-detective-tui-cuda.conf
+d="$(dt_in_root '/srv/fake hosts/ct200' /etc/systemd/system/sglang.service.d)"
+f="$d"/50-detective-tui-cuda.conf
 rm -f "$f".detective-tui-20261129-120000.tmp
 if [ -f "$f".detective-tui-20261129-120000.bak ]; then
   mv -f "$f".detective-tui-20261129-120000.bak "$f"
@@ -314,7 +315,14 @@ elif [ -e "$f".detective-tui-20261129-120000.absent ]; then
 else
   echo '@@dt unchanged 50-detective-tui-cuda.conf: nothing of this fix run to undo'
 fi
-f="$(dt_in_root '/srv/fake hosts/ct200' /etc/detective-tui)"/sglang.service.cuda.env
+if [ -e "$d"/.detective-tui-20261129-120000.dir ]; then
+  rm -f "$d"/.detective-tui-20261129-120000.dir
+  if rmdir "$d" 2>/dev/null; then
+    echo '@@dt changed removed the directory this fix run created'
+  fi
+fi
+d="$(dt_in_root '/srv/fake hosts/ct200' /etc/detective-tui)"
+f="$d"/sglang.service.cuda.env
 rm -f "$f".detective-tui-20261129-120000.tmp
 if [ -f "$f".detective-tui-20261129-120000.bak ]; then
   mv -f "$f".detective-tui-20261129-120000.bak "$f"
@@ -325,6 +333,12 @@ elif [ -e "$f".detective-tui-20261129-120000.absent ]; then
   echo '@@dt changed sglang.service.cuda.env removed'
 else
   echo '@@dt unchanged sglang.service.cuda.env: nothing of this fix run to undo'
+fi
+if [ -e "$d"/.detective-tui-20261129-120000.dir ]; then
+  rm -f "$d"/.detective-tui-20261129-120000.dir
+  if rmdir "$d" 2>/dev/null; then
+    echo '@@dt changed removed the directory this fix run created'
+  fi
 fi
 echo '@@dt unchanged skipped systemctl daemon-reload: ct200 is a filesystem under /srv/fake hosts/ct200, not a running system: run systemctl daemon-reload on the machine that runs it'
 """

@@ -302,7 +302,7 @@ Environment="TRITON_PTXAS_PATH=/usr/local/cuda-13.0/bin/ptxas"'
 if [ -f "$f" ] && [ "$(cat "$f")" = "$c" ]; then
   echo '@@dt unchanged 50-detective-tui-triton-ptxas.conf already in place'
 else
-  mkdir -p "$d"
+  if [ ! -d "$d" ]; then mkdir -p "$d"; : > "$d"/.detective-tui-20261129-120000.dir; fi
   t="$f".detective-tui-20261129-120000.tmp
   if [ -f "$f" ]; then
     cp -p "$f" "$t"

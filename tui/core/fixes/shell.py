@@ -72,6 +72,13 @@ def created_marker(backup_suffix: str) -> str:
     return backup_suffix.removesuffix(".bak") + ".absent"
 
 
+def created_dir_marker(backup_suffix: str) -> str:
+    """Inside a directory a step creates: ``.detective-tui-<stamp>.dir`` says "this fix run
+    made the directory", so its undo removes it once empty (systemd reads only ``*.conf`` from
+    a drop-in directory)."""
+    return backup_suffix.removesuffix(".bak") + ".dir"
+
+
 def temp_suffix(backup_suffix: str) -> str:
     return backup_suffix.removesuffix(".bak") + ".tmp"
 
@@ -174,7 +181,9 @@ def undo_block(file_expr: str, name: str, backup_suffix: str) -> str:
 
 def ensure_file(dir_expr: str, name: str, content: str, backup_suffix: str) -> str:
     """Write a whole file that detective-tui owns (a systemd drop-in); a no-op when identical.
-    Replaced atomically, with a backup or a created-marker (``_replace_file``)."""
+    Replaced atomically, with a backup or a created-marker (``_replace_file``); a directory it
+    creates gets ``created_dir_marker`` inside."""
+    made = q(created_dir_marker(backup_suffix))
     return "\n".join(
         [
             f"d={dir_expr}",
@@ -183,7 +192,7 @@ def ensure_file(dir_expr: str, name: str, content: str, backup_suffix: str) -> s
             'if [ -f "$f" ] && [ "$(cat "$f")" = "$c" ]; then',
             f"  {say_unchanged(name + ' already in place')}",
             "else",
-            '  mkdir -p "$d"',
+            f'  if [ ! -d "$d" ]; then mkdir -p "$d"; : > "$d"/{made}; fi',
             *(
                 f"  {line}"
                 for line in _replace_file(backup_suffix, ['printf \'%s\\n\' "$c" > "$t"'])
@@ -195,15 +204,25 @@ def ensure_file(dir_expr: str, name: str, content: str, backup_suffix: str) -> s
 
 
 def undo_file(dir_expr: str, name: str, backup_suffix: str) -> str:
+    """Undo ``ensure_file``: the file as it was, and the directory gone again when this run
+    created it and nothing else is in it now."""
+    made = q(created_dir_marker(backup_suffix))
     return "\n".join(
         [
-            f"f={dir_expr}/{q(name)}",
+            f"d={dir_expr}",
+            f'f="$d"/{q(name)}',
             *undo_replaced(
                 backup_suffix,
                 f"restored the backup of {name}",
                 f"{name} removed",
                 f"{name}: nothing of this fix run to undo",
             ),
+            f'if [ -e "$d"/{made} ]; then',
+            f'  rm -f "$d"/{made}',
+            '  if rmdir "$d" 2>/dev/null; then',
+            f"    {say_changed('removed the directory this fix run created')}",
+            "  fi",
+            "fi",
         ]
     )
 
