@@ -214,8 +214,8 @@ class FakeHost:
 
 
 def standins(root: Path) -> dict[str, str]:
-    """The stand-ins of a tree this module built: its fake ``systemctl``."""
-    return {"systemctl": str(_under(root, "/usr/bin/systemctl"))}
+    """The stand-ins of a tree this module built: its fake ``systemctl`` and ``journalctl``."""
+    return {tool: str(_under(root, f"/usr/bin/{tool}")) for tool in ("systemctl", "journalctl")}
 
 
 # ---------------------------------------------------------------------------------------
