@@ -14,6 +14,7 @@ import shlex
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -120,8 +121,8 @@ def tree_standins(monkeypatch: pytest.MonkeyPatch, under: Path, *, ui: bool = Fa
     def ours(host: Host) -> bool:
         return bool(host.root) and Path(str(host.root)).is_relative_to(under)
 
-    def with_standins(path: Path | None) -> inventory.Inventory:
-        inv = load(path)
+    def with_standins(path: Path | None, **kwargs: Any) -> inventory.Inventory:
+        inv = load(path, **kwargs)
         hosts = tuple(
             replace(h, standins=fakehost.standins(Path(str(h.root)))) if ours(h) else h
             for h in inv.hosts
@@ -143,8 +144,8 @@ from pathlib import Path as _P
 from tui.core import inventory as _i
 from tui.demo import fakehost as _f
 _load = _i.load_inventory
-def _with(path):
-    inv = _load(path)
+def _with(path, **kwargs):
+    inv = _load(path, **kwargs)
     hosts = [_r(h, standins=_f.standins(_P(h.root))) if h.root else h for h in inv.hosts]
     return _r(inv, hosts=tuple(hosts))
 _i.load_inventory = _with
