@@ -18,6 +18,7 @@ from tui.core.facts import Facts
 from tui.core.findings import SEVERITY_ORDER, FlashInferReplay
 from tui.core.host_stack import primary_python, primary_replay
 from tui.core.hosts import Host
+from tui.core.redact import visible
 from tui.ui.reasons import VALUE_KEYS, reason_line
 
 if TYPE_CHECKING:
@@ -139,7 +140,7 @@ def gpu_summary(facts: Facts) -> str:
     names: dict[str, int] = {}
     for g in facts.gpus:
         names[short_gpu_name(g.name)] = names.get(short_gpu_name(g.name), 0) + 1
-    return ", ".join(f"{n}× {name}" for name, n in names.items())
+    return visible(", ".join(f"{n}× {name}" for name, n in names.items()))
 
 
 def sm_summary(facts: Facts) -> str:
@@ -268,8 +269,11 @@ def host_row(state: HostState) -> HostRow:
     row = _host_row(state)
     reason = _reason(state, row)
     if state.pending is not None and not state.busy:
-        return replace(row, status=state.pending.label, reason=f"{state.pending.detail} · {reason}")
-    return replace(row, reason=reason)
+        row = replace(row, status=state.pending.label, reason=f"{state.pending.detail} · {reason}")
+    else:
+        row = replace(row, reason=reason)
+    # every cell may hold a host's text (a GPU name, an error): its control characters visible
+    return HostRow(**{k: visible(v) for k, v in vars(row).items()})
 
 
 def _host_row(state: HostState) -> HostRow:

@@ -239,7 +239,8 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
             parts.append(f"  · {whose}none")
         if host.tags:
             parts.append(("  [" + ", ".join(host.tags) + "]", "dim"))
-        self.query_one("#host-title", Static).update(Content.assemble(*parts))
+        shown = [redact_text(p) if isinstance(p, str) else (redact_text(p[0]), p[1]) for p in parts]
+        self.query_one("#host-title", Static).update(Content.assemble(*shown))
 
     def _status_words(self, state: HostState) -> str:
         """As the hosts table says it: ``probed 2m ago`` (``partial: …`` first), the status

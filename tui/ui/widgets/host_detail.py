@@ -9,6 +9,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from tui.core.redact import visible
 from tui.ui.cuda_boxes import cuda_boxes
 from tui.ui.fleet_state import HostState, gpu_summary, sm_summary, status_text, status_word
 from tui.ui.freshness import is_stale, probed_text
@@ -87,6 +88,15 @@ def group_parts(group: FindingGroup) -> list[Part]:
     return parts
 
 
+def _visible(part: Part) -> Part:
+    """A part with a host's control characters made visible (``tui.core.redact.visible``)."""
+    if isinstance(part, str):
+        return visible(part)
+    if isinstance(part, tuple):
+        return (visible(part[0]), part[1])
+    return part
+
+
 class HostDetail(Widget):
     """Set with ``show(state, now, stale_minutes)`` or ``text``. A repaint of its own region,
     not ``Static.update``: that re-lays out the whole screen, on every probe update of the
@@ -109,4 +119,4 @@ class HostDetail(Widget):
         """Repainted only when what it says changed (not on every probe update)."""
         if parts != self._parts:
             self._parts = parts
-            self.text = Content.assemble(*parts)
+            self.text = Content.assemble(*(_visible(p) for p in parts))
