@@ -323,7 +323,9 @@ looks_secret() {
       *[!A-Za-z0-9]glpat-* | xox[abprs]-* | *[!A-Za-z0-9]xox[abprs]-* | AIza* | \
       *[!A-Za-z0-9]AIza* | *[Bb][Ee][Aa][Rr][Ee][Rr][" $TAB"]* | \
       *[Bb][Aa][Ss][Ii][Cc][" $TAB"]* | *[Aa][Uu][Tt][Hh][Oo][Rr][Ii][Zz][Aa][Tt][Ii][Oo][Nn]:* | \
-      *-----BEGIN*PRIVATE\ KEY-----* | nvapi-* | *[!A-Za-z0-9_-]nvapi-* | *AccountKey=*) return 0 ;;
+      *-----BEGIN*PRIVATE\ KEY-----* | nvapi-* | *[!A-Za-z0-9_-]nvapi-* | *AccountKey=* | \
+      *[Aa][Cc][Cc][Oo][Uu][Nn][Tt][Kk][Ee][Yy]=* | *[Ss][Hh][Aa][Rr][Ee][Dd][Aa][Cc][Cc][Ee][Ss][Ss]* | \
+      *[Kk][Ee][Yy]\"*:*) return 0 ;;
   esac
   return 1
 }

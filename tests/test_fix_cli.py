@@ -310,6 +310,9 @@ def test_a_root_prefixed_host_that_is_not_a_fake_host_never_runs_systemctl(
     # own usr/bin/systemctl (and a planted .detective-fakehost beside it) never runs
     (root / ".detective-fakehost").write_text("")
     monkeypatch.setattr(inventory_module, "load_inventory", PLAIN_LOAD)
+    data = yaml.safe_load(inv.read_text())
+    del data["hosts"][0]["simulate"]  # not a tree detective-tui built, as far as it knows
+    inv.write_text(yaml.safe_dump(data))
     path_log = recording_systemctl_on_path(tmp_path, inv)
     rc = main(["fix", "ct200", "use-installed-toolkit", "--yes", "--restart", "--hosts", str(inv)])
     out = capsys.readouterr().out

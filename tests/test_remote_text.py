@@ -119,7 +119,7 @@ def hostile_inventory(tmp_path: Path) -> Path:
     pretty = f"Ubuntu 22.04.5 LTS{CLIPBOARD}</details>{HTML}```"
     release.write_text(release.read_text().replace("Ubuntu 22.04.5 LTS", pretty))
     entry = {"name": "ct200", "local": True, "root": str(fake.root), "env": fake.env}
-    entry["python"] = list(fake.pythons)
+    entry.update(python=list(fake.pythons), simulate="tree")  # its nvidia-smi may run
     inv = tmp_path / "hosts.yaml"
     inv.write_text(yaml.safe_dump({"hosts": [entry]}))
     return inv

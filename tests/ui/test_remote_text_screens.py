@@ -30,7 +30,13 @@ async def test_escape_sequences_from_a_host_are_shown_not_acted_on(tmp_path: Pat
     (smi / "table.out").write_text(CLIPBOARD + TITLE + "\n" + (smi / "table.out").read_text())
     query = (smi / "query.out").read_text().replace("Server Edition", "Server Edition" + TITLE)
     (smi / "query.out").write_text(query)
-    host = Host(name="ct200", local=True, root=str(fake.root), python=tuple(fake.pythons))
+    host = Host(
+        name="ct200",
+        local=True,
+        root=str(fake.root),
+        python=tuple(fake.pythons),
+        simulate="tree",  # a tree this test built: its nvidia-smi may run
+    )
     app = make_app([host])
     exports = locations.state_dir() / "exports"
     async with app.run_test(size=(160, 50)) as pilot:

@@ -261,6 +261,22 @@ def not_a_running_system(host: Host) -> str:
     return f"{host.name} is a filesystem under {host.root}, not a running system"
 
 
+# what a tree detective-tui built carries in usr/bin (tui.demo.fakehost)
+TREE_STANDINS = ("systemctl", "journalctl")
+
+
+def standin(host: Host, tool: str) -> str | None:
+    """The program that stands in for ``tool`` on a root-prefixed host: one the host object
+    names (``Host.standins``), or — for a tree the inventory or the demo fleet says detective-tui
+    built (``Host.fake_tree``) — its ``usr/bin`` fake of systemd's tools. Never chosen by a file
+    found in the tree."""
+    if tool in host.standins:
+        return host.standins[tool]
+    if host.fake_tree and tool in TREE_STANDINS:
+        return (host.root or "").rstrip("/") + "/usr/bin/" + tool
+    return None
+
+
 def machine_tool(host: Host, tool: str, fix_id: str, inside: str) -> str:
     """The command word for one of the machine's own tools (``dpkg``, ``apt-get``, ``curl``).
 
@@ -271,14 +287,14 @@ def machine_tool(host: Host, tool: str, fix_id: str, inside: str) -> str:
     """
     if not host.root:
         return tool
-    standin = host.standins.get(tool)
-    if standin is None:
+    found = standin(host, tool)
+    if found is None:
         raise FixError(
             f"{fix_id} runs {tool}, which acts on the machine it runs on, and "
             f"{not_a_running_system(host)}: here it would change the machine running "
             f"detective-tui. Inside the image run: {inside}"
         )
-    return q(standin)
+    return q(found)
 
 
 def systemctl(host: Host, args: Sequence[str], done: str, skipped: str, elsewhere: str) -> str:
@@ -295,11 +311,11 @@ def systemctl(host: Host, args: Sequence[str], done: str, skipped: str, elsewher
     words = " ".join(q(a) for a in args)
     root = (host.root or "").rstrip("/")
     running = f"[ -d {host_path(host, '/run/systemd/system')} ]"
-    standin = host.standins.get("systemctl") if root else None
-    if root and standin is None:
+    program = standin(host, "systemctl") if root else None
+    if root and program is None:
         why = f"{skipped}: {not_a_running_system(host)}: {elsewhere} on the machine that runs it"
         return say_unchanged(why)
-    lines = [f"if {running}; then", f"  {q(standin) if standin else 'systemctl'} {words}"]
+    lines = [f"if {running}; then", f"  {q(program) if program else 'systemctl'} {words}"]
     if done:
         lines.append(f"  {say_changed(done)}")
     return "\n".join(
