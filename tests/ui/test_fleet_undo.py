@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from textual.widgets import Collapsible, DataTable
+from textual.widgets import Collapsible, DataTable, Tree
 
 from tui.core.fixes.undo import list_records, records_dir
 from tui.core.hosts import Host
 from tui.core.transcript import read_events
+from tui.ui.grouping import FindingGroup
 from tui.ui.screens.fleet_fix import FleetFixScreen
 from tui.ui.screens.hosts import HostsScreen
 
@@ -190,6 +191,13 @@ async def test_undo_after_a_restart_offers_the_restart_again(fleet: tuple[Host, 
         assert app.fleet["ct201"].diagnosis.worst() == "critical"
         assert FINDING in {f.id for f in app.fleet["ct201"].diagnosis.findings}
 
+        # back in the groups view the cursor is on the group that was fixed (the runs
+        # regrouped the fleet meanwhile), so the next f acts on it again
+        await pilot.press("escape")
+        await settle(pilot, lambda: isinstance(app.screen, HostsScreen) and all_probed(app))
+        node = app.screen.query_one("#groups-tree", Tree).cursor_node
+        assert isinstance(node.data, FindingGroup) and node.data.finding_id == FINDING
+
 
 async def test_a_failing_undo_does_not_stop_the_others(fleet: tuple[Host, ...]) -> None:
     app = make_app(fleet)
@@ -266,3 +274,21 @@ async def test_read_only_offers_no_undo(fleet: tuple[Host, ...]) -> None:
         await pilot.press("u")
         await pilot.pause()
         assert screen.stage == "done" and screen.kind == "fix"
+
+
+async def test_back_from_a_fleet_fix_the_cursor_is_on_its_group(fleet: tuple[Host, ...]) -> None:
+    """The cursor returns to the group the fleet fix was opened on, even when the rebuilds
+    while it ran left it on another group (they fall back to the first fixable one)."""
+    app = make_app(fleet)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await cursor_on_group(pilot, FINDING, set(GROUP))
+        tree = app.screen.query_one("#groups-tree", Tree)
+        groups = [n for n in tree.root.children if isinstance(n.data, FindingGroup)]
+        other = next(n for n in reversed(groups) if n.data.finding_id not in (None, FINDING))
+        await pilot.press("f")
+        await settle(pilot, lambda: isinstance(app.screen, FleetFixScreen))
+        tree.move_cursor(other)  # where a rebuild meanwhile left it
+        await pilot.press("escape")
+        await settle(pilot, lambda: isinstance(app.screen, HostsScreen))
+        node = tree.cursor_node
+        assert isinstance(node.data, FindingGroup) and node.data.finding_id == FINDING

@@ -297,6 +297,7 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
     def __init__(self) -> None:
         super().__init__()
         self._terms: list[Term] = []
+        self._return_to: object = None  # the group a fleet fix was opened on (its key)
         self._rows: tuple[str, ...] = ()
         self._shown: dict[str, HostState] = {}
         self._groups: tuple[FindingGroup, ...] = ()
@@ -620,7 +621,20 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
         if group is None:
             self.notify("Select a group first.", severity="warning")
             return
+        self._return_to = group.key  # the groups change while it runs: come back to this one
         self.post_message(self.FleetFixRequested(group))
+
+    def on_screen_resume(self) -> None:
+        """Back from a fleet fix (its runs, restarts and undos regrouped the fleet meanwhile):
+        the cursor goes back to the group that was fixed, where it still is, so the next f
+        acts on it and not on whichever group the rebuilds left the cursor on."""
+        key, self._return_to = self._return_to, None
+        if key is None or not self.grouped:
+            return
+        tree = self.query_one("#groups-tree", Tree)
+        groups = (n.data for n in tree.root.children)
+        if any(isinstance(g, FindingGroup) and g.key == key for g in groups):
+            tree.move_cursor_to_line(self._cursor_line(tree, key))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         read_only = getattr(self.app, "read_only", False)
