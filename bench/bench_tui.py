@@ -81,7 +81,7 @@ async def run(
     app = DetectiveApp(
         hosts,
         settings=Settings(concurrency=concurrency),
-        session_factory=lambda: Session(simulate_delay_s=1.0),
+        session_factory=lambda: Session(),
         **extra,
     )
     app.animation_level = "none"
@@ -217,13 +217,15 @@ def make_session(path: Path, cache: Path, megabytes: float) -> int:
     from tui.core.runner import Session
     from tui.core.transcript import Transcript, read_events
     from tui.demo.fleet import demo_fleet
+    from tui.demo.unreachable import NeverAnswers
 
     real = path.with_suffix(".real")
     transcript = Transcript(real)
     transcript.record("session-start", pid=os.getpid(), argv=["detective-tui", "--demo"])
 
     async def probe() -> None:
-        async with Session(transcript=transcript, simulate_delay_s=0) as session:
+        NeverAnswers.delay_s = 0.0  # the never-answering demo host fails at once here
+        async with Session(transcript=transcript) as session:
             await session.probe_many(demo_fleet(cache))
 
     asyncio.run(probe())

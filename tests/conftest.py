@@ -33,6 +33,14 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 @pytest.fixture(autouse=True)
+def no_answer_delay(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo fleet's never-answering host fails at once (its transport's delay is 0)."""
+    from tui.demo.unreachable import NeverAnswers
+
+    monkeypatch.setattr(NeverAnswers, "delay_s", 0.0)
+
+
+@pytest.fixture(autouse=True)
 def isolated_xdg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own XDG config/state/cache dirs, known_hosts and (absent) ssh
     config, and no ssh-agent: a developer's own files never leak in or get written."""

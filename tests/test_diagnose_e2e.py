@@ -153,7 +153,7 @@ def test_unreachable_host_is_reported_and_exit_2(
 ) -> None:
     inv = _inventory(
         tmp_path,
-        {"name": "ghost", "local": True, "simulate": "unreachable"},
+        {"name": "ghost", "ssh": "root@127.0.0.1:1"},
         _entry(tmp_path, "h100", healthy_h100()),
     )
     code, hosts = _diagnose_json(capsys, inv, "ghost", "h100")
@@ -166,7 +166,7 @@ def test_unreachable_host_is_reported_and_exit_2(
 def test_critical_wins_over_unreachable(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     inv = _inventory(
         tmp_path,
-        {"name": "ghost", "local": True, "simulate": "unreachable"},
+        {"name": "ghost", "ssh": "root@127.0.0.1:1"},
         _entry(tmp_path, "ct200", reference_ct200()),
     )
     code, _ = _diagnose_json(capsys, inv)

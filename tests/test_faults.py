@@ -22,6 +22,7 @@ from tui.core import transport
 from tui.core.hosts import Host
 from tui.core.runner import Session
 from tui.core.transcript import Transcript, read_events
+from tui.demo.unreachable import NeverAnswers
 
 
 class _NoAuth(asyncssh.SSHServer):
@@ -165,7 +166,7 @@ async def test_one_bad_host_never_stops_the_others(tmp_path: Path, short_grace: 
         hosts = [
             f.host,
             Host(name="local", local=True),
-            Host(name="down", ssh="x", simulate="unreachable"),
+            Host(name="down", ssh="x", transport=NeverAnswers),
             Host(name="nowhere", ssh="root@127.0.0.1:1"),
         ]
         seen: list[str] = []

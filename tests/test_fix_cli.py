@@ -51,7 +51,7 @@ def inventory(
         }
     ]
     if ghost:
-        hosts.append({"name": "ghost", "local": True, "simulate": "unreachable"})
+        hosts.append({"name": "ghost", "ssh": "root@127.0.0.1:1"})
     if healthy:
         h100 = build_fake_host(tmp_path / "h100 root", healthy_h100())
         hosts.append(

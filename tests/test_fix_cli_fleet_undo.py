@@ -57,7 +57,7 @@ def fleet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, dict[s
                 "python": list(fake.pythons),
             }
         )
-    entries.append({"name": "ghost", "local": True, "simulate": "unreachable"})
+    entries.append({"name": "ghost", "ssh": "root@127.0.0.1:1"})
     path = tmp_path / "hosts.yaml"
     path.write_text(yaml.safe_dump({"hosts": entries}))
     return path, roots

@@ -27,7 +27,7 @@ FIRST, CHOSEN = "flashinfer-arch-rejected", "nvcc-torch-major-mismatch"
 
 async def _ct201(tmp_path: Path) -> tuple[Host, Facts]:
     host = next(h for h in demo_fleet(tmp_path / "trees") if h.name == "ct201")
-    async with Session(simulate_delay_s=0) as session:
+    async with Session() as session:
         facts = (await session.probe(host)).facts
     assert facts is not None
     return host, facts
@@ -52,7 +52,7 @@ async def test_a_fleet_fix_plans_with_the_chosen_findings_proposal(
     host, facts = await _ct201(tmp_path)
     crafted = _first_proposes(diagnose(facts, host), "/usr/local/cuda-12.8")
     monkeypatch.setattr(fleet, "diagnose", lambda *_args, **_kw: crafted)
-    async with Session(simulate_delay_s=0) as session:
+    async with Session() as session:
         (item,) = await plan_fleet(session, [host], FIX, {}, finding=finding, stamp="s")
     assert item.plan is not None, item.error
     assert dict(item.plan.params) == {"path": path}

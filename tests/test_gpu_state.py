@@ -45,7 +45,7 @@ def test_probe_reads_live_state_of_the_reference_host(tmp_path: Path) -> None:
     (ct200,) = [h for h in demo_fleet(tmp_path) if h.name == "ct200"]
 
     async def probe():
-        async with Session(simulate_delay_s=0) as session:
+        async with Session() as session:
             return await session.probe(ct200)
 
     facts = asyncio.run(probe()).facts

@@ -138,7 +138,7 @@ def test_duplicate_names_point_at_both(tmp_path: Path) -> None:
         ("hosts:\n  - name: a\n    env: {1X: y}\n", 3, "env", "not a variable name"),
         ("hosts:\n  - name: a\n    env: [x]\n", 3, "env", "mapping"),
         ("hosts:\n  - name: a\n    name: b\n", 3, "name", "appears twice"),
-        ("hosts:\n  - name: a\n    simulate: maybe\n", 3, "simulate", "one of"),
+        ("hosts:\n  - name: a\n    simulate: unreachable\n", 3, "simulate", "one of"),
         ("hosts:\n  - name: a\n    python: [/x, [/y]]\n", 3, "python", "list of strings"),
         ('hosts:\n  - name: a\n    python: "/opt/v\\tenv/bin/python"\n', 3, "python", "no tabs"),
         ("hosts: {name: a}\n", 1, "hosts", "non-empty list"),

@@ -28,7 +28,7 @@ def demo_hosts_report(tmp_path_factory: pytest.TempPathFactory) -> str:
     (ct200,) = [h for h in demo_fleet(tmp_path_factory.mktemp("demo")) if h.name == "ct200"]
 
     async def probe() -> ProbeResult:
-        async with Session(simulate_delay_s=0) as session:
+        async with Session() as session:
             return await session.probe(ct200)
 
     result = asyncio.run(probe())

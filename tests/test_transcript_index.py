@@ -25,7 +25,7 @@ def session_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     transcript.record("session-start", pid=42, argv=["detective-tui", "--demo"])
 
     async def run() -> None:
-        async with Session(transcript=transcript, simulate_delay_s=0) as session:
+        async with Session(transcript=transcript) as session:
             for name in ("ct200", "ct200", "gone-dark"):
                 await session.probe(hosts[name])
             session.record("decision", host="ct200", fix="set-flashinfer-arch-list", answer="no")

@@ -19,6 +19,7 @@ from tui.core.hosts import Host
 from tui.core.runner import Session, add_known_host, trust_host
 from tui.core.transcript import Transcript, list_sessions, read_events
 from tui.demo.fakehost import FakeHost, build_fake_host, reference_ct200
+from tui.demo.unreachable import NeverAnswers
 
 pytestmark = pytest.mark.sshd
 
@@ -143,7 +144,7 @@ async def test_unreachable_port_is_a_clear_error(ssh_env: SSHEnv) -> None:
     host = Host(name="nobody", ssh=f"root@127.0.0.1:{free_port()}")
     async with session(ssh_env, connect_timeout=5) as s:
         r = await s.run_script(host, "true")
-        p = await s.probe(Host(name="demo-down", ssh="x", simulate="unreachable"))
+        p = await s.probe(Host(name="demo-down", ssh="x", transport=NeverAnswers))
     assert r.exit_status is None and r.error_kind == "unreachable"
     assert "127.0.0.1" in r.error and "cannot connect" in r.error
     assert p.error_kind == "unreachable" and p.error == "no answer (simulated demo host)"

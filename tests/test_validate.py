@@ -231,10 +231,11 @@ def test_cli_demo_fleet_gives_a_clear_verdict_per_host(capsys: pytest.CaptureFix
     code, out, _ = run_cli(capsys, "--demo", "validate", "ct200")
     assert code == 0  # piped: the Markdown as it is, for a file or another tool
     assert out.startswith("### Sampling kernels on ct200: SKIPPED")
-    assert "cannot validate here: ct200 is a simulated demo host" in out
+    assert "cannot validate here: ct200 is a filesystem tree inspected under" in out
     code, out, _ = run_cli(capsys, "--demo", "validate", "gone-dark", "--json")
     assert code == 2 and json.loads(out)["reachable"] is False
-    assert json.loads(out)["reason"] == "no answer (simulated demo host)"
+    # the same path as any host that cannot be reached
+    assert json.loads(out)["reason"] == "could not probe the host: no answer (simulated demo host)"
     code, _, err = run_cli(capsys, "--demo", "validate", "nope")
     assert code == 3 and "'nope' is not a demo host" in err
 
@@ -327,4 +328,4 @@ def test_cli_renders_the_report_on_a_terminal(
     text = re.sub(r"\x1b\[[0-9;]*m", "", out)
     assert code == 0
     assert "Sampling kernels on ct200: SKIPPED" in text and "###" not in text
-    assert "cannot validate here: ct200 is a simulated demo host" in text
+    assert "cannot validate here: ct200 is a filesystem tree inspected under" in text

@@ -19,6 +19,15 @@ from tui.core.transcript import Transcript
 FIXED_NOW = datetime(2026, 1, 2, 3, 4, 5)
 
 
+@pytest.fixture(autouse=True)
+def no_answer_delay(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo fleet's never-answering host takes a moment, as a real connection attempt does
+    (the TUI shows it probing first)."""
+    from tui.demo.unreachable import NeverAnswers
+
+    monkeypatch.setattr(NeverAnswers, "delay_s", 0.05)
+
+
 def fixed_clock() -> datetime:
     return FIXED_NOW
 
@@ -61,7 +70,7 @@ def session_factory(**kwargs: Any) -> Callable[[], Any]:
     def make() -> Any:
         from tui.core.runner import Session
 
-        return Session(transcript=Transcript.open_session(), simulate_delay_s=0.05, **kwargs)
+        return Session(transcript=Transcript.open_session(), **kwargs)
 
     return make
 

@@ -240,7 +240,7 @@ class _BrokenForOneHost(Session):
 async def test_one_failing_worker_is_reported_and_others_continue(
     demo_hosts: tuple[Host, ...],
 ) -> None:
-    app = make_app(demo_hosts, session_factory=lambda: _BrokenForOneHost(simulate_delay_s=0.05))
+    app = make_app(demo_hosts, session_factory=lambda: _BrokenForOneHost())
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
         await probe_all(pilot)
         assert app.fleet["h100-node"].status == "probe-failed"

@@ -10,6 +10,7 @@ import pytest
 from tui.core import locations
 from tui.core.hosts import Host
 from tui.core.shell_command import NoShell, ShellCommand, run_session, shell_command
+from tui.demo.unreachable import NeverAnswers
 from tui.ui.screens.host import HostScreen
 from tui.ui.widgets.fleet_table import FleetTable
 
@@ -76,8 +77,8 @@ def test_ssh_command_uses_our_known_hosts_and_strict_keys(
         "2222",
         "ml@gpu-7",
     )
-    with pytest.raises(NoShell, match="never answers"):
-        shell_command(Host(name="x", simulate="unreachable"))
+    with pytest.raises(NoShell, match="a simulated demo host that never answers: there is no"):
+        shell_command(Host(name="x", transport=NeverAnswers))
 
 
 def test_a_failed_ssh_session_says_its_exit_status_and_why() -> None:

@@ -6,12 +6,13 @@ from pathlib import Path
 
 from tui.core import locations
 from tui.demo.fleet import DEMO_HOSTS, META, demo_fleet
+from tui.demo.unreachable import NeverAnswers
 
 
 def test_built_once_then_reused(tmp_path: Path) -> None:
     hosts = demo_fleet(tmp_path)
     assert [h.name for h in hosts] == [d.name for d in DEMO_HOSTS]
-    built = [h for h in hosts if h.simulate is None]
+    built = [h for h in hosts if h.transport is None]
     assert all(h.local and h.root and (Path(h.root) / META).is_file() for h in built)
     ct200 = next(h for h in built if h.name == "ct200")
     assert ct200.python == ("/root/venv_sglang211/bin/python3",)
@@ -33,7 +34,7 @@ def test_unfinished_tree_is_rebuilt(tmp_path: Path) -> None:
 
 def test_never_answering_host_and_copies(tmp_path: Path) -> None:
     gone = demo_fleet(tmp_path)[-1]
-    assert gone.simulate == "unreachable" and not gone.local and gone.root is None
+    assert gone.transport is NeverAnswers and not gone.local and gone.root is None
     many = demo_fleet(tmp_path, copies=17)
     assert len(many) == 17 * len(DEMO_HOSTS)
     assert many[0].name == "ct200-01" and many[-1].name == "gone-dark-17"

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tui.core.transport import Transport
 
 DEMO_SOURCE = "demo fleet"  # Host.source of every host of the built-in demo fleet
 DEMO_TARGET = "demo (simulated)"  # what a demo host shows as its connection target
@@ -20,9 +24,12 @@ class Host:
     tags: tuple[str, ...] = ()
     root: str | None = None  # probe root prefix: inspect a mounted image / a fake host tree
     env: Mapping[str, str] = field(default_factory=dict)  # exported before the probe runs
-    # "unreachable": a demo host that never answers; "tree": ``root`` is a fake host tree
-    # detective-tui built, whose stand-in programs (nvidia-smi, nvcc) may run
+    # "tree": ``root`` is a fake host tree detective-tui built, whose stand-in programs
+    # (nvidia-smi, nvcc) may run
     simulate: str | None = None
+    # a transport of the host's own instead of SSH, local or exec (the demo fleet's host that
+    # never answers: tui.demo.unreachable); never set from an inventory
+    transport: Callable[[Host], Transport] | None = None
     source: str | None = None  # "hosts.yaml:12" — where it was defined, for error messages
     exec: tuple[str, ...] = ()  # a command (argv) that runs the script instead of SSH; one
     # word is SCRIPT_WORD (the script as one argument), ``{name}`` already filled in

@@ -47,7 +47,9 @@ class ConnectionPool:
         found = self._transports.get(key)
         if found is None:
             found = (
-                ExecTransport(host)
+                host.transport(host)
+                if host.transport is not None
+                else ExecTransport(host)
                 if host.exec
                 else LocalTransport(host)
                 if host.local

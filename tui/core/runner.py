@@ -48,8 +48,6 @@ PROBE_FAILED = "probe-failed"
 BAD_INVENTORY = "bad-inventory"  # a bad inventory entry: never connected to, its error said
 NOT_REACHED = (UNREACHABLE, HOSTKEY_UNKNOWN, HOSTKEY_CHANGED, HOSTKEY_REVOKED, BAD_INVENTORY)
 
-SIMULATED_UNREACHABLE = "no answer (simulated demo host)"
-
 
 @dataclass(frozen=True)
 class ProbeResult:
@@ -100,14 +98,12 @@ class Session:
         connect_timeout: float = 10.0,
         probe_deadline_s: float = 120.0,
         step_timeout_s: int = 10,
-        simulate_delay_s: float = 1.0,
     ) -> None:
         self.transcript = transcript
         self.known_hosts = known_hosts or locations.known_hosts_file()
         self.ssh_config = ssh_config or locations.ssh_config_file()
         self.probe_deadline_s = probe_deadline_s
         self.step_timeout_s = step_timeout_s
-        self.simulate_delay_s = simulate_delay_s
         self.fixes = FixActivity()
         self.pool = ConnectionPool(
             known_hosts=self.known_hosts,
@@ -268,12 +264,6 @@ class Session:
         started = time.monotonic()
         if host.invalid:
             return self._probe_done(ProbeResult(host, None, host.invalid, BAD_INVENTORY), started)
-        if host.simulate == "unreachable":
-            await asyncio.sleep(self.simulate_delay_s)
-            return self._probe_done(
-                ProbeResult(host, None, SIMULATED_UNREACHABLE, UNREACHABLE, duration_s=0.0),
-                started,
-            )
         builder = FactBuilder()
         raw: list[str] = []
 

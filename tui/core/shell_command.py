@@ -38,8 +38,9 @@ def shell_command(host: Host) -> ShellCommand:
     shell = os.environ.get("SHELL") or "/bin/sh"
     if host.invalid:
         raise NoShell(f"{host.name} is a bad inventory entry: {host.invalid.splitlines()[0]}")
-    if host.simulate == "unreachable":
-        raise NoShell(f"{host.name} is a simulated demo host that never answers")
+    if host.transport is not None:  # what it is, in the words of the transport's own class
+        about = getattr(host.transport, "about", "reached only through a transport of its own")
+        raise NoShell(f"{host.name} is {about}: there is no shell to open")
     if host.demo:
         return ShellCommand(
             (shell,), cwd=host.root, note=f"{host.name} is a demo host: a shell in its fake tree"

@@ -15,7 +15,7 @@ from pathlib import Path
 from tui.core.facts import Facts, PythonEnv
 from tui.core.hosts import Host
 from tui.core.redact import MASK
-from tui.core.runner import NOT_REACHED, SIMULATED_UNREACHABLE, Session
+from tui.core.runner import NOT_REACHED, Session
 from tui.core.validate_records import describe_record, parse_record, result_from_output
 from tui.core.validate_result import ValidationResult
 
@@ -140,11 +140,7 @@ async def _validate(
     timing: bool,
 ) -> ValidationResult:
     if host.root:
-        what = (
-            "a simulated demo host (a fake filesystem tree)"
-            if host.source == "demo fleet"
-            else f"a filesystem tree inspected under {host.root}"
-        )
+        what = f"a filesystem tree inspected under {host.root}"
         return ValidationResult(
             host=host.name,
             verdict="skipped",
@@ -153,10 +149,6 @@ async def _validate(
                 "sampling kernels can only be validated on the GPU host itself"
             ),
             python=python,
-        )
-    if host.simulate == "unreachable":
-        return ValidationResult(
-            host=host.name, verdict="error", reason=SIMULATED_UNREACHABLE, reachable=False
         )
     py_env: PythonEnv | None = None
     if python is None:

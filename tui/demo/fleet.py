@@ -2,7 +2,8 @@
 
 Each demo host is a fake host tree (``tui.demo.fakehost``) built once into the XDG cache dir
 and probed by the local transport with the tree as root prefix — no GPU, no SSH. One more
-host never answers (``simulate="unreachable"``), to show what an unreachable host looks like.
+host never answers (its transport is ``tui.demo.unreachable.NeverAnswers``), to show what
+an unreachable host looks like.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 from tui.core import locations
 from tui.core.hosts import DEMO_SOURCE, Host
 from tui.demo import fakehost, neighbours
+from tui.demo.unreachable import NeverAnswers
 
 META = ".demo-host.json"  # in each built tree: the fake host's env and interpreters
 
@@ -135,7 +137,7 @@ def demo_fleet(cache_dir: Path | None = None, copies: int = 1) -> tuple[Host, ..
     for entry in DEMO_HOSTS:
         if entry.spec is None:
             hosts.append(
-                Host(name=entry.name, simulate="unreachable", tags=entry.tags, source=DEMO_SOURCE)
+                Host(name=entry.name, transport=NeverAnswers, tags=entry.tags, source=DEMO_SOURCE)
             )
             continue
         hosts.append(demo_host(entry.name, entry.spec(), entry.tags, cache_dir))
