@@ -37,7 +37,12 @@ async def test_y_copies_report_finding_and_fix_command(demo_hosts: tuple[Host, .
         first_fix = app.fleet["ct200"].diagnosis.findings[0].fixes[0]
         assert app.clipboard.startswith(f"detective-tui fix ct200 {first_fix.id} ")
         assert app.clipboard.endswith(" --demo")
-        assert "Copied the" in list(app._notifications)[-1].message
+        message = list(app._notifications)[-1].message
+        # no terminal says whether it took OSC 52: the text is also in a file, named
+        kept = locations.state_dir() / "clipboard.txt"
+        assert message.startswith("Sent the ") and f"it is also in {kept}" in message
+        assert kept.read_text() == app.clipboard + "\n"
+        assert kept.stat().st_mode & 0o777 == 0o600
 
 
 async def test_shell_key_says_what_to_run_where_it_cannot_hand_over(

@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import contextlib
 import gc
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -549,10 +550,25 @@ class DetectiveApp(App[int]):
     # -- copy and shell ---------------------------------------------------------------------------
     def copy_text(self, text: str, what: str) -> None:
         """Copy to the terminal's clipboard (OSC 52: works over SSH too, where the terminal
-        allows it)."""
+        allows it). No terminal says whether it did, so the text is also kept in a file,
+        named in the notification, for a terminal that refuses OSC 52."""
+        text = redact_text(text)
         self.copy_to_clipboard(text)
         lines = text.count("\n") + 1
-        self.notify(f"Copied {what} ({lines} line{'s' if lines > 1 else ''}).", timeout=3)
+        kept = locations.state_dir() / "clipboard.txt"
+        try:
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(kept, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                out.write(text + "\n")
+        except OSError as exc:
+            also = f" (it could not be kept in {kept} as well: {exc.strerror})"
+        else:
+            also = f"; if your terminal refuses OSC 52, it is also in {kept}"
+        self.notify(
+            f"Sent {what} to the clipboard ({lines} line{'s' if lines > 1 else ''}){also}.",
+            timeout=6,
+        )
 
     def host_report(self, names: Sequence[str]) -> str:
         """The Markdown report of these hosts (their last probe), for the clipboard."""
