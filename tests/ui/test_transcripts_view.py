@@ -45,3 +45,15 @@ async def test_events_read_as_lines_and_filter(demo_hosts: tuple[Host, ...]) -> 
         assert "target: demo (simulated)" in text
         await pilot.press("escape")
         assert isinstance(app.screen, TranscriptsScreen)
+        assert isinstance(app.screen, TranscriptsScreen)
+        await pilot.press("y")  # the selected event, whole
+        assert app.clipboard.startswith("command at ") and "── output ──" in app.clipboard
+
+        await pilot.press("slash")
+        box.value = "kind:diag host:ct2"  # by substring, as the hosts filter
+        await pilot.pause()
+        kinds = {screen.index.refs[i].kind for i in events.rows}
+        hosts = {screen.index.refs[i].host for i in events.rows}
+        assert kinds == {"diagnosis"} and hosts == {"ct200", "ct201"}
+        lines = [events.render_line(y).text for y in range(len(events.rows))]
+        assert all("diagnosis · critical: " in ln and "{" not in ln for ln in lines), lines

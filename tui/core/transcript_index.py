@@ -190,6 +190,11 @@ def describe(event: dict[str, Any]) -> str:
         return f"fix outcome · {event.get('fix')} · {state}{gone}"
     if kind == "fix-start":
         return f"fix start · {event.get('fix')} · {len(event.get('commands') or [])} command(s)"
+    if kind == "diagnosis":
+        findings = event.get("findings") or []
+        worst = next((f.get("severity") for f in findings), None)
+        ids = ", ".join(str(f.get("id")) for f in findings) or "no findings"
+        return f"diagnosis · {worst + ': ' if worst else ''}{ids}"
     if kind == "session-start":
         return "session start · " + " ".join(str(a) for a in event.get("argv") or [])
     rest = ", ".join(f"{k}={v}" for k, v in event.items() if k not in ("ts", "seq", "kind", "host"))

@@ -31,7 +31,7 @@ FILTER_KEYS = ("host", "kind")
 
 
 def parse_event_filter(text: str) -> tuple[str | None, str | None, list[str]]:
-    """``host:ct200 kind:command word`` → (host, kind, [words]); the words match a host or a
+    """``host:ct200 kind:command word`` → (host, kind, [words]); each matches a host or a
     kind by substring."""
     host = kind = None
     words = []
@@ -88,6 +88,9 @@ class TranscriptsScreen(Screen[None]):
             tooltip="Filter the events: host:NAME kind:KIND (command, probe, decision, …)",
         ),
         Binding("tab", "app.focus_next", "Next pane", show=False),
+        Binding(
+            "y", "copy", "Copy", id="transcripts.copy", tooltip="Copy the selected event, whole"
+        ),
     ]
     DEFAULT_CSS = """
     TranscriptsScreen #sessions { width: 40%; min-width: 42; max-width: 52; height: 1fr; }
@@ -161,7 +164,13 @@ class TranscriptsScreen(Screen[None]):
         if index is None:
             return
         host, kind, words = parse_event_filter(self.query_one("#event-filter", Input).value)
-        rows = index.select(host, kind)
+        # by substring, as the hosts filter matches (host:ct2, kind:fix)
+        rows = tuple(
+            i
+            for i, r in enumerate(index.refs)
+            if (host is None or host.lower() in (r.host or "").lower())
+            and (kind is None or kind.lower() in r.kind)
+        )
         if words:
             rows = tuple(
                 i
@@ -192,6 +201,15 @@ class TranscriptsScreen(Screen[None]):
         ref = self.index.refs[message.index]
         title = f"{ref.kind} · {ref.host or 'no host'} · {ref.ts}"
         self.app.push_screen(EventScreen(title, details(event, self.index)))
+
+    def action_copy(self) -> None:
+        chosen = self.query_one(EventList).selected if self.index is not None else None
+        if self.index is None or chosen is None:
+            self.notify("No event selected: pick a session, then an event.", severity="warning")
+            return
+        ref = self.index.refs[chosen]
+        text = "\n".join(details(self.index.event(chosen), self.index))
+        self.app.copy_text(text, f"the {ref.kind} event")  # type: ignore[attr-defined]
 
     def action_filter(self) -> None:
         box = self.query_one("#event-filter", Input)
