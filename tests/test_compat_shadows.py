@@ -18,9 +18,9 @@ import yaml
 from tui.cli import main
 from tui.core import exitcodes
 from tui.core.facts import EnvContext, Facts, HostInfo, LoaderInfo
+from tui.core.findings.cuda_compat_shadows_driver import first_compat, without_compat
 from tui.core.fixes import build_plan
 from tui.core.hosts import Host
-from tui.core.rules_compat import first_compat, without_compat
 from tui.demo.fakehost import build_fake_host
 from tui.demo.neighbours import compat_over_driver
 

@@ -38,9 +38,7 @@ STAGES: dict[str, str] = {
         "exec_transport hops hostkeys known_hosts sshconnect pool standalone"
     ),
     "rules": (
-        "subject rulekit findings.record rules_compat rules_container rules_current "
-        "rules_driver_ptx rules_extensions rules_headers rules_jit "
-        "rules_libs rules_mig rules_torch_cpu rules_triton "
+        "subject rulekit findings.record "
         + " ".join(f"findings.{m}" for m in FINDING_MODULES)
         + " findings.registry rules completeness symptoms"
     ),

@@ -21,10 +21,10 @@ from tui.core import exitcodes, torch_libs
 from tui.core.diagnosis import diagnose
 from tui.core.factbuild import facts_from_output
 from tui.core.facts import EnvContext, Facts, LibFile
+from tui.core.findings.cuda_library_shadowed import lib_of
 from tui.core.fixes import FixError, build_plan
 from tui.core.hosts import Host
 from tui.core.rules import evaluate
-from tui.core.rules_libs import lib_of
 from tui.core.whatif import apply_fix
 from tui.demo import fakehost
 

@@ -1,8 +1,8 @@
 """Text helpers every rule module shares: GPU names and indices, toolkit evidence, and the
 ``Finding`` constructor that names the environment a finding was judged in.
 
-They live apart from ``tui.core.rules`` so that rule modules registered there
-(``rules_jit`` …) can use them without importing the registry that imports them.
+They live below the finding records (``tui.core.findings.<id>``) so that every rule can use
+them without importing the registry that imports the records.
 """
 
 from __future__ import annotations

@@ -10,9 +10,8 @@ fixes are added later by ``tui.core.diagnosis`` (what-if), so findings here have
 
 from __future__ import annotations
 
-from tui.core import rules_current
 from tui.core.facts import Facts
-from tui.core.findings import SEVERITY_ORDER, Finding, FlashInferReplay
+from tui.core.findings import SEVERITY_ORDER, Finding, FlashInferReplay, toolkit_shadowed
 from tui.core.findings.registry import RULES
 from tui.core.subject import subjects
 
@@ -21,7 +20,7 @@ def evaluate(facts: Facts) -> tuple[tuple[Finding, ...], tuple[FlashInferReplay,
     """All findings (without fixes), most severe first, and the FlashInfer replays."""
     subs = subjects(facts)
     findings = [f for rule in RULES for f in rule(facts, subs)]
-    findings = rules_current.annotate(facts, subs, findings)
+    findings = toolkit_shadowed.annotate(facts, subs, findings)
     findings.sort(key=lambda f: SEVERITY_ORDER[f.severity])
     replays = tuple(s.replay for s in subs if s.replay is not None)
     return tuple(findings), replays

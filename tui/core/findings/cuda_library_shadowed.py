@@ -59,10 +59,298 @@ them as the loader would.
 
 from __future__ import annotations
 
+import posixpath
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from packaging.version import InvalidVersion, Version
+
+from tui.core import ptxas_targets
+from tui.core.facts import EnvContext, Facts, LibFile, PythonEnv
+from tui.core.findings import Finding
 from tui.core.findings.record import FindingRecord
-from tui.core.rules_libs import rule_library_shadowed
+from tui.core.rulekit import finding as _finding
+from tui.core.rulekit import gpu_evidence as _gpu_evidence
+from tui.core.subject import Subject
+from tui.core.torch_libs import CUDA_LIBS, DISTS, UNPINNED, unpinned
+
+# The rule, in short:
+# ``cuda-library-shadowed``: a CUDA library torch loads is not the one it was built with.
+#
+# For a running server, what ``/proc/PID/maps`` shows is what it loaded (loaded beats installed);
+# otherwise the library is resolved as the loader would for the interpreter's environment:
+# ``LD_LIBRARY_PATH`` directories first for the libraries torch does not pin itself
+# (``tui.core.torch_libs``), then the wheels' copies. It fires only where the difference breaks
+# something: another CUDA major in the process, an nvJitLink or cuBLASLt older than the one the
+# wheels' cuSPARSE/cuBLAS were built against (``undefined symbol … version libnvJitLink.so.12``
+# at ``import torch``), or an NVRTC older than a visible GPU needs.
 
 ID = "cuda-library-shadowed"
+
+CUDA_MAJOR_SONAMES = ("libcudart", "libnvrtc", "libcublas", "libcublasLt", "libnvJitLink")
+_FILE = re.compile(r"^(lib[A-Za-z]+)\.so\.(\d+)((?:\.\d+)*)$")
+_DIR_VERSION = re.compile(r"cuda[-_]?(\d+\.\d+)(?:/|$)")
+
+
+@dataclass(frozen=True)
+class Lib:
+    path: str  # as loaded or as the loader names it
+    stem: str  # "libnvrtc"
+    soname_major: int  # the number after .so.
+    version: str | None  # CUDA major.minor of the library, when known
+    how: str  # where the version comes from
+
+
+def lib_of(path: str, target: str | None = None, py: PythonEnv | None = None) -> Lib | None:
+    """What a library file is: its name, soname major and CUDA version (from the versioned
+    file name, a ``cuda-X.Y`` directory, or the nvidia-* wheel that ships it)."""
+    m = _FILE.match(posixpath.basename(path))
+    if m is None or m.group(1) not in CUDA_LIBS:
+        return None
+    stem, major = m.group(1), int(m.group(2))
+    for name in (target, path):
+        if not name:
+            continue
+        full = _FILE.match(posixpath.basename(name))
+        parts = (full.group(3) or "").strip(".").split(".") if full else []
+        # libcudart.so.12.4.127 carries its version; libcudart.so.11.0 is only a soname
+        if full and len(parts) >= 2 and stem in CUDA_MAJOR_SONAMES:
+            return Lib(path, stem, major, f"{full.group(2)}.{parts[0]}", posixpath.basename(name))
+    d = _DIR_VERSION.search(target or path)
+    if d:
+        return Lib(path, stem, major, d.group(1), f"in {d.group(0).rstrip('/')}")
+    if py is not None and "/nvidia/" in path:
+        for dist in (f"{DISTS.get(stem, '')}-cu{major}", DISTS.get(stem, "")):
+            version = py.packages.get(dist)
+            if version:
+                return Lib(path, stem, major, _mm(version), f"{dist} {version}")
+    return Lib(path, stem, major, None, "version unknown")
+
+
+def _mm(version: str) -> str | None:
+    try:
+        v = Version(version)
+    except InvalidVersion:
+        return None
+    return f"{v.major}.{v.minor}"
+
+
+def _older(a: str | None, b: str | None) -> bool:
+    if a is None or b is None:
+        return False
+    return Version(a) < Version(b)
+
+
+def wheel_lib(py: PythonEnv, stem: str) -> Lib | None:
+    for path in py.cuda_libs:
+        lib = lib_of(path, None, py)
+        if lib is not None and lib.stem == stem:
+            return lib
+    return None
+
+
+def resolved_from_path(ctx: EnvContext, stem: str, major: int) -> tuple[str | None, LibFile] | None:
+    """(the LD_LIBRARY_PATH directory, the file) the loader takes ``stem.so.<major>`` from."""
+    files = {posixpath.normpath(f.path): f for f in ctx.ld_libs}
+    for d in (ctx.vars.get("LD_LIBRARY_PATH") or "").split(":"):
+        if not d.startswith("/"):
+            continue
+        for name in (f"{stem}.so.{major}", f"{stem}.so.{major}.0"):
+            f = files.get(posixpath.normpath(posixpath.join(d, name)))
+            if f is not None:
+                return d, f
+    return None
+
+
+@dataclass(frozen=True)
+class Shadow:
+    lib: Lib
+    wheel: Lib | None
+    entry: str | None  # the LD_LIBRARY_PATH directory it comes from (None: mapped, origin unknown)
+    mapped: bool
+    breaks: str  # what breaks, in words
+    gpus: tuple[tuple[int, int], ...] = ()
+
+
+def _breaks(lib: Lib, wheel: Lib | None, torch_major: int, devices: Sequence) -> tuple:
+    if lib.stem in CUDA_MAJOR_SONAMES and lib.soname_major != torch_major:
+        return (
+            f"it is a CUDA {lib.soname_major} library in a process whose torch is built for CUDA "
+            f"{torch_major}: two CUDA runtimes in one process, which fails as soon as they "
+            "exchange a stream, a handle or an error",
+            (),
+        )
+    if lib.stem in ("libnvJitLink", "libcublasLt") and wheel and _older(lib.version, wheel.version):
+        loader = UNPINNED[lib.stem].split(" (")[0]
+        return (
+            f"{loader} from the nvidia wheels was built against {lib.stem} {wheel.version} and "
+            f"needs its newer symbols: `import torch` fails with 'undefined symbol: … version "
+            f"{lib.stem}.so.{lib.soname_major}'",
+            (),
+        )
+    if lib.stem == "libnvrtc" and lib.version:
+        short = [
+            cc
+            for cc in dict.fromkeys(devices)
+            if ptxas_targets.accepts(lib.version, f"{cc[0]}{cc[1]}") is False
+        ]
+        if short:
+            need = ptxas_targets.first_toolkit_for(f"{short[0][0]}{short[0][1]}")
+            return (
+                f"NVRTC {lib.version} cannot compile for SM "
+                f"{', '.join(f'{a}.{b}' for a, b in short)} (needs CUDA ≥ {need or '?'}): cuDNN's "
+                "runtime-compiled engines (SDPA, convolutions), torch's jiterator and every other "
+                "runtime compilation fail with 'invalid value for --gpu-architecture'",
+                tuple(short),
+            )
+    return None, ()
+
+
+def shadows(facts: Facts, s: Subject) -> tuple[Shadow, ...]:
+    py, ctx = s.python, s.context
+    if py is None or ctx is None or not py.torch_cuda:
+        return ()
+    try:
+        torch_major = Version(py.torch_cuda).major
+    except InvalidVersion:
+        return ()
+    out: list[Shadow] = []
+    if ctx.mapped_libs:  # loaded beats installed
+        for path in ctx.mapped_libs:
+            lib = lib_of(path, None, py)
+            if lib is None:
+                continue
+            wheel = wheel_lib(py, lib.stem)
+            if wheel is not None and posixpath.normpath(wheel.path) == posixpath.normpath(path):
+                continue  # the wheels' own copy
+            if "/nvidia/" in path and lib.soname_major == torch_major:
+                continue  # another wheel's copy of the same major: not a shadow
+            breaks, gpus = _breaks(lib, wheel, torch_major, s.devices)
+            if breaks:
+                out.append(Shadow(lib, wheel, _entry_of(ctx, path), True, breaks, gpus))
+        return tuple(out)
+    for stem in unpinned(py.torch_version):
+        wheel = wheel_lib(py, stem)
+        major = wheel.soname_major if wheel else torch_major
+        hit = resolved_from_path(ctx, stem, major)
+        if hit is None and wheel is None:  # nothing in the wheels: ld.so.cache is next
+            cached = next(
+                (c for c in facts.ld_cache if posixpath.basename(c.path) == f"{stem}.so.{major}"),
+                None,
+            )
+            hit = (None, cached) if cached else None
+        if hit is None:
+            continue
+        entry, f = hit
+        lib = lib_of(f.path, f.target)
+        if lib is None:
+            continue
+        breaks, gpus = _breaks(lib, wheel, torch_major, s.devices)
+        if breaks:
+            out.append(Shadow(lib, wheel, entry, False, breaks, gpus))
+    return tuple(out)
+
+
+def _entry_of(ctx: EnvContext, mapped: str) -> str | None:
+    """The LD_LIBRARY_PATH directory a mapped library came through: the one holding it, or a
+    file whose symlinks lead to a file of the same name (``lib64`` → ``targets/…/lib``)."""
+    name = posixpath.basename(mapped)
+    for d in (ctx.vars.get("LD_LIBRARY_PATH") or "").split(":"):
+        if not d.startswith("/"):
+            continue
+        if mapped.startswith(d.rstrip("/") + "/"):
+            return d
+        for f in ctx.ld_libs:
+            if posixpath.dirname(f.path) == d.rstrip("/") and name in (
+                posixpath.basename(f.target or ""),
+                posixpath.basename(f.path),
+            ):
+                return d
+    return None
+
+
+def ld_path_files(facts: Facts, ctx: EnvContext) -> tuple[str, ...]:
+    """The files that set this context's LD_LIBRARY_PATH (a process: its unit's)."""
+    files = list(ctx.ld_path_files)
+    if ctx.unit:
+        for c in facts.contexts:
+            if c.kind == "unit" and c.unit == ctx.unit:
+                files += c.ld_path_files
+    return tuple(dict.fromkeys(files))
+
+
+def entries(facts: Facts, python: str | None) -> tuple[str, ...]:
+    """The LD_LIBRARY_PATH directories a fix must drop for ``python`` (its subject)."""
+    from tui.core.subject import subjects
+
+    for s in subjects(facts):
+        if s.python is None or (python is not None and s.python.path != python):
+            continue
+        found = [x.entry for x in shadows(facts, s) if x.entry]
+        if found:
+            return tuple(dict.fromkeys(found))
+    return ()
+
+
+def rule_library_shadowed(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding]:
+    for s in subs:
+        found = shadows(facts, s)
+        if not found:
+            continue
+        py, ctx = s.python, s.context
+        assert py is not None and ctx is not None
+        first = found[0]
+        chains = []
+        evidence = [f"torch {py.torch_version} (torch.version.cuda {py.torch_cuda})"]
+        value = ctx.vars.get("LD_LIBRARY_PATH")
+        files = ld_path_files(facts, ctx)
+        if value:
+            evidence.append(
+                f"LD_LIBRARY_PATH={value}" + (f" (set in {', '.join(files)})" if files else "")
+            )
+        for x in found:
+            lib = x.lib
+            version = f"CUDA {lib.version}" if lib.version else "CUDA ?"
+            through = f", through LD_LIBRARY_PATH entry {x.entry}" if x.entry else ""
+            where = (
+                f"{ctx.label} has {lib.path} mapped ({version}, {lib.how}){through}"
+                if x.mapped
+                else f"no nvidia wheel here ships {lib.stem}, so the loader takes "
+                f"{lib.stem}.so.{lib.soname_major} from ld.so.cache: {lib.path} ({version}, "
+                f"{lib.how})"
+                if x.entry is None
+                else f"the loader takes {lib.stem}.so.{lib.soname_major} from LD_LIBRARY_PATH "
+                f"entry {x.entry} first: {lib.path} ({version}, {lib.how}), because torch "
+                f"{py.torch_version} does not load it itself and {UNPINNED[lib.stem]} looks "
+                "there before the wheels' copy"
+            )
+            theirs = (
+                f" instead of the wheels' {x.wheel.path} (CUDA {x.wheel.version})"
+                if x.wheel
+                else ""
+            )
+            chains.append(f"{where}{theirs} → {x.breaks}")
+            evidence.append(f"{lib.path}: {version} ({lib.how})")
+            if x.wheel:
+                evidence.append(f"wheel copy {x.wheel.path}: CUDA {x.wheel.version}")
+        gpus = [cc for x in found for cc in x.gpus]
+        evidence += _gpu_evidence(facts, gpus)
+        drop = sorted({x.entry for x in found if x.entry})
+        advice = (
+            f" Remove {', '.join(drop)} from LD_LIBRARY_PATH"
+            + (f" where it is set ({', '.join(files)})" if files else "")
+            + " so the wheels' own copies load."
+            if drop
+            else " Find what loads it (an extension linked against that toolkit) and rebuild "
+            "or remove it."
+        )
+        verb = "has loaded" if first.mapped else "loads"
+        title = (
+            f"torch {py.torch_version} {verb} {first.lib.stem} {first.lib.version or ''} "
+            f"from {posixpath.dirname(first.lib.path)}, not its own"
+        ).replace("  ", " ")
+        yield _finding(ID, "critical", title, ". ".join(chains) + "." + advice, evidence, s)
 
 
 FINDING = FindingRecord(

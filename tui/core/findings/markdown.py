@@ -33,7 +33,7 @@ HOW_JUDGED = """- **Each interpreter in the environment it really runs under.** 
   shell; serving processes and units still come first). Where a login shell (a new terminal,
   cron, a service started from it) would resolve the JIT toolkit differently, an `info`
   `toolkit-shadowed` finding says so, and every finding judged in the current shell carries a
-  line of evidence "a login shell resolves … instead of …" (`tui/core/rules_current.py`).
+  line of evidence "a login shell resolves … instead of …" (`tui/core/findings/toolkit_shadowed.py`).
 - **FlashInfer is replayed, not imported.** `tui/core/flashinfer_replay.py` re-enacts the
   installed FlashInfer version's own `get_cuda_path()`, `get_cuda_version()`,
   `_normalize_cuda_arch`, `check_cuda_arch()` and ninja flags (per release era, see

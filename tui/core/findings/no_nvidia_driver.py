@@ -19,9 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from tui.core import rules_container
 from tui.core.facts import Facts
-from tui.core.findings import Finding, Severity
+from tui.core.findings import Finding, Severity, container_without_gpu_runtime
 from tui.core.findings.record import FindingRecord
 from tui.core.rulekit import finding as _finding
 from tui.core.subject import Subject
@@ -39,7 +38,9 @@ BROKEN_DRIVER = {  # driver state → what it means
 def rule_no_driver(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding]:
     d = facts.driver
     meaning = BROKEN_DRIVER.get(d.state)
-    if meaning is None or rules_container.applies(facts):  # the container runtime, not a driver
+    if meaning is None or container_without_gpu_runtime.applies(
+        facts
+    ):  # the container runtime, not a driver
         return
     runtime = [
         *(f"torch {p.torch_version} (CUDA {p.torch_cuda})" for p in facts.pythons if p.torch_cuda),

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 
 from tui.core.facts import Facts, PythonEnv
 from tui.core.findings import cuda_compat_shadows_driver
+from tui.core.findings.cuda_compat_shadows_driver import first_compat, is_compat_dir, without_compat
 from tui.core.fixes.env_targets import env_targets, pick_python
 from tui.core.fixes.envset import EnvChange, env_change, make_plan
 from tui.core.fixes.plan import FixError, FixPlan, Step
@@ -22,7 +23,6 @@ from tui.core.fixes.record import Fix
 from tui.core.fixes.shell import say_changed, say_unchanged, write_path
 from tui.core.fixes.simulate import with_env
 from tui.core.hosts import Host
-from tui.core.rules_compat import first_compat, is_compat_dir, without_compat
 from tui.core.subject import judging_context
 
 FIX_ID = "drop-cuda-compat-path"

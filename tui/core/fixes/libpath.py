@@ -13,13 +13,14 @@ import dataclasses
 from collections.abc import Callable, Mapping
 
 from tui.core.facts import EnvContext, Facts
+from tui.core.findings.cuda_library_shadowed import ID as FINDING_ID
+from tui.core.findings.cuda_library_shadowed import entries
 from tui.core.fixes.env_targets import env_targets, pick_python
 from tui.core.fixes.envset import EnvChange, env_change, make_plan
 from tui.core.fixes.plan import FixError, FixPlan, Step
 from tui.core.fixes.record import Fix, Param
 from tui.core.fixes.simulate import with_env
 from tui.core.hosts import Host
-from tui.core.rules_libs import FINDING_ID, entries
 
 FIX_ID = "drop-shadowing-library-path"
 NAME = "ld-path"

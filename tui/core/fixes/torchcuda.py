@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 from tui.core.facts import Facts, PythonEnv
 from tui.core.findings import torch_cpu_build
+from tui.core.findings.torch_cpu_build import variant_for
 from tui.core.fixes.env_targets import env_targets, pick_python
 from tui.core.fixes.envset import EnvChange, make_plan
 from tui.core.fixes.pipplan import pip_step, torch_indexes
@@ -20,7 +21,6 @@ from tui.core.fixes.plan import FixError, FixPlan
 from tui.core.fixes.record import Fix, Param
 from tui.core.fixes.simulate import python_env, with_python
 from tui.core.hosts import Host
-from tui.core.rules_torch_cpu import variant_for
 from tui.core.subject import subjects
 from tui.core.torch_variants import CUDA_VARIANTS, is_cpu_build
 

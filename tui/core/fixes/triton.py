@@ -17,20 +17,22 @@ from packaging.version import InvalidVersion, Version
 
 from tui.core import ptxas_targets
 from tui.core.facts import EnvContext, Facts, PythonEnv
-from tui.core.fixes.env_targets import env_targets, pick_python
-from tui.core.fixes.envset import env_change, make_plan
-from tui.core.fixes.plan import FixError, FixPlan
-from tui.core.fixes.record import Fix, Param
-from tui.core.fixes.simulate import with_env
-from tui.core.hosts import Host
-from tui.core.rules_triton import (
-    FINDING_ID,
+from tui.core.findings.triton_ptxas_too_old import (
+    ID as FINDING_ID,
+)
+from tui.core.findings.triton_ptxas_too_old import (
     is_shell_name,
     override_vars,
     plan_vars,
     ptxas_version,
     triton_version,
 )
+from tui.core.fixes.env_targets import env_targets, pick_python
+from tui.core.fixes.envset import env_change, make_plan
+from tui.core.fixes.plan import FixError, FixPlan
+from tui.core.fixes.record import Fix, Param
+from tui.core.fixes.simulate import with_env
+from tui.core.hosts import Host
 from tui.core.triton_ptxas import release_for
 
 FIX_ID = "use-toolkit-ptxas-for-triton"

@@ -13,6 +13,16 @@ import dataclasses
 from collections.abc import Mapping
 
 from tui.core.facts import Facts, PythonEnv
+from tui.core.findings.toolkit_headers_mismatch import (
+    ID as FINDING_ID,
+)
+from tui.core.findings.toolkit_headers_mismatch import (
+    PIP_PARTS,
+    mismatched,
+    mm,
+    pip_owner,
+    target_minor,
+)
 from tui.core.fixes.env_targets import pick_python
 from tui.core.fixes.envset import EnvChange, make_plan
 from tui.core.fixes.pipplan import pip_step
@@ -21,14 +31,6 @@ from tui.core.fixes.record import Fix, Param
 from tui.core.fixes.shell import host_path, q
 from tui.core.fixes.toolkit import PIP_RELEASE_FOR_MINOR
 from tui.core.hosts import Host
-from tui.core.rules_headers import (
-    FINDING_ID,
-    PIP_PARTS,
-    mismatched,
-    mm,
-    pip_owner,
-    target_minor,
-)
 from tui.core.subject import subjects
 
 FIX_ID = "align-cuda-wheels"
