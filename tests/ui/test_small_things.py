@@ -84,3 +84,29 @@ async def test_save_session_shows_where(demo_hosts: tuple[Host, ...]) -> None:
         assert app.screen.title_text == "Session saved"
         assert str(report) in app.screen.body and report.is_file()
         assert "session.jsonl" in app.screen.body
+
+
+async def test_f_on_a_host_row_opens_the_fix_of_its_top_finding(
+    demo_hosts: tuple[Host, ...],
+) -> None:
+    from tui.ui.screens.fix_wizard import FixWizardScreen
+    from tui.ui.widgets.fleet_table import FleetTable
+
+    app = make_app(demo_hosts)
+    async with app.run_test(size=(120, 36), notifications=True) as pilot:
+        await probe_all(pilot)
+        table = app.screen.query_one("#hosts-table", FleetTable)
+        table.cursor_row = table.row_names.index("ct200")
+        await pilot.press("f")
+        await settle(pilot, lambda: isinstance(app.screen, FixWizardScreen))
+        top = next(f for f in app.fleet["ct200"].diagnosis.findings if f.fixes)
+        assert (app.screen.host.name, app.screen.plan.fix_id) == ("ct200", top.fixes[0].id)
+        await pilot.press("escape")
+        await settle(pilot, lambda: not isinstance(app.screen, FixWizardScreen))
+        table.cursor_row = table.row_names.index("h100-node")  # healthy: says so
+        app.clear_notifications()
+        await pilot.press("f")
+        await pilot.pause()
+        assert list(app._notifications)[-1].message == (
+            "Nothing to fix on h100-node: no finding proposes one."
+        )

@@ -55,7 +55,9 @@ STATUS_STYLE = {
 STALE_STYLE = "yellow"
 REASON_STYLE = {"critical": "red", "warning": "yellow"}
 # the fleet fix writes on hosts: --read-only hides it (its binding id, for the help screen)
-READ_ONLY_BINDINGS = frozenset({"hosts.fleet_fix", "hosts.pending", "hosts.undo", "hosts.shell"})
+READ_ONLY_BINDINGS = frozenset(
+    {"hosts.fleet_fix", "hosts.fix_host", "hosts.pending", "hosts.undo", "hosts.shell"}
+)
 
 GROUP_STYLE = {
     "critical": "bold red",
@@ -190,6 +192,14 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
             "Fix group",
             id="hosts.fleet_fix",
             tooltip="Fix every host in the selected group: one fix, preview, confirm, results",
+        ),
+        Binding(  # f on a host row (the table view, nothing marked): kept out of the footer
+            "f",
+            "fix_host",
+            "Fix host",
+            id="hosts.fix_host",
+            show=False,
+            tooltip="The fix wizard for the fix the host's top finding proposes",
         ),
         Binding(
             "R",
@@ -624,6 +634,20 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
         self._return_to = group.key  # the groups change while it runs: come back to this one
         self.post_message(self.FleetFixRequested(group))
 
+    def action_fix_host(self) -> None:
+        """f on a host row: the fix wizard for the fix its top finding proposes first (the
+        host screen offers the others)."""
+        name = self.selected_host
+        state = self.app.fleet.states.get(name) if name else None
+        diagnosis = state.diagnosis if state is not None else None
+        proposing = next((f for f in diagnosis.findings if f.fixes), None) if diagnosis else None
+        if state is None or proposing is None:
+            why = "not probed or not reached" if diagnosis is None else "no finding proposes one"
+            self.notify(f"Nothing to fix on {name or 'this row'}: {why}.", severity="warning")
+            return
+        fix = proposing.fixes[0]
+        self.app.request_fix(state.name, fix.id, dict(fix.params), proposing.python)
+
     def on_screen_resume(self) -> None:
         """Back from a fleet fix (its runs, restarts and undos regrouped the fleet meanwhile):
         the cursor goes back to the group that was fixed, where it still is, so the next f
@@ -640,6 +664,8 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
         read_only = getattr(self.app, "read_only", False)
         if action == "fleet_fix":
             return (self.grouped or bool(self.marked)) and not read_only
+        if action == "fix_host":
+            return not (self.grouped or self.marked or read_only)
         if action == "pending":
             return not read_only and any(s.pending is not None for s in self.app.fleet)
         if action in ("undo", "shell"):
@@ -647,12 +673,11 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
         return True
 
     def disabled_reason(self, action: str) -> str | None:
-        if getattr(self.app, "read_only", False) and action in ("fleet_fix", "pending", "undo"):
+        changing = ("fleet_fix", "fix_host", "pending", "undo")
+        if getattr(self.app, "read_only", False) and action in changing:
             return "Read-only mode (--read-only): fixes, restarts and undos are off."
         if getattr(self.app, "read_only", False) and action == "shell":
             return "Read-only mode (--read-only): no shell on a host."
-        if action == "fleet_fix":
-            return "Group the fleet by finding (g) and pick a group, or mark hosts (space)."
         if action == "pending":
             return "No host has pending work (a restart or an unfinished fix)."
         return None
