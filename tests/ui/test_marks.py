@@ -60,6 +60,8 @@ async def test_mark_probe_fix_and_export_the_marked_hosts(demo_hosts: tuple[Host
         fix = app.screen
         assert fix.finding_id == "flashinfer-arch-rejected"
         assert [s.name for s in fix.states] == ["ct200", "ct201", "h100-node"]
+        status = str(fix.query_one("#fleet-status").render())  # 2 of the 3 have it
+        assert "on the 2 of the 3 host(s) that have it" in status, status
 
 
 async def test_undo_the_marked_hosts(fleet: tuple[Host, ...]) -> None:

@@ -237,9 +237,16 @@ class FleetFixScreen(Screen[None]):
         if stage == "choose":
             if not self.choices:
                 return f"No fix was proposed for {self.finding_id} on these hosts. Esc goes back."
+            having = sum(
+                1
+                for st in self.states
+                if st.diagnosis and any(f.id == self.finding_id for f in st.diagnosis.findings)
+            )
+            # marked hosts: only some may have the finding (the others are not changed)
+            of = f" of the {len(self.states)}" if having != len(self.states) else ""
             return (
-                f"Fixes proposed for {self.finding_id} on {len(self.states)} host(s). "
-                "Enter previews the selected one on every host; nothing runs yet."
+                f"Fixes proposed for {self.finding_id} on the {having}{of} host(s) that have "
+                "it. Enter previews the selected one on them; nothing runs yet."
             )
         if stage == "planning":
             return f"Planning {fix} on every host…"
