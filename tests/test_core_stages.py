@@ -43,7 +43,8 @@ STAGES: dict[str, str] = {
         + " findings.registry rules completeness symptoms"
     ),
     "plans": (
-        "fixes fixes.confine fixes.plan fixes.shell fixes.envset fixes.env_targets fixes.toolkit "
+        "fixes fixes.confine fixes.steplock fixes.plan fixes.shell fixes.envset "
+        "fixes.env_targets fixes.toolkit "
         "fixes.workarounds fixes.compatpath fixes.extension fixes.jitcache fixes.libpath "
         "fixes.torchcuda fixes.triton fixes.wheels fixes.pipplan fixes.restart fixes.unitenv "
         "fixes.undo fixes.record fixes.simulate fixes.registry"

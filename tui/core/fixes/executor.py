@@ -28,6 +28,7 @@ from tui.core.facts import EnvContext, Facts
 from tui.core.findings import Severity
 from tui.core.fixes.journal import FixJournal, Journal, JournalError, UndoJournal
 from tui.core.fixes.plan import FixPlan, Step, parse_flags, shown_line
+from tui.core.fixes.steplock import with_step_lock
 from tui.core.fixes.undo import UndoRecord
 from tui.core.fixes.unitenv import (
     UnitStart,
@@ -197,8 +198,14 @@ async def run_steps(
             continue
         session.fixes.running[host.name] = f"{plan.fix_id}: step {index}/{n} running"
         try:
+            # under the host tree's step lock, as the transport's deadline wraps it: an undo
+            # waits for a step its killed client left running (tui.core.fixes.steplock)
             res = await session.run_script(
-                host, command, env=dict(host.env), deadline_s=step.deadline_s, on_line=shown
+                host,
+                with_step_lock(host, command),
+                env=dict(host.env),
+                deadline_s=step.deadline_s,
+                on_line=shown,
             )
         except BaseException as exc:  # cancelled or a bug: the step may have run in part
             if journal is not None:
