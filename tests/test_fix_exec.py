@@ -21,6 +21,7 @@ from tui.core.fixes.executor import apply_plan
 from tui.core.fixes.plan import FixPlan, Step
 from tui.core.fixes.render import outcome_text
 from tui.core.fixes.restart import restart_plan
+from tui.core.fixes.steplock import with_step_lock
 from tui.core.fixes.undo import list_records, load_record, mark_undone, undo_plan
 from tui.core.hosts import Host
 from tui.core.runner import Session
@@ -464,7 +465,8 @@ async def test_the_transcript_holds_the_plan_every_command_and_the_outcome(
     assert events[start]["commands"] == list(plan.preview_commands())
     ran = [e for e in events[start:] if e["kind"] == "command" and e.get("purpose") == "script"]
     scripts = {e.get("script") for e in ran}
-    assert set(plan.preview_commands()) <= scripts
+    # each previewed command ran exactly, under the host tree's step lock
+    assert {with_step_lock(host, c) for c in plan.preview_commands()} <= scripts
     (final,) = [e for e in events if e["kind"] == "fix-outcome"]
     assert final["ok"] is True and final["resolved"] == ["flashinfer-arch-rejected"]
 
