@@ -108,6 +108,7 @@ def _kill_a_cli_fix_mid_step(fleet: tuple[Host, ...], tmp_path: Path) -> dict[st
     before = host_digest(root)
     ct201 = next(h for h in fleet if h.name == "ct201")
     entry = {"name": "ct201", "local": True, "root": ct201.root, "env": dict(ct201.env)}
+    entry["simulate"] = "tree"  # the demo's own tree: its nvidia-smi and systemctl may run
     if ct201.python:
         entry["python"] = list(ct201.python)
     inv = tmp_path / "hosts.yaml"
