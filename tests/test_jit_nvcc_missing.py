@@ -78,9 +78,10 @@ ROWS = {
         {},
     ),
     "no FlashInfer: nothing JIT-compiles": ({**NO_TOOLKIT, "flashinfer": None}, {}),
+    # jit-nvcc-missing stays silent (nothing to build for); the empty variable is its own finding
     "no GPU visible: nothing to build for": (
         {**NO_TOOLKIT, "env": {"CUDA_VISIBLE_DEVICES": ""}},
-        {},
+        {"cuda-visible-devices-selects-no-gpu": "warning"},
     ),
 }
 

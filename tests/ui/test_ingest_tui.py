@@ -29,6 +29,7 @@ def captured(host: Host) -> str:
         root=host.root,
         step_timeout_s=10,
         deadline_s=120,
+        tree_exec=host.fake_tree,
     )
     done = subprocess.run(["sh", "-s"], input=script, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
