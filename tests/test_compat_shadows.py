@@ -20,6 +20,7 @@ from tui.core import exitcodes
 from tui.core.facts import EnvContext, Facts, HostInfo, LoaderInfo
 from tui.core.findings.cuda_compat_shadows_driver import first_compat, without_compat
 from tui.core.fixes import build_plan
+from tui.core.fixes.confine import RESOLVER
 from tui.core.hosts import Host
 from tui.demo.fakehost import build_fake_host
 from tui.demo.neighbours import compat_over_driver
@@ -54,8 +55,9 @@ def test_without_compat() -> None:
 
 DRY_RUN = r"""
 set -e
-if [ -f '/srv/fake hosts/pro6000/etc/ld.so.conf.d/00-cuda-compat.conf' ]; then
-  mv '/srv/fake hosts/pro6000/etc/ld.so.conf.d/00-cuda-compat.conf' '/srv/fake hosts/pro6000/etc/ld.so.conf.d/00-cuda-compat.conf.detective-tui-20261129-120000.disabled'
+dt_in_root() { … }
+if [ -f "$(dt_in_root '/srv/fake hosts/pro6000' /etc/ld.so.conf.d/00-cuda-compat.conf)" ]; then
+  mv "$(dt_in_root '/srv/fake hosts/pro6000' /etc/ld.so.conf.d/00-cuda-compat.conf)" "$(dt_in_root '/srv/fake hosts/pro6000' /etc/ld.so.conf.d/00-cuda-compat.conf.detective-tui-20261129-120000.disabled)"
   echo '@@dt unchanged skipped ldconfig: pro6000 is a filesystem under /srv/fake hosts/pro6000; run ldconfig on the machine that runs it'
   echo '@@dt changed moved /etc/ld.so.conf.d/00-cuda-compat.conf aside'
 else
@@ -68,10 +70,12 @@ def test_dry_run_of_the_conf_case_is_exact() -> None:
     facts = Facts(host=HostInfo(is_root=True), loader=LOADER)
     host = Host(name="pro6000", ssh="root@10.0.0.9", root="/srv/fake hosts/pro6000")
     plan = build_plan(facts, host, "drop-cuda-compat-path", {}, stamp="20261129-120000")
-    assert "\n-----\n".join(plan.preview_commands()) == DRY_RUN.strip("\n")
+    # every path resolved inside the root at run time (the resolver's body is tested on its own)
+    shown = "\n-----\n".join(plan.preview_commands()).replace(RESOLVER, "dt_in_root() { … }")
+    assert shown == DRY_RUN.strip("\n")
     assert plan.verify_gone == (ID,) and plan.needs_root
     assert (
-        "mv '/srv/fake hosts/pro6000/etc/ld.so.conf.d/00-cuda-compat.conf.detective-tui-20261129-120000.disabled'"
+        "mv \"$(dt_in_root '/srv/fake hosts/pro6000' /etc/ld.so.conf.d/00-cuda-compat.conf.detective-tui-20261129-120000.disabled)\""
         in (plan.steps[0].undo or "")
     )
 
