@@ -36,9 +36,7 @@ def test_unreachable_host_exit_2_and_others_still_reported(
 ) -> None:
     inv = tmp_path / "hosts.yaml"
     inv.write_text(
-        "hosts:\n"
-        "  - name: down\n    ssh: root@127.0.0.1:1\n"
-        "  - name: here\n    local: true\n"
+        "hosts:\n  - name: down\n    ssh: root@127.0.0.1:1\n  - name: here\n    local: true\n"
     )
     code, out, _err = run_cli(capsys, "--hosts", str(inv), "probe", "--json")
     assert code == 2

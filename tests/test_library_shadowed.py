@@ -23,6 +23,7 @@ from tui.core.factbuild import facts_from_output
 from tui.core.facts import EnvContext, Facts, LibFile
 from tui.core.findings.cuda_library_shadowed import lib_of
 from tui.core.fixes import FixError, build_plan
+from tui.core.fixes.confine import RESOLVER
 from tui.core.hosts import Host
 from tui.core.rules import evaluate
 from tui.core.whatif import apply_fix
@@ -225,8 +226,9 @@ def test_a_restarted_server_has_loaded_nothing_yet() -> None:
 
 GOLDEN = r"""
 set -e
-if [ -f '/srv/fake hosts/h/venv/bin/activate' ]; then
-f='/srv/fake hosts/h/venv/bin/activate'
+dt_in_root() { … }
+if [ -f "$(dt_in_root '/srv/fake hosts/h' /venv/bin/activate)" ]; then
+f="$(dt_in_root '/srv/fake hosts/h' /venv/bin/activate)"
 b='# >>> detective-tui ld-path >>>
 export LD_LIBRARY_PATH=/opt/other
 # <<< detective-tui ld-path <<<'
@@ -259,7 +261,8 @@ def test_dry_run_commands() -> None:
     f = facts("2.5.1+cu124", ld=f"{OLD121}:/opt/other", ld_libs=nvjitlink("12.1.105"))
     host = Host(name="h", ssh="root@h", root="/srv/fake hosts/h")
     plan = build_plan(f, host, FIX, {"entry": OLD121}, stamp="20261129-120000")
-    assert "\n-----\n".join(plan.preview_commands()) == GOLDEN.strip("\n")
+    shown = "\n-----\n".join(plan.preview_commands()).replace(RESOLVER, "dt_in_root() { … }")
+    assert shown == GOLDEN.strip("\n")
     assert plan.verify_gone == (ID,) and plan.env_keys == ("LD_LIBRARY_PATH",)
 
 

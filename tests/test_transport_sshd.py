@@ -282,6 +282,7 @@ def fake_host(tree: FakeHost, name: str, *, ssh: str | None = None) -> Host:
         root=str(tree.root),
         env=tree.env,
         python=tree.pythons,
+        simulate="tree",  # its stand-in programs may run (the trust rule runs none otherwise)
     )
 
 

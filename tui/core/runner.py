@@ -166,15 +166,19 @@ class Session:
                     command, stdin=feed, deadline_s=deadline_s, on_line=on_line
                 )
         except (Unreachable, HostKeyError) as exc:
-            self._record_command(host, purpose, command, script, stdin, started, error=str(exc))
+            self._record_command(
+                host, purpose, command, script, stdin, started, interpreter, error=str(exc)
+            )
             raise
         except asyncio.CancelledError:
             self._record_command(
-                host, purpose, command, script, stdin, started,
+                host, purpose, command, script, stdin, started, interpreter,
                 error="cancelled; the remote process group was killed",
             )  # fmt: skip
             raise
-        self._record_command(host, purpose, command, script, stdin, started, result=result)
+        self._record_command(
+            host, purpose, command, script, stdin, started, interpreter, result=result
+        )
         return result
 
     def _record_command(
@@ -185,6 +189,7 @@ class Session:
         script: str,
         stdin: str | None,
         started: str,
+        interpreter: str,
         *,
         result: CommandResult | None = None,
         error: str | None = None,
@@ -197,6 +202,7 @@ class Session:
             "target": host.target,
             "purpose": purpose,
             "command": command,
+            "interpreter": interpreter,  # what reads the script (inside sh -s when env travels)
             "script_sha256": digest,
             "start": started,
         }
