@@ -8,6 +8,7 @@ judge the result. The undo records live in the test's own XDG state dir.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Awaitable, Callable
 
 from textual.widgets import Collapsible, DataTable, Tree
@@ -97,7 +98,9 @@ async def test_undo_a_group_fix_on_every_changed_host(fleet: tuple[Host, ...]) -
         for item, name in zip(screen.items, GROUP, strict=True):
             assert item.undo_record is not None and item.undo_record.id == records[name]
             text = "\n".join(item.plan.preview_commands())
-            assert f"f={roots[name]}/{ARCH_DROPIN}" in text and 'rm -f "$f"' in text
+            dropin_dir, dropin = ARCH_DROPIN.rsplit("/", 1)
+            inside = f"dt_in_root {shlex.quote(str(roots[name]))} /{dropin_dir}"
+            assert f'd="$({inside})"\nf="$d"/{dropin}' in text and 'rm -f "$f"' in text
             assert (roots[name] / ARCH_DROPIN).is_file()  # nothing ran yet
         await pilot.press("escape")
         await settle(pilot, lambda: screen.stage == "done")
