@@ -46,7 +46,11 @@ CPU = dict(
         ({**CPU, "torch_cuda": "12.8", "torch_version": "2.9.1+cu128"}, {}),  # near miss
         ({**CPU, "packages": {}}, {}),  # a CPU torch with no GPU server: a notebook env
         ({**CPU, "torch_version": "2.9.1+rocm6.4"}, {}),  # not a CPU build
-        ({**CPU, "env": {"CUDA_VISIBLE_DEVICES": ""}}, {}),  # no GPU visible
+        # no GPU visible: the CPU build does not matter; the empty variable is its own finding
+        (
+            {**CPU, "env": {"CUDA_VISIBLE_DEVICES": ""}},
+            {"cuda-visible-devices-selects-no-gpu": "warning"},
+        ),
     ],
     ids=["cpu torch + vllm", "cuda torch", "no server", "rocm build", "no GPU visible"],
 )
