@@ -337,7 +337,9 @@ async def read_envs(session: Session, host: Host, plan: FixPlan) -> EnvReads:
         out = await _run_read(session, host, which_nvcc_script(host, path))
         which[unit] = tuple(x for x in out.splitlines() if x.strip())
     activate = None
-    if plan.activate:
+    # sourcing runs the file: an inspected tree's activate never runs on the inspecting machine
+    # (only the trees detective-tui built itself, whose programs may run)
+    if plan.activate and (not host.root or host.fake_tree):
         out = await _run_read(session, host, _activate_script(host, plan.activate, plan.env_keys))
         activate = _parse_activate(out, plan.activate)
     return EnvReads(units=units, unit_which=which, activate=activate)
