@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 import yaml
+from plan_golden import shown as plan_shown
 
 from tui.cli import main
 from tui.core import exitcodes
 from tui.core.facts import EnvContext, Facts, HostInfo, LoaderInfo
 from tui.core.findings.cuda_compat_shadows_driver import first_compat, without_compat
 from tui.core.fixes import build_plan
-from tui.core.fixes.confine import RESOLVER
 from tui.core.hosts import Host
 from tui.demo.fakehost import build_fake_host
 from tui.demo.neighbours import compat_over_driver
@@ -71,7 +71,7 @@ def test_dry_run_of_the_conf_case_is_exact() -> None:
     host = Host(name="pro6000", ssh="root@10.0.0.9", root="/srv/fake hosts/pro6000")
     plan = build_plan(facts, host, "drop-cuda-compat-path", {}, stamp="20261129-120000")
     # every path resolved inside the root at run time (the resolver's body is tested on its own)
-    shown = "\n-----\n".join(plan.preview_commands()).replace(RESOLVER, "dt_in_root() { … }")
+    shown = plan_shown(plan)
     assert shown == DRY_RUN.strip("\n")
     assert plan.verify_gone == (ID,) and plan.needs_root
     assert (

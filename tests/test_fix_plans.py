@@ -16,10 +16,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from plan_golden import shown
 
 from tui.core.facts import DriverInfo, EnvContext, Facts, HostInfo, PythonEnv, Toolkit
 from tui.core.fixes import FixError, build_plan
-from tui.core.fixes.confine import RESOLVER, with_resolver
+from tui.core.fixes.confine import with_resolver
 from tui.core.fixes.plan import parse_flags
 from tui.core.fixes.restart import restart_plan
 from tui.core.fixes.shell import daemon_reload
@@ -90,7 +91,6 @@ CT200 = Host(name="ct200", ssh="root@10.1.2.200", root=ROOT)
 TOOLS = {t: f"/srv/fake tools/{t}" for t in ("dpkg", "curl", "apt-get")}
 CT200_TOOLS = dataclasses.replace(CT200, standins=TOOLS)
 HOSTS = {"install-cuda-toolkit-apt": CT200_TOOLS}
-RESOLVER_LINE = "dt_in_root() { … }"
 
 PARAMS = {
     "use-installed-toolkit": {"path": "/usr/local/cuda-13.0"},
@@ -417,12 +417,6 @@ else
 fi
 """,
 }
-
-
-def shown(plan) -> str:
-    """The plan's commands as a golden holds them: the path resolver every root-prefixed step
-    starts with (tui.core.fixes.confine, tested on its own) as one line."""
-    return "\n-----\n".join(plan.preview_commands()).replace(RESOLVER, RESOLVER_LINE)
 
 
 def plan_for(fix_id: str, facts: Facts | None = None, host: Host | None = None, **params: str):

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 from factsmaker import PY, make_facts
+from plan_golden import shown as plan_shown
 
 from probes import probe_env, probe_script
 from tui.cli import main
@@ -23,7 +24,6 @@ from tui.core.factbuild import facts_from_output
 from tui.core.facts import EnvContext, Facts, LibFile
 from tui.core.findings.cuda_library_shadowed import lib_of
 from tui.core.fixes import FixError, build_plan
-from tui.core.fixes.confine import RESOLVER
 from tui.core.hosts import Host
 from tui.core.rules import evaluate
 from tui.core.whatif import apply_fix
@@ -261,7 +261,7 @@ def test_dry_run_commands() -> None:
     f = facts("2.5.1+cu124", ld=f"{OLD121}:/opt/other", ld_libs=nvjitlink("12.1.105"))
     host = Host(name="h", ssh="root@h", root="/srv/fake hosts/h")
     plan = build_plan(f, host, FIX, {"entry": OLD121}, stamp="20261129-120000")
-    shown = "\n-----\n".join(plan.preview_commands()).replace(RESOLVER, "dt_in_root() { … }")
+    shown = plan_shown(plan)
     assert shown == GOLDEN.strip("\n")
     assert plan.verify_gone == (ID,) and plan.env_keys == ("LD_LIBRARY_PATH",)
 

@@ -12,13 +12,13 @@ import pytest
 from conftest import SSHEnv
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from test_fix_plans import CT200, GOLDEN, RESOLVER_LINE, STAMP, ct200_facts
+from plan_golden import shown as plan_shown
+from test_fix_plans import CT200, GOLDEN, STAMP, ct200_facts
 
 from probes import probe_env, probe_script
 from tui.core.factbuild import FactBuilder, facts_from_output
 from tui.core.facts import EnvContext, Facts
 from tui.core.fixes import FixError, build_plan
-from tui.core.fixes.confine import RESOLVER
 from tui.core.fixes.executor import apply_plan
 from tui.core.fixes.render import outcome_text
 from tui.core.fixes.restart import restart_plan
@@ -337,7 +337,7 @@ def test_dry_run_writes_each_argument_quoted_exactly() -> None:
     # the file's text is one shlex-quoted word that ends on this line: its single quotes are
     # closed and reopened
     expected = golden.replace(old_line, line.replace("'", "'\"'\"'") + "'")
-    shown = "\n-----\n".join(plan.preview_commands()).replace(RESOLVER, RESOLVER_LINE)
+    shown = plan_shown(plan)
     assert shown == expected.strip("\n")
     assert split_exec_start(line[len("ExecStart=") :]) == [
         *COPYABLE,
