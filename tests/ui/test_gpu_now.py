@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tui.core.hosts import Host
+from tui.demo.fakehost import mig_uuid
 from tui.ui.screens.host import HostScreen
 from tui.ui.widgets.fleet_table import FleetTable
 from tui.ui.widgets.gpu_view import GpuView
@@ -31,3 +32,23 @@ async def test_gpu_state_on_the_host_screen_and_pane(demo_hosts: tuple[Host, ...
         app.open_host("no-driver")
         await settle(pilot, lambda: app.screen.host_name == "no-driver")
         assert "No live GPU state" in str(app.screen.query_one(GpuView).render())
+
+
+async def test_mig_devices_under_their_gpu(demo_hosts: tuple[Host, ...]) -> None:
+    """pro6000-mig: the real R610 table says MIG M. Enabled and ``nvidia-smi -L`` lists four
+    1g.24gb devices; each is shown under GPU 0 with the UUID CUDA_VISIBLE_DEVICES takes. A GPU
+    not in MIG mode (ct200) lists none."""
+    app = make_app(demo_hosts)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await probe_all(pilot)
+        app.open_host("pro6000-mig")
+        await settle(pilot, lambda: isinstance(app.screen, HostScreen))
+        await pilot.press("n")
+        lines = str(app.screen.query_one(GpuView).render()).splitlines()
+        row = next(i for i, line in enumerate(lines) if line.startswith("  0  RTX PRO 6000"))
+        for device in range(4):
+            uuid = mig_uuid("pro6000-mig", 0, device)
+            assert lines[row + 1 + device] == f"     MIG 1g.24gb    device {device}  {uuid}"
+        app.open_host("ct200")
+        await settle(pilot, lambda: app.screen.host_name == "ct200")
+        assert "MIG" not in str(app.screen.query_one(GpuView).render())

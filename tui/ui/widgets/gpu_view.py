@@ -1,6 +1,7 @@
 """Live GPU state, as nvitop shows it: per GPU its utilisation, memory used/total and
-temperature, then the compute processes with the interpreter behind each (where the probe
-knows the process: the serving process's environment and Python)."""
+temperature (a GPU in MIG mode with its MIG devices and their ``MIG-`` UUIDs under it, as
+``nvidia-smi -L`` lists them), then the compute processes with the interpreter behind each
+(where the probe knows the process: the serving process's environment and Python)."""
 
 from __future__ import annotations
 
@@ -49,6 +50,7 @@ def gpu_parts(facts: Facts | None, empty: str | None = None) -> list[Part]:
     if not facts.gpu_load:
         return ["No live GPU state: nvidia-smi did not answer the state query (see Findings)."]
     names = {g.index: short_gpu_name(g.name) for g in facts.gpus}
+    mig_on = {g.index for g in facts.gpus if g.mig_mode == "Enabled"}
     parts: list[Part] = [
         ("GPU  name                          util   memory (GiB)     temp\n", "bold")
     ]
@@ -67,6 +69,8 @@ def gpu_parts(facts: Facts | None, empty: str | None = None) -> list[Part]:
             (temp, "$warning" if hot else ""),
             "\n",
         ]
+        if g.index in mig_on:
+            parts += _mig_parts(facts, g.index)
     parts.append(("\nCompute processes\n", "bold"))
     if not facts.gpu_processes:
         parts.append(("none running\n", "dim"))
@@ -81,6 +85,22 @@ def gpu_parts(facts: Facts | None, empty: str | None = None) -> list[Part]:
             interp = python.path if python else (ctx.exe or "?")
             parts.append(("\n         " + redact_text(f"{ctx.label}: {interp}"), "dim"))
         parts.append("\n")
+    return parts
+
+
+def _mig_parts(facts: Facts, gpu: int) -> list[Part]:
+    """The MIG devices under their GPU: profile, device number and the UUID that
+    ``CUDA_VISIBLE_DEVICES`` takes."""
+    devices = [m for m in facts.mig_devices if m.gpu == gpu]
+    if not devices:
+        return [("     MIG on: no MIG devices (create GPU and compute instances first)\n", "dim")]
+    parts: list[Part] = []
+    for m in devices:
+        parts += [
+            f"     MIG {m.profile:<10} device {m.device:<2} ",
+            (redact_text(m.uuid), "dim"),
+            "\n",
+        ]
     return parts
 
 
