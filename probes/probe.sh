@@ -284,29 +284,63 @@ maybe_secret() {
   return 1
 }
 
+# camel_split NAME → NAME in _cs with "_" before each camelCase part (hfToken → hf_Token,
+# HFToken → HF_Token), as tui/core/redact.py's _CAMEL; letters spelled out for any locale.
+camel_split() {
+  _cr=$1 _cs= _cq=
+  while [ -n "$_cr" ]; do
+    _cc=${_cr%"${_cr#?}"}
+    _cr=${_cr#?}
+    case $_cc in
+      [ABCDEFGHIJKLMNOPQRSTUVWXYZ])
+        case $_cq in
+          [abcdefghijklmnopqrstuvwxyz0123456789]) _cs="${_cs}_" ;;
+          [ABCDEFGHIJKLMNOPQRSTUVWXYZ])
+            case $_cr in [abcdefghijklmnopqrstuvwxyz]*) _cs="${_cs}_" ;; esac ;;
+        esac ;;
+    esac
+    _cs=$_cs$_cc _cq=$_cc
+  done
+}
+
+# secret_word WORD → status 0 when WORD makes a name secret wherever it stands
+secret_word() {
+  case $1 in
+    *[Tt][Oo][Kk][Ee][Nn] | *[Aa][Pp][Ii][Kk][Ee][Yy] | *[Aa][Uu][Tt][Hh] | \
+      *[Aa][Uu][Tt][Hh][Oo][Rr][Ii][Zz][Aa][Tt][Ii][Oo][Nn] | *[Ss][Ee][Cc][Rr][Ee][Tt]* | \
+      *[Pp][Aa][Ss][Ss][Ww][Oo][Rr][Dd]* | *[Pp][Aa][Ss][Ss][Ww][Dd]* | \
+      *[Cc][Rr][Ee][Dd][Ee][Nn][Tt][Ii][Aa][Ll]* | *[Cc][Oo][Oo][Kk][Ii][Ee]* | \
+      *[Pp][Rr][Ii][Vv][Aa][Tt][Ee][Kk][Ee][Yy]*) return 0 ;;
+  esac
+  return 1
+}
+
 # is_secret NAME → status 0 when a variable or --flag of that name holds a secret; word by word
-# as tui/core/redact.py's is_secret_name: a word ending in TOKEN, APIKEY, AUTH or AUTHORIZATION
-# or holding SECRET, PASSWORD, PASSWD, CREDENTIAL, COOKIE, PRIVATEKEY; a last word KEY; PASS,
-# PWD or PAT beside another word (HF_TOKEN, --api-key: yes; TOKENIZER, --max-total-tokens: no).
+# as tui/core/redact.py's is_secret_name: a word (whole, or one of its camelCase parts) ending
+# in TOKEN, APIKEY, AUTH or AUTHORIZATION or holding SECRET, PASSWORD, PASSWD, CREDENTIAL,
+# COOKIE, PRIVATEKEY; a last part KEY; PASS, PWD or PAT beside another part (HF_TOKEN, hfToken,
+# --api-key, accountKey: yes; TOKENIZER, --max-total-tokens, keyType: no).
 is_secret() {
   maybe_secret "$1" || return 1
-  _sn=$1 _sw= _slast= _snw=0 _scomp=
+  _sn=$1
+  while :; do
+    _sn=${_sn#"${_sn%%[A-Za-z0-9]*}"}
+    _sw=${_sn%%[!A-Za-z0-9]*}
+    [ -n "$_sw" ] || break
+    _sn=${_sn#"$_sw"}
+    secret_word "$_sw" && return 0
+  done
+  camel_split "$1"
+  _sn=$_cs _slast= _snw=0 _scomp=
   while :; do
     _sn=${_sn#"${_sn%%[A-Za-z0-9]*}"}
     _sw=${_sn%%[!A-Za-z0-9]*}
     [ -n "$_sw" ] || break
     _sn=${_sn#"$_sw"}
     _snw=$((_snw + 1))
-    case $_sw in
-      *[Tt][Oo][Kk][Ee][Nn] | *[Aa][Pp][Ii][Kk][Ee][Yy] | *[Aa][Uu][Tt][Hh] | \
-        *[Aa][Uu][Tt][Hh][Oo][Rr][Ii][Zz][Aa][Tt][Ii][Oo][Nn] | *[Ss][Ee][Cc][Rr][Ee][Tt]* | \
-        *[Pp][Aa][Ss][Ss][Ww][Oo][Rr][Dd]* | *[Pp][Aa][Ss][Ss][Ww][Dd]* | \
-        *[Cc][Rr][Ee][Dd][Ee][Nn][Tt][Ii][Aa][Ll]* | *[Cc][Oo][Oo][Kk][Ii][Ee]* | \
-        *[Pp][Rr][Ii][Vv][Aa][Tt][Ee][Kk][Ee][Yy]*) return 0 ;;
-      [Pp][Aa][Ss][Ss] | [Pp][Ww][Dd] | [Pp][Aa][Tt]) _scomp=1 ;;
-    esac
+    secret_word "$_sw" && return 0
+    case $_sw in [Pp][Aa][Ss][Ss] | [Pp][Ww][Dd] | [Pp][Aa][Tt]) _scomp=1 ;; esac
     _slast=$_sw
-    case $_sn in '') break ;; esac
   done
   case $_slast in [Kk][Ee][Yy]) return 0 ;; esac
   [ -n "$_scomp" ] && [ "$_snw" -gt 1 ]

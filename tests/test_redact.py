@@ -105,7 +105,19 @@ NAMES = [
     "TOKENIZER", "TOKENIZERS_PARALLELISM", "--tokenizer-path", "--max-total-tokens",
     "VLLM_MAX_TOKENS", "key_type", "PWD", "PATH", "PAT", "PATCH", "PASSPORT", "AUTHOR",
     "monkey", "--ssl-keyfile", "SGLANG_KEYFILE", "private_key_path", "CUDA_HOME", "--", "a--b",
+    # camelCase, part by part (issue 19)
+    "apiKey", "awsSecretAccessKey", "accountKey", "AccountKey", "HFToken", "dbPass", "githubPat",
+    "--apiKey", "S3KEY", "keyType", "maxTokens", "tokenizerName", "authorName", "compatPath",
+    "publicKeyring", "Passport",
 ]  # fmt: skip
+CAMEL_SECRET = {"apiKey", "awsSecretAccessKey", "accountKey", "AccountKey", "HFToken", "dbPass",
+                "githubPat", "--apiKey", "S3KEY"}  # fmt: skip
+CAMEL_DATA = {"keyType", "maxTokens", "tokenizerName", "authorName", "compatPath",
+              "publicKeyring", "Passport"}  # fmt: skip
+
+
+def test_camelcase_names_are_split_into_parts() -> None:
+    assert {n for n in CAMEL_SECRET | CAMEL_DATA if is_secret_name(n)} == CAMEL_SECRET
 
 
 def probe_functions() -> str:
@@ -141,6 +153,10 @@ def test_the_probe_agrees_on_generated_names(names: list[str]) -> None:
         ('"DB_PASSWORD=two words" CUDA_HOME=/x', '"DB_PASSWORD=***" CUDA_HOME=/x'),
         ("API_KEY='q' Y=2", "API_KEY='***' Y=2"),
         ("export VLLM_S3_ID=AKIAABCDEFGHIJKLMNOP", "export VLLM_S3_ID=***"),
+        (
+            "export hfToken=plain awsSecretAccessKey=v X=1",
+            "export hfToken=*** awsSecretAccessKey=*** X=1",
+        ),
         ("SGLANG_URL=https://u:pw@h/x", "SGLANG_URL=https://***@h/x"),
         ("export CUDA_HOME=/usr/local/cuda-12.8", "export CUDA_HOME=/usr/local/cuda-12.8"),
         ("PATH=/home/sk-user/bin:$PATH", "PATH=/home/sk-user/bin:$PATH"),

@@ -1,6 +1,6 @@
 """The credential shapes issue 19 found unmasked, through the one redaction path: an NGC key
 under any name, an Azure connection string's AccountKey, a camelCase key of JSON inside an
-argv value, the value after ``-k`` — in text and in argv lists."""
+argv value, the value after ``-k``, camelCase secret names — in text, mappings and argv lists."""
 
 from __future__ import annotations
 
@@ -37,6 +37,26 @@ NGC = "nvapi-" + "Zx8_" * 12
 def test_the_shapes_are_masked_in_text(text: str, expected: str) -> None:
     assert redact_text(text) == expected
     assert redact_text(expected) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("export hfToken=plain awsSecretAccessKey='a b' region=eu",
+         "export hfToken=*** awsSecretAccessKey='***' region=eu"),
+        ("serve --apiKey plain --maxTokens 8", "serve --apiKey *** --maxTokens 8"),
+        ('{"awsSecretAccessKey": "plain", "modelName": "m"}',
+         '{"awsSecretAccessKey": "***", "modelName": "m"}'),
+    ],
+)  # fmt: skip
+def test_camelcase_names_are_masked_in_text(text: str, expected: str) -> None:
+    assert redact_text(text) == expected
+
+
+def test_camelcase_mapping_keys_are_masked_and_data_keys_stay() -> None:
+    value = {"hfToken": "plain", "awsSecretAccessKey": "v", "keyType": "rsa", "author": "a"}
+    assert redact(value) == {"hfToken": "***", "awsSecretAccessKey": "***", "keyType": "rsa",
+                             "author": "a"}  # fmt: skip
 
 
 def test_the_shapes_are_masked_in_argv_lists() -> None:

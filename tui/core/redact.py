@@ -30,6 +30,8 @@ MASK = "***"
 # -- names ------------------------------------------------------------------------------------
 
 _WORD = re.compile(r"[A-Za-z0-9]+")
+# camelCase boundaries inside a word: ``hfToken`` → hf|Token, ``HFToken`` → HF|Token
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 # a word (case-insensitive) that makes a name secret wherever it stands in the name
 _SECRET_WORD = re.compile(
     r"^(?:.*(?:token|apikey|auth|authorization)|.*(?:secret|password|passwd|credential|cookie|privatekey).*)$"
@@ -42,14 +44,16 @@ _SECRET_COMPANION = frozenset({"pass", "pwd", "pat"})
 @functools.lru_cache(maxsize=4096)  # names repeat: variable names, keys, flags
 def is_secret_name(name: str) -> bool:
     """Does a variable, key or flag with this name hold a secret? Judged word by word
-    (``HF_TOKEN``, ``hfToken``, ``--api-key``, ``AWS_SECRET_ACCESS_KEY``: yes; ``TOKENIZER``,
-    ``--max-total-tokens``, ``key_type``, ``PWD``: no)."""
-    words = [w.lower() for w in _WORD.findall(name)]
+    and, inside a word, camelCase part by part (``HF_TOKEN``, ``hfToken``, ``--api-key``,
+    ``AWS_SECRET_ACCESS_KEY``, ``accountKey``, ``dbPass``: yes; ``TOKENIZER``,
+    ``--max-total-tokens``, ``key_type``, ``keyType``, ``PWD``: no)."""
+    words = _WORD.findall(name)
     if not words:
         return False
-    if words[-1] == "key" or any(_SECRET_WORD.match(w) for w in words):
+    parts = [p.lower() for w in words for p in _CAMEL.split(w)]
+    if parts[-1] == "key" or any(_SECRET_WORD.match(w) for w in [*map(str.lower, words), *parts]):
         return True
-    return len(words) > 1 and any(w in _SECRET_COMPANION for w in words)
+    return len(parts) > 1 and any(p in _SECRET_COMPANION for p in parts)
 
 
 # -- text -------------------------------------------------------------------------------------
@@ -221,9 +225,10 @@ def redact_text(text: str) -> str:
 # -- structures -------------------------------------------------------------------------------
 
 # Lower-case mapping keys that hold secrets; other lower-case keys (``author``, package names
-# such as ``authlib``, ``key_type``) are data, so only env-style upper-case keys are judged by
-# ``is_secret_name``.
+# such as ``authlib``, ``key_type``) are data, so only env-style upper-case keys and camelCase
+# keys (``hfToken``, ``awsSecretAccessKey``) are judged by ``is_secret_name``.
 SECRET_KEYS = frozenset({"password", "passwd", "token", "secret", "api_key", "authorization"})
+_CAMEL_KEY = re.compile(r"^[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+$")
 _FLAG_WORD = re.compile(r"^--?[A-Za-z][A-Za-z0-9_.-]*$")
 # one-letter flags that take a key in the servers and clients seen on hosts (``-k KEY``); a
 # value that is a path, a URL or another flag is left (``curl -k https://…``)
@@ -238,7 +243,8 @@ def _secret_flag(flag: str, value: str) -> bool:
 
 @functools.lru_cache(maxsize=4096)  # keys repeat: the facts' field names, variable names
 def _secret_str_key(key: str) -> bool:
-    return key.lower() in SECRET_KEYS or (key.isupper() and is_secret_name(key))
+    judged = key.isupper() or bool(_CAMEL_KEY.match(key))
+    return key.lower() in SECRET_KEYS or (judged and is_secret_name(key))
 
 
 def _secret_key(key: object) -> bool:
