@@ -4,6 +4,7 @@ verdicts, and the real probe on fake hosts, locally and over a real sshd."""
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 import yaml
 from factsmaker import make_facts
 from shared_fixtures import shared_fixture
+from step_shims import tree_standins
 
 from tui.cli import main
 from tui.core import exitcodes
@@ -139,3 +141,51 @@ def test_fake_hosts_over_real_sshd(
     ssh_env: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _check(capsys, _inventory(tmp_path, ssh=ssh_env.alias))
+
+
+FIX = "select-mig-device"
+DROPIN_MIG = "etc/systemd/system/vllm.service.d/50-detective-tui-mig.conf"
+
+
+def test_the_whatif_proposes_a_free_mig_device(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The finding's fix on both broken hosts: the first MIG device, the what-if checked that
+    it resolves the finding; a host already on a MIG device gets no proposal."""
+    inv = _inventory(tmp_path)
+    main(["--hosts", inv, "diagnose", "--json"])
+    hosts = {h["host"]: h for h in json.loads(capsys.readouterr().out)}
+    first = mig_uuid("pro6000-mig", 0, 0)
+    for name in ("gpu-index", "unset"):
+        (f,) = hosts[name]["findings"]
+        assert [(x["id"], x["params"]) for x in f["fixes"]] == [(FIX, {"uuid": first})], name
+    assert hosts["mig-uuid"]["findings"] == []
+
+
+def test_fix_writes_the_dropin_verifies_and_undo_restores(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tree_standins(monkeypatch, tmp_path)
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    inv = _inventory(tmp_path)
+    root = tmp_path / "gpu-index root"
+    second = mig_uuid("pro6000-mig", 0, 1)
+    rc = main(["--hosts", inv, "fix", "gpu-index", FIX, "uuid=MIG-nope", "--yes"])
+    err = capsys.readouterr().err
+    assert rc == exitcodes.USAGE, err
+    assert "uuid=MIG-nope is not a MIG device probed on gpu-index" in err
+    assert second in err  # the ones to choose from
+    assert not (root / DROPIN_MIG).exists()
+
+    rc = main(["--hosts", inv, "fix", "gpu-index", FIX, f"uuid={second}", "--yes"])
+    out = capsys.readouterr().out
+    assert rc == exitcodes.OK, out
+    assert f'Environment="CUDA_VISIBLE_DEVICES={second}"' in (root / DROPIN_MIG).read_text()
+    assert "Fixed: mig-device-not-selected" in out
+    assert "MIG 1g.24gb device 1 of GPU 0 only" in out
+
+    rc = main(["--hosts", inv, "fix", "gpu-index", "--undo", "last", "--yes"])
+    out = capsys.readouterr().out
+    assert rc == exitcodes.OK, out
+    assert "Back to the verdict before the fix: mig-device-not-selected" in out
+    assert not (root / DROPIN_MIG).exists()

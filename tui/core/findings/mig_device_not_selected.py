@@ -15,7 +15,10 @@ guide, quoted by a PyTorch maintainer in pytorch/pytorch#130181).
 - silent: one MIG UUID (or a unique prefix of one), MIG disabled, or `CUDA_VISIBLE_DEVICES=""`.
 
 The explanation lists every MIG device (`GPU 0 MIG 1g.24gb device 0: MIG-…`) so the UUID to
-set is at hand. No fix id: which slice a server should own is the operator's choice. The real
+set is at hand. The fix `select-mig-device uuid=MIG-…` writes that `CUDA_VISIBLE_DEVICES` into
+the unit's drop-in and the venv's `activate` (undone like every environment fix); the what-if
+proposes the first MIG device no other probed environment selects, since which slice a server
+should own is the operator's choice. The real
 `nvidia-smi -L` layout parsed in the tests is the A100-SXM4-80GB listing of
 DataDog/datadog-agent#33120 (seven `1g.10gb` devices).
 
@@ -160,6 +163,7 @@ FINDING = FindingRecord(
     severities=("critical", "warning"),
     reads=("gpus.mig_mode", "mig_devices.uuid", "contexts.vars", "driver.state"),
     rules=(rule_mig_not_selected,),
+    fixes=("select-mig-device",),
     cause="MIG on, no instance selected",
     consequence="no GPU for the service",
     fires_when=(

@@ -125,7 +125,7 @@ def _clear_choices(facts: Facts, python: str | None) -> list[dict[str, str]]:
 
 FIX = Fix(
     id="clear-flashinfer-jit-cache",
-    order=11,  # a follow-up after a toolkit change: it resolves nothing by itself
+    order=13,  # a follow-up after a toolkit change: it resolves nothing by itself
     params=(),
     plan=clear_flashinfer_jit_cache,
     simulate=_simulate_clear,

@@ -15,6 +15,7 @@ from tui.core.fixes import (
     extension,
     jitcache,
     libpath,
+    mig,
     toolkit,
     torchcuda,
     triton,
@@ -36,6 +37,7 @@ FIXES: tuple[Fix, ...] = (
     triton.FIX,
     libpath.FIX,
     wheels.FIX,
+    mig.FIX,
 )
 BY_ID: Mapping[str, Fix] = MappingProxyType({f.id: f for f in FIXES})
 if len(BY_ID) != len(FIXES) or len({f.order for f in FIXES}) != len(FIXES):
