@@ -604,7 +604,8 @@ probe_ptxas() {
 # ---- CUDA libraries: what LD_LIBRARY_PATH, ld.so.cache and a process's maps give -------
 CUDA_LIB_RE='lib(cudart|nvrtc|nvrtc-builtins|cublas|cublasLt|cudnn|nccl|nvJitLink)\.so[.0-9]*'
 
-# ld_dirs CID DIRS — the CUDA libraries in each directory of a LD_LIBRARY_PATH value.
+# ld_dirs CID DIRS — the CUDA libraries in each directory of a LD_LIBRARY_PATH value (and the
+# unversioned libnvrtc.so, which code dlopens by that name).
 ld_dirs() {
   _lifs=$IFS
   IFS=:
@@ -612,7 +613,7 @@ ld_dirs() {
   for _ld in $2; do
     case $_ld in /*) ;; *) continue ;; esac
     set +f
-    for _lf in "$R$_ld"/libcudart.so.[0-9]* "$R$_ld"/libnvrtc.so.[0-9]* \
+    for _lf in "$R$_ld"/libcudart.so.[0-9]* "$R$_ld"/libnvrtc.so "$R$_ld"/libnvrtc.so.[0-9]* \
       "$R$_ld"/libcublas.so.[0-9]* "$R$_ld"/libcublasLt.so.[0-9]* "$R$_ld"/libcudnn.so.[0-9]* \
       "$R$_ld"/libnccl.so.[0-9]* "$R$_ld"/libnvJitLink.so.[0-9]*; do
       [ -e "$_lf" ] || continue

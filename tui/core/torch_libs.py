@@ -103,6 +103,13 @@ def loader_for(torch_version: str | None) -> TorchLoader | None:
     return rows[-1] if rows else None
 
 
+def preloads_skipped(row: TorchLoader, cudart: str) -> bool:
+    """Whether ``_load_global_deps`` skips its preloads when libtorch_global_deps.so's libcudart
+    is the file ``cudart`` (its path as ``/proc/self/maps`` shows it): the same substring test
+    torch makes."""
+    return bool(row.preloads and row.condition) and row.condition not in cudart
+
+
 def unpinned(torch_version: str | None) -> tuple[str, ...]:
     """The stems ``LD_LIBRARY_PATH`` can shadow under this torch (installed from the wheels)."""
     row = loader_for(torch_version)

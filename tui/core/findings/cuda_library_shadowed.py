@@ -16,6 +16,15 @@ per release is a table read from the real wheels (`tui/core/torch_libs.py`; the 
 | 2.9 (2.9.0 read) | NVRTC, nvJitLink | cuBLASLt |
 | 2.10, 2.11 (read) | all of them, cuBLASLt before cuBLAS | nothing |
 
+Two conditions the table alone does not say. The 2.6–2.9 preloads happen only when
+`/proc/self/maps` holds the libcudart string torch checks for (2.6–2.8:
+`nvidia/cuda_runtime/lib/libcudart.so`); `libtorch_global_deps.so`'s `DT_RPATH` names the wheels'
+`nvidia/cuda_runtime/lib`, so without that wheel the libcudart comes from `LD_LIBRARY_PATH` and
+nothing is preloaded: all three can be shadowed. And a preload answers only its soname
+(`libnvrtc.so.12`): code that opens the unversioned `libnvrtc.so` (`ctypes.CDLL("libnvrtc.so")`)
+gets an old toolkit's dev link on `LD_LIBRARY_PATH` whatever torch loaded — a `warning`, since the
+probe cannot tell whether such code runs here.
+
 Without a library in the wheels, the next place is ld.so.cache (`ldconfig -p`, read by the
 probe). It fires, `critical`, only where the difference breaks something: a library of another
 CUDA major in the process (two runtimes), an nvJitLink or cuBLASLt older than the one the
@@ -73,7 +82,7 @@ from tui.core.findings.record import FindingRecord
 from tui.core.rulekit import finding as _finding
 from tui.core.rulekit import gpu_evidence as _gpu_evidence
 from tui.core.subject import Subject
-from tui.core.torch_libs import CUDA_LIBS, DISTS, UNPINNED, unpinned
+from tui.core.torch_libs import CUDA_LIBS, DISTS, UNPINNED, loader_for, preloads_skipped, unpinned
 
 # The rule, in short:
 # ``cuda-library-shadowed``: a CUDA library torch loads is not the one it was built with.
@@ -106,6 +115,8 @@ def lib_of(path: str, target: str | None = None, py: PythonEnv | None = None) ->
     """What a library file is: its name, soname major and CUDA version (from the versioned
     file name, a ``cuda-X.Y`` directory, or the nvidia-* wheel that ships it)."""
     m = _FILE.match(posixpath.basename(path))
+    if m is None and target:  # the unversioned name (libnvrtc.so): its link target says
+        m = _FILE.match(posixpath.basename(target))
     if m is None or m.group(1) not in CUDA_LIBS:
         return None
     stem, major = m.group(1), int(m.group(2))
@@ -150,13 +161,17 @@ def wheel_lib(py: PythonEnv, stem: str) -> Lib | None:
     return None
 
 
-def resolved_from_path(ctx: EnvContext, stem: str, major: int) -> tuple[str | None, LibFile] | None:
-    """(the LD_LIBRARY_PATH directory, the file) the loader takes ``stem.so.<major>`` from."""
+def resolved_from_path(
+    ctx: EnvContext, stem: str, major: int | None
+) -> tuple[str | None, LibFile] | None:
+    """(the LD_LIBRARY_PATH directory, the file) the loader takes ``stem.so.<major>`` from
+    (``major`` None: the unversioned ``stem.so``)."""
     files = {posixpath.normpath(f.path): f for f in ctx.ld_libs}
+    names = (f"{stem}.so",) if major is None else (f"{stem}.so.{major}", f"{stem}.so.{major}.0")
     for d in (ctx.vars.get("LD_LIBRARY_PATH") or "").split(":"):
         if not d.startswith("/"):
             continue
-        for name in (f"{stem}.so.{major}", f"{stem}.so.{major}.0"):
+        for name in names:
             f = files.get(posixpath.normpath(posixpath.join(d, name)))
             if f is not None:
                 return d, f
@@ -171,6 +186,8 @@ class Shadow:
     mapped: bool
     breaks: str  # what breaks, in words
     gpus: tuple[tuple[int, int], ...] = ()
+    skipped: str | None = None  # why torch's own preload did not happen (the libcudart it saw)
+    plain: bool = False  # the unversioned name, which torch's preloaded soname does not answer
 
 
 def _breaks(lib: Lib, wheel: Lib | None, torch_major: int, devices: Sequence) -> tuple:
@@ -230,15 +247,13 @@ def shadows(facts: Facts, s: Subject) -> tuple[Shadow, ...]:
             if breaks:
                 out.append(Shadow(lib, wheel, _entry_of(ctx, path), True, breaks, gpus))
         return tuple(out)
-    for stem in unpinned(py.torch_version):
+    stems, skipped = _unpinned_here(facts, py, ctx, torch_major)
+    for stem in stems:
         wheel = wheel_lib(py, stem)
         major = wheel.soname_major if wheel else torch_major
         hit = resolved_from_path(ctx, stem, major)
         if hit is None and wheel is None:  # nothing in the wheels: ld.so.cache is next
-            cached = next(
-                (c for c in facts.ld_cache if posixpath.basename(c.path) == f"{stem}.so.{major}"),
-                None,
-            )
+            cached = _cached(facts, stem, major)
             hit = (None, cached) if cached else None
         if hit is None:
             continue
@@ -248,8 +263,60 @@ def shadows(facts: Facts, s: Subject) -> tuple[Shadow, ...]:
             continue
         breaks, gpus = _breaks(lib, wheel, torch_major, s.devices)
         if breaks:
-            out.append(Shadow(lib, wheel, entry, False, breaks, gpus))
+            out.append(Shadow(lib, wheel, entry, False, breaks, gpus, skipped))
+    if "libnvrtc" not in stems:
+        out += _plain_nvrtc(py, ctx, torch_major, s.devices)
     return tuple(out)
+
+
+def _cached(facts: Facts, stem: str, major: int) -> LibFile | None:
+    return next(
+        (c for c in facts.ld_cache if posixpath.basename(c.path) == f"{stem}.so.{major}"), None
+    )
+
+
+def _cudart_seen(facts: Facts, py: PythonEnv, ctx: EnvContext, major: int) -> str | None:
+    """The libcudart.so.<major> libtorch_global_deps.so loads, as /proc/self/maps would name it:
+    its DT_RPATH (the wheels' ``nvidia/cuda_runtime/lib``, read from the real wheels) first, then
+    LD_LIBRARY_PATH, then ld.so.cache."""
+    wheel = wheel_lib(py, "libcudart")
+    if wheel is not None and wheel.soname_major == major:
+        return wheel.path
+    hit = resolved_from_path(ctx, "libcudart", major)
+    f = hit[1] if hit else _cached(facts, "libcudart", major)
+    return (f.target or f.path) if f else None
+
+
+def _unpinned_here(
+    facts: Facts, py: PythonEnv, ctx: EnvContext, major: int
+) -> tuple[tuple[str, ...], str | None]:
+    """The stems LD_LIBRARY_PATH can shadow for this interpreter: the release's table, or all of
+    them when torch's preload condition fails (its libcudart is not the one it checks for);
+    with the libcudart that made it fail."""
+    row = loader_for(py.torch_version)
+    cudart = _cudart_seen(facts, py, ctx, major)
+    if row is not None and cudart is not None and preloads_skipped(row, cudart):
+        return tuple(UNPINNED), (
+            f"torch {py.torch_version} loads the wheels' copies itself only when "
+            f"`{row.condition}` is in /proc/self/maps ({row.source}), and the libcudart it "
+            f"loads is {cudart}, so it does not"
+        )
+    return unpinned(py.torch_version), None
+
+
+def _plain_nvrtc(py: PythonEnv, ctx: EnvContext, torch_major: int, devices: Sequence) -> list:
+    """The unversioned libnvrtc.so on LD_LIBRARY_PATH: what ``dlopen("libnvrtc.so")`` gives even
+    after torch preloaded its own, whose soname (libnvrtc.so.<major>) that name does not match."""
+    hit = resolved_from_path(ctx, "libnvrtc", None)
+    if hit is None:
+        return []
+    entry, f = hit
+    lib = lib_of(f.path, f.target)
+    if lib is None:
+        return []
+    wheel = wheel_lib(py, "libnvrtc")
+    breaks, gpus = _breaks(lib, wheel, torch_major, devices)
+    return [Shadow(lib, wheel, entry, False, breaks, gpus, plain=True)] if breaks else []
 
 
 def _entry_of(ctx: EnvContext, mapped: str) -> str | None:
@@ -313,17 +380,28 @@ def rule_library_shadowed(facts: Facts, subs: Sequence[Subject]) -> Iterable[Fin
             lib = x.lib
             version = f"CUDA {lib.version}" if lib.version else "CUDA ?"
             through = f", through LD_LIBRARY_PATH entry {x.entry}" if x.entry else ""
+            loader = UNPINNED.get(lib.stem, "the loader")
+            why = (
+                f"{x.skipped}, and {loader} looks there before the wheels' copy"
+                if x.skipped
+                else f"torch {py.torch_version} does not load it itself and {loader} looks there "
+                "before the wheels' copy"
+            )
             where = (
                 f"{ctx.label} has {lib.path} mapped ({version}, {lib.how}){through}"
                 if x.mapped
+                else f'code that opens the unversioned name (`dlopen("libnvrtc.so")`, '
+                f'`ctypes.CDLL("libnvrtc.so")`) gets LD_LIBRARY_PATH entry {x.entry}\'s '
+                f"{lib.path} ({version}, {lib.how}): the libnvrtc torch {py.torch_version} "
+                f"loaded itself answers only to its soname {lib.stem}.so.{lib.soname_major}, "
+                "so the loader maps a second, older NVRTC"
+                if x.plain
                 else f"no nvidia wheel here ships {lib.stem}, so the loader takes "
                 f"{lib.stem}.so.{lib.soname_major} from ld.so.cache: {lib.path} ({version}, "
                 f"{lib.how})"
                 if x.entry is None
                 else f"the loader takes {lib.stem}.so.{lib.soname_major} from LD_LIBRARY_PATH "
-                f"entry {x.entry} first: {lib.path} ({version}, {lib.how}), because torch "
-                f"{py.torch_version} does not load it itself and {UNPINNED[lib.stem]} looks "
-                "there before the wheels' copy"
+                f"entry {x.entry} first: {lib.path} ({version}, {lib.how}), because {why}"
             )
             theirs = (
                 f" instead of the wheels' {x.wheel.path} (CUDA {x.wheel.version})"
@@ -346,17 +424,19 @@ def rule_library_shadowed(facts: Facts, subs: Sequence[Subject]) -> Iterable[Fin
             "or remove it."
         )
         verb = "has loaded" if first.mapped else "loads"
+        # only the unversioned name: the code that opens it may not be installed here
+        severity = "warning" if all(x.plain for x in found) else "critical"
         title = (
             f"torch {py.torch_version} {verb} {first.lib.stem} {first.lib.version or ''} "
             f"from {posixpath.dirname(first.lib.path)}, not its own"
         ).replace("  ", " ")
-        yield _finding(ID, "critical", title, ". ".join(chains) + "." + advice, evidence, s)
+        yield _finding(ID, severity, title, ". ".join(chains) + "." + advice, evidence, s)
 
 
 FINDING = FindingRecord(
     id=ID,
     title="A CUDA library torch loads comes from another CUDA",
-    severities=("critical",),
+    severities=("critical", "warning"),
     reads=(
         "pythons.torch_version",
         "pythons.torch_cuda",
