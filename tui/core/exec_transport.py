@@ -50,16 +50,26 @@ from tui.core.hosts import SCRIPT_WORD
 from tui.core.local_transport import _LocalProc
 from tui.core.ssh_argv import remote_command_start
 from tui.core.sshconnect import Unreachable
-from tui.core.transport import KILL_DEADLINE_S, CommandResult, LineCallback, Transport, _Proc
+from tui.core.transport import (
+    ENV_END,
+    ENV_READER,
+    KILL_DEADLINE_S,
+    CommandResult,
+    LineCallback,
+    Transport,
+    _Proc,
+)
 
 MAX_ARG_BYTES = 128 * 1024 - 1  # Linux MAX_ARG_STRLEN (32 pages) including the final NUL
 STARTED = "@@detective-tui-exec-started"  # first line of the program: the engine got it running
 
 
-def heredoc_program(command: str, stdin: str | None) -> str:
+def heredoc_program(command: str, stdin: str | None, env: bool = False) -> str:
     """``command`` with ``stdin`` fed as a quoted here-document (no expansion inside), one shell
-    program; a trailing newline is added when ``stdin`` lacks one (the scripts are programs)."""
-    start = f"printf '%s\\n' '{STARTED}'\n"
+    program; a trailing newline is added when ``stdin`` lacks one (the scripts are programs).
+    ``env``: the program first reads the exported variables from its own stdin (``ENV_READER``),
+    so they never become part of an argument."""
+    start = f"printf '%s\\n' '{STARTED}'\n" + (ENV_READER if env else "")
     if not stdin:
         return f"{start}{command} </dev/null\n"
     body = stdin if stdin.endswith("\n") else stdin + "\n"
@@ -116,8 +126,9 @@ class ExecTransport(Transport):
         stdin: str | None = None,
         deadline_s: float = 60,
         on_line: LineCallback | None = None,
+        env: str | None = None,
     ) -> CommandResult:
-        program = heredoc_program(command, stdin)
+        program = heredoc_program(command, stdin, env is not None)
         size = argument_size(self.host.exec, exec_argv(self.host.exec, program))
         if size > MAX_ARG_BYTES:
             raise Unreachable(
@@ -135,7 +146,8 @@ class ExecTransport(Transport):
             if on_line is not None:
                 on_line(text)
 
-        result = await super().execute(program, deadline_s=deadline_s, on_line=line)
+        feed = None if env is None else f"{env}{ENV_END}\n"
+        result = await super().execute(program, stdin=feed, deadline_s=deadline_s, on_line=line)
         output = result.output.replace(f"{STARTED}\n", "", 1)
         if not started and not result.timed_out:
             tail = " | ".join(output.strip().splitlines()[-3:]) or "no output"

@@ -33,7 +33,7 @@ from tui.core.pool import ConnectionPool
 from tui.core.redact import redact_text
 from tui.core.sshconnect import Unreachable
 from tui.core.transcript import Transcript
-from tui.core.transport import CommandResult, command_line, script_with_env
+from tui.core.transport import ENV_END, CommandResult, command_line, env_head, script_body
 
 ProgressCallback = Callable[[str, "ProbeProgress | str"], None]
 LineCallback = Callable[[str], None]
@@ -149,21 +149,24 @@ class Session:
                 f"interpreter {interpreter!r} reads the script from stdin; with stdin= use "
                 "one that takes it as an argument, such as 'sh -c' or 'python3 -c'"
             )
-        if stdin is None and env:  # the variables travel on stdin with the script, not in argv
+        head = env_head(env) if env else None  # the variables travel on stdin, never in argv
+        if stdin is None and env:
             command = command_line("sh -s", deadline_s=deadline_s)
-            feed = script_with_env(script, env, interpreter)
+            feed = script_body(script, interpreter)
         elif stdin is None:
             command = command_line(interpreter, deadline_s=deadline_s)
             feed = script
         else:
-            command = command_line(interpreter, env=env, deadline_s=deadline_s, script_arg=script)
-            feed = stdin
+            command = command_line(
+                interpreter, deadline_s=deadline_s, script_arg=script, env_on_stdin=bool(env)
+            )
+            feed = f"{ENV_END}\n{stdin}" if env else stdin
         started = _utc_now()
         transport = self.pool.transport(host)
         try:
             async with self.pool.slot():
                 result = await transport.execute(
-                    command, stdin=feed, deadline_s=deadline_s, on_line=on_line
+                    command, stdin=feed, deadline_s=deadline_s, on_line=on_line, env=head
                 )
         except (Unreachable, HostKeyError) as exc:
             self._record_command(
@@ -237,10 +240,10 @@ class Session:
 
         Without ``stdin`` the script is fed to ``interpreter`` on stdin (``sh -s``,
         ``python3 -``). With ``stdin``, the script is the interpreter's last argument
-        (use ``sh -c`` / ``python3 -c``) and ``stdin`` is fed instead. ``env`` is exported: on
-        stdin ahead of the script (``script_with_env``), on the command line only with
-        ``stdin``. Never raises for host trouble: a host that cannot be
-        reached gives a result with ``exit_status=None`` and ``error``/``error_kind`` set.
+        (use ``sh -c`` / ``python3 -c``) and ``stdin`` is fed instead. ``env`` is exported,
+        sent on stdin ahead of the script (or of ``stdin``), never on a command line. Never
+        raises for host trouble: a host that cannot be reached gives a result with
+        ``exit_status=None`` and ``error``/``error_kind`` set.
         """
         try:
             return await self._run(

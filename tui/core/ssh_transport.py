@@ -90,11 +90,12 @@ class SSHTransport(Transport):
         stdin: str | None = None,
         deadline_s: float = 60,
         on_line: LineCallback | None = None,
+        env: str | None = None,
     ) -> CommandResult:
         await self.connection()
         async with self._channels:
             return await super().execute(
-                command, stdin=stdin, deadline_s=deadline_s, on_line=on_line
+                command, stdin=stdin, deadline_s=deadline_s, on_line=on_line, env=env
             )
 
     async def _spawn(self, command: str) -> _Proc:

@@ -13,8 +13,10 @@ logins and closing a channel does not stop the remote command. Variables travel 
 of the script (``script_with_env``: exported assignments, then the script itself or, for another
 interpreter, ``exec INTERPRETER`` fed the script as a here-document), never on the command line,
 where every local user could read them in ``/proc/PID/cmdline``; sshd drops ``env=`` without
-``AcceptEnv`` anyway. Only a script passed as an argument (``stdin=`` given) still gets ``env``
-on the command line.
+``AcceptEnv`` anyway. A script passed as an argument (``stdin=`` given) gets them on stdin too:
+``sh -c ENV_READER`` reads the assignments up to the line ``ENV_END``, then execs the
+interpreter, which reads the rest. The ``exec`` transport, whose stdin goes into its program
+(an argument), sends the assignments on the engine's stdin instead (``env_head``).
 The two transports run it: ``LocalTransport`` (``tui.core.local_transport``: ``sh -c`` in a new
 session, at a lower CPU priority) and ``SSHTransport`` (``tui.core.ssh_transport``: one reused
 asyncssh connection, its jump hosts from ``tui.core.hops``).
@@ -53,6 +55,17 @@ _WRAPPER = (
     'exec "$@"'
 )
 
+ENV_END = "@@detective-tui-env-end"  # ends the exported assignments read by ENV_READER
+ENV_READER = (
+    "__dt_e=; __dt_ok=; while IFS= read -r __dt_l; do "
+    f'if [ "$__dt_l" = {ENV_END} ]; then __dt_ok=1; break; fi; '
+    '__dt_e="$__dt_e$__dt_l\n"; done\n'
+    'if [ -z "$__dt_ok" ]; then printf \'%s\\n\' "detective-tui: the variables (inventory env:) '
+    "did not arrive on stdin; an exec: command must pass stdin on (kubectl exec -i, srun, "
+    'ssh -T)" >&2; exit 97; fi\n'
+    'eval "$__dt_e"; unset __dt_e __dt_l __dt_ok\n'
+)
+
 LineCallback = Callable[[str], None]
 
 
@@ -75,36 +88,46 @@ class CommandResult:
 def command_line(
     interpreter: str = "sh -s",
     *,
-    env: Mapping[str, str] | None = None,
     deadline_s: float = 60,
     script_arg: str | None = None,
+    env_on_stdin: bool = False,
 ) -> str:
-    """The exact command line sent to the host (see the module docstring)."""
+    """The exact command line sent to the host (see the module docstring); ``env_on_stdin``:
+    the interpreter is started by ``ENV_READER``, which reads the variables from stdin first."""
     argv = ["sh", "-c", _WRAPPER, "detective-tui", str(max(1, math.ceil(deadline_s)))]
-    if env:
-        bad = [name for name in env if not _ENV_NAME.match(name)]
-        if bad:
-            raise ValueError(f"not variable names: {', '.join(map(repr, bad))}")
-        argv += ["env", *(f"{name}={value}" for name, value in env.items())]
+    if env_on_stdin:
+        argv += ["sh", "-c", ENV_READER + 'exec "$@"', "sh"]
     argv += shlex.split(interpreter)
     if script_arg is not None:
         argv.append(script_arg)
     return "exec " + shlex.join(argv)
 
 
-def script_with_env(script: str, env: Mapping[str, str], interpreter: str) -> str:
-    """What ``sh -s`` reads to run ``script`` with ``env`` exported: the variables never reach
-    a command line. ``interpreter`` is the one the script was written for (``sh -s``, or e.g.
-    ``python3 -``, which then reads the script from a here-document)."""
+def env_head(env: Mapping[str, str]) -> str:
+    """``env`` as exported shell assignments, one program text (never a command line)."""
     bad = [name for name in env if not _ENV_NAME.match(name)]
     if bad:
         raise ValueError(f"not variable names: {', '.join(map(repr, bad))}")
     head = "".join(f"{name}={shlex.quote(value)}\nexport {name}\n" for name, value in env.items())
+    if ENV_END in head.split("\n"):
+        raise ValueError(f"a variable's value holds the line {ENV_END!r}")
+    return head
+
+
+def script_body(script: str, interpreter: str) -> str:
+    """What ``sh -s`` reads to run ``script`` with ``interpreter`` (``sh -s`` itself, or e.g.
+    ``python3 -``, which then reads the script from a here-document)."""
     if shlex.split(interpreter) == ["sh", "-s"]:
-        return head + script
+        return script
     tag = f"DT_SCRIPT_{secrets.token_hex(8)}"
     body = script if script.endswith("\n") else script + "\n"
-    return f"{head}exec {interpreter} <<'{tag}'\n{body}{tag}\n"
+    return f"exec {interpreter} <<'{tag}'\n{body}{tag}\n"
+
+
+def script_with_env(script: str, env: Mapping[str, str], interpreter: str) -> str:
+    """What ``sh -s`` reads to run ``script`` with ``env`` exported: the variables never reach
+    a command line."""
+    return env_head(env) + script_body(script, interpreter)
 
 
 def kill_command(pgid: int, tmpdirs: Sequence[str] = ()) -> str:
@@ -213,9 +236,11 @@ class Transport(abc.ABC):
         stdin: str | None = None,
         deadline_s: float = 60,
         on_line: LineCallback | None = None,
+        env: str | None = None,
     ) -> CommandResult:
         """Run one command line built by ``command_line``; raises ``Unreachable`` or a
-        ``HostKeyError`` when no connection can be made, otherwise returns a result."""
+        ``HostKeyError`` when no connection can be made, otherwise returns a result. ``env``
+        (``env_head``) is sent on stdin ahead of ``stdin``."""
         started = time.monotonic()
         proc = await self._spawn(command)
         out = _Collector(on_line)
@@ -225,7 +250,7 @@ class Transport(abc.ABC):
         error_kind: str | None = None
 
         async def pump() -> int | None:
-            await proc.send((stdin or "").encode())
+            await proc.send(((env or "") + (stdin or "")).encode())
             while chunk := await proc.read():
                 out.feed(chunk)
             out.feed(b"", final=True)
