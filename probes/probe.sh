@@ -1530,8 +1530,11 @@ smi_job() {
   run "$R$_smi" --query-gpu=index,name,compute_cap,memory.total,uuid --format=csv,noheader
   emit_lines smi query "$_out"
   rec smirc query "$_rc"
+  _qry=$_out
   case $_rc in
     0)
+      # two or more GPUs: each one's NVLink fabric registration (probe_fabric)
+      case $_qry in *"$NL"*) probe_fabric ;; esac
       # live state, as nvitop shows it (the processes come from the table above)
       run "$R$_smi" --query-gpu=index,utilization.gpu,memory.used,memory.total,temperature.gpu \
         --format=csv,noheader,nounits
@@ -1549,6 +1552,38 @@ smi_job() {
   run "$R$_smi" -L
   emit_lines smi list "$_out"
   rec smirc list "$_rc"
+}
+
+# probe_fabric — (in smi_job) each GPU's fabric.state and fabric.status: on an NVSwitch system
+# (HGX/DGX A100, H100, H200, B200) a GPU stays "In Progress" until the fabric manager has
+# registered it, and CUDA fails with error 802 until then; other GPUs say N/A or Not
+# Supported. Only where a GPU joins a fabric: the nv-fabricmanager processes (/proc/PID/comm,
+# cut to 15 characters) and the nvidia-fabricmanager* packages dpkg lists, with their versions.
+probe_fabric() {
+  run "$R$_smi" --query-gpu=index,fabric.state,fabric.status --format=csv,noheader
+  emit_lines smi fabric "$_out"
+  rec smirc fabric "$_rc"
+  [ "$_rc" -eq 0 ] || return 0
+  case $_out in *"In Progress"* | *"Not Started"* | *Completed*) ;; *) return 0 ;; esac
+  _fms=$(deadline grep -l -x 'nv-fabricmanage' "$R"/proc/[0-9]*/comm 2>/dev/null)
+  _ffs=$IFS
+  IFS=$NL
+  set -f
+  for _fc in $_fms; do
+    _fc=${_fc%/comm}
+    rec fm pid "${_fc##*/}" -
+  done
+  if [ -r "$R/var/lib/dpkg/status" ]; then
+    _fpk=
+    for _fl in $(deadline grep -E '^(Package|Version): ' "$R/var/lib/dpkg/status" 2>/dev/null); do
+      case $_fl in
+        "Package: "*) _fpk=${_fl#Package: } ;;
+        "Version: "*) case $_fpk in nvidia-fabricmanager*) rec fm pkg "$_fpk" "${_fl#Version: }" ;; esac ;;
+      esac
+    done
+  fi
+  set +f
+  IFS=$_ffs
 }
 
 start_smi() {

@@ -50,7 +50,11 @@ NEEDS: Mapping[str, tuple[Callable[[Facts], bool], str]] = MappingProxyType(
             lambda f: any(p.flashinfer_version for p in f.pythons),
             "no inspected interpreter has FlashInfer (add the server's as python:)",
         ),
-        "fabric": (lambda f: False, "the probe does not read the fabric manager's state yet"),
+        "fabric": (
+            lambda f: f.driver.state == "ok" and (len(f.gpus) == 1 or f.fabric.query_rc == 0),
+            "the GPUs' fabric state was not read (nvidia-smi did not answer, or predates "
+            "fabric.state)",
+        ),
     }
 )
 

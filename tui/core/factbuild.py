@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 
 from tui.core import host_changes, mig, parsers
 from tui.core.extensions import extension_builds
+from tui.core.fabric import fabric_info
 from tui.core.facts import (
     ContainerInfo,
     DriverInfo,
@@ -78,6 +79,7 @@ ARITY: Mapping[str, int] = {
     "chg": 3,
     "symptom": 3,
     "ctr": 2,
+    "fm": 3,
     "ldconf": 2,
     "libcuda": 1,
     "tk": 2,
@@ -200,6 +202,7 @@ class FactBuilder:
         self._errors: list[str] = []
         self._notrun: dict[str, str] = {}
         self._ctr: dict[str, list[str]] = {"marker": [], "dev": [], "lib": []}
+        self._fm: list[tuple[str, str, str]] = []
         self._ldconf: list[tuple[str, str]] = []
         self._libcuda: list[str] = []
         self._chg: list[tuple[str, str, str]] = []
@@ -390,6 +393,9 @@ class FactBuilder:
     def _on_ctr(self, key: str, value: str) -> None:
         self._ctr.setdefault(key, []).append(value)
 
+    def _on_fm(self, key: str, name: str, version: str) -> None:
+        self._fm.append((key, name, version))
+
     def _on_ptxkv(self, path: str, key: str, value: str) -> None:
         self._ptxas.setdefault(path, _Ptxas()).kv[key] = value
 
@@ -461,6 +467,7 @@ class FactBuilder:
                 self._chg, {c.pid: c.unit for c in contexts if c.pid is not None and c.unit}
             ),
             log_lines=tuple(self._log_lines),
+            fabric=fabric_info(self._smi.get("fabric", ()), self._smirc.get("fabric"), self._fm),
         )
 
     def _host_info(self) -> HostInfo:

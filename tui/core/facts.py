@@ -282,6 +282,38 @@ class LoaderInfo:
 
 
 @dataclass(frozen=True)
+class GpuFabric:
+    """One GPU's NVLink fabric registration (``nvidia-smi --query-gpu=fabric.state,…``)."""
+
+    index: int | None
+    state: str  # "Completed", "In Progress", "Not Started", "Not Supported", "N/A"
+    status: str  # "Success" once Completed, else an error or "N/A"
+
+
+@dataclass(frozen=True)
+class FabricInfo:
+    """The NVLink fabric of a multi-GPU host and the fabric manager that registers its GPUs."""
+
+    gpus: tuple[GpuFabric, ...] = ()  # read only with two or more GPUs; () = not read
+    query_rc: int | None = None  # the fabric query's exit status (None: not run)
+    manager_pids: tuple[int, ...] = ()  # nv-fabricmanager processes (/proc/PID/comm)
+    packages: tuple[tuple[str, str], ...] = ()  # (package, version) of nvidia-fabricmanager*
+
+    @property
+    def registered(self) -> bool | None:
+        """False: some GPU of an NVLink fabric is not registered; None: no fabric seen."""
+        joined = [g for g in self.gpus if g.state in FABRIC_STATES]
+        if not joined:
+            return None
+        return all(g.state == "Completed" and g.status == "Success" for g in joined)
+
+
+# fabric.state values of a GPU that joins an NVLink fabric (utkuozdemir/nvidia_gpu_exporter#448
+# maps NVML's enum: Not Supported, Not Started, In Progress, Completed)
+FABRIC_STATES = ("Not Started", "In Progress", "Completed")
+
+
+@dataclass(frozen=True)
 class LogLine:
     """A recent error-looking line of a serving unit's journal, masked on the host."""
 
@@ -311,6 +343,7 @@ class Facts:
     gpu_processes: tuple[GpuProcess, ...] = ()  # live: compute processes on the GPUs
     changes: HostChanges = field(default_factory=HostChanges)  # what the host logged changing
     log_lines: tuple[LogLine, ...] = ()  # the serving units' recent error lines (symptoms)
+    fabric: FabricInfo = field(default_factory=FabricInfo)  # NVLink fabric and its manager
 
     # -- lookups used by rules and the UI ---------------------------------------------
     def toolkit_at(self, home: str) -> Toolkit | None:

@@ -41,6 +41,7 @@ FIXTURES = "fixtures"
 CAPTURES = "captures"  # outputs captured by this project's slow tests (captures/README.md)
 SMI_QUERY_ARGS = "--query-gpu=index,name,compute_cap,memory.total,uuid --format=csv,noheader"
 SMI_STATE_ARGS = f"--query-gpu={STATE_FIELDS} --format=csv,noheader,nounits"
+SMI_FABRIC_ARGS = "--query-gpu=index,fabric.state,fabric.status --format=csv,noheader"
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # DriverSpec.failure → (what nvidia-smi prints for the table, -L and --query-gpu; exit status).
 # Real captures except the mismatch exit status, which is unverified (fixtures README).
@@ -114,6 +115,9 @@ class DriverSpec:
     hang: bool = False  # nvidia-smi sleeps forever (the probe's step deadline must hit)
     query_unsupported: bool = False  # an old nvidia-smi that rejects the compute_cap field
     installed: bool = True  # False: no nvidia-smi binary at all
+    # every GPU's (fabric.state, fabric.status): ("In Progress", "N/A") as on the HGX node of
+    # NVIDIA/gpu-operator#2511; None: ("N/A", "N/A"), a GPU in no NVLink fabric (SYNTHETIC)
+    fabric: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -222,7 +226,8 @@ def standins(root: Path) -> dict[str, str]:
 # the builder
 # ---------------------------------------------------------------------------------------
 
-NVIDIA_SMI_SHIM = """#!/bin/sh
+NVIDIA_SMI_SHIM = (
+    """#!/bin/sh
 # detective-tui fake nvidia-smi: prints captured outputs stored next to this script.
 d="${0%/*}/../share/detective-tui-fake/nvidia-smi"
 [ -f "$d/hang" ] && exec sleep 100000
@@ -231,11 +236,15 @@ case "$*" in
   "-L") f=list ;;
   "QUERY_ARGS") f=query ;;
   "STATE_ARGS") f=state ;;
+  "FABRIC_ARGS") f=fabric ;;
   *) echo "Invalid combination of input arguments. Please run 'nvidia-smi -h' for help."; exit 2 ;;
 esac
 cat "$d/$f.out"
 exit "$(cat "$d/$f.rc")"
-""".replace("QUERY_ARGS", SMI_QUERY_ARGS).replace("STATE_ARGS", SMI_STATE_ARGS)
+""".replace("QUERY_ARGS", SMI_QUERY_ARGS)
+    .replace("STATE_ARGS", SMI_STATE_ARGS)
+    .replace("FABRIC_ARGS", SMI_FABRIC_ARGS)
+)
 
 NVCC_SHIM = """#!/bin/sh
 # detective-tui fake nvcc: prints captured outputs stored next to this script.
@@ -424,7 +433,9 @@ def _smi_outputs(spec: FakeHostSpec) -> dict[str, tuple[str, int]]:
             "list": (listing, 0),
         }
     outputs = {"table": (table, 0), "query": (query, 0), "list": (listing, 0)}
-    return {**outputs, "state": (state, 0)}
+    fabric = drv.fabric or ("N/A", "N/A")
+    fabric_lines = "".join(f"{i}, {fabric[0]}, {fabric[1]}\n" for i in range(len(spec.gpus)))
+    return {**outputs, "state": (state, 0), "fabric": (fabric_lines, 0)}
 
 
 # SYNTHETIC: no real capture of a busy GPU's --query-gpu state or Processes rows is in the
@@ -649,6 +660,7 @@ def _build_process(root: Path, proc: ProcessSpec) -> None:
     _write(pdir / "environ", environ, 0o644 if proc.environ_readable else 0o000)
     (pdir / "exe").symlink_to(proc.exe)
     name = posixpath.basename(proc.exe)
+    _write(pdir / "comm", name[:15] + "\n")  # the kernel cuts a task's comm to 15 characters
     _write(
         pdir / "status",
         f"Name:\t{name}\nState:\tS (sleeping)\nPid:\t{proc.pid}\nPPid:\t{proc.ppid}\n",

@@ -81,3 +81,20 @@ def vllm_mig_device_assert(hostname: str, python: str, pid: int) -> str:
         f"{head} systemd[1]: vllm.service: Main process exited, code=exited, status=1/FAILURE",
     ]
     return "\n".join(lines) + "\n"
+
+
+def vllm_system_not_ready(hostname: str, pid: int) -> str:
+    """vLLM's journal on an NVSwitch node whose GPUs the fabric manager has not registered:
+    torch's warning with the text of haotian-liu/LLaVA#683 ("Error 802: system not yet
+    initialized"), then the engine's failure to find a GPU."""
+    head = f"2026-12-01T07:40:12+0000 {hostname}"
+    proc = f"{head} python3[{pid}]:"
+    lines = [
+        f"{head} systemd[1]: Started vllm.service - vllm.entrypoints.openai.api_server.",
+        f"{proc} UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). "
+        "Did you run some cuda functions before calling NumCudaDevices() that might have "
+        "already set an error? Error 802: system not yet initialized",
+        f"{proc} RuntimeError: Failed to infer device type",
+        f"{head} systemd[1]: vllm.service: Main process exited, code=exited, status=1/FAILURE",
+    ]
+    return "\n".join(lines) + "\n"

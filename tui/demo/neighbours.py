@@ -19,11 +19,12 @@ from tui.demo.fakehost import (
     ProcessSpec,
     ToolkitSpec,
     VenvSpec,
+    h200_driver_550_cu128,
     healthy_h100,
     mig_uuid,
     pypi_torch_arch_flags,
 )
-from tui.demo.journal import journal_path, vllm_mig_device_assert
+from tui.demo.journal import journal_path, vllm_mig_device_assert, vllm_system_not_ready
 
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 RTX_PRO_6000_WS = GpuSpec("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "12.0", 97887)
@@ -354,3 +355,79 @@ def stub_on_library_path(ld_path: str) -> FakeHostSpec:
     )
     stub = {"/usr/local/cuda-12.8/lib64/stubs/libcuda.so": ""}
     return replace(spec, processes=processes, files={**spec.files, **files, **stub})
+
+
+# dpkg's status entry of NVIDIA's fabric manager package (the layout of /var/lib/dpkg/status;
+# the package is named for its driver branch, as in NVIDIA's CUDA repositories)
+DPKG_FABRICMANAGER = """Package: nvidia-fabricmanager-{branch}
+Status: install ok installed
+Priority: optional
+Section: multiverse/libs
+Architecture: amd64
+Version: {version}-1
+Description: Fabric Manager for NVSwitch based systems.
+"""
+FABRIC_MANAGER = "/usr/bin/nv-fabricmanager"
+
+
+def fabric_manager_stopped(*, case: str = "old-package") -> FakeHostSpec:
+    """``fabric-manager-not-running``: an 8× H200 HGX node (the real 550.163.01 table) serving
+    vLLM, whose GPUs report fabric.state ``In Progress`` (NVIDIA/gpu-operator#2511) — ``case``
+    ``"old-package"``: nvidia-fabricmanager-550 at 550.127.05 (left behind by a driver
+    upgrade) and not running; ``"stopped"``: at the driver's version but not running;
+    ``"stale-registered"``: the GPUs registered, the package still at 550.127.05 (a warning).
+    Near misses: ``"running"`` (registered, the fabric manager running at the driver's version)
+    and ``"pcie"`` (GPUs in no fabric, N/A)."""
+    driver = "550.163.01"
+    package = driver if case in ("stopped", "running") else "550.127.05"
+    venv = "/opt/venv"
+    py = f"{venv}/bin/python3"
+    hostname = "h200-hgx"
+    env = {"PATH": f"{venv}/bin:{SYSTEM_PATH}", "HOME": "/root"}
+    processes, files = served(
+        py,
+        "vllm.entrypoints.openai.api_server",
+        ("--model", "/models/Qwen3-8B"),
+        env,
+        "vllm.service",
+    )
+    registered = case in ("running", "stale-registered")
+    if case == "running":
+        fm = ProcessSpec(
+            pid=2210,
+            argv=(FABRIC_MANAGER, "-c", "/usr/share/nvidia/nvswitch/fabricmanager.cfg"),
+            environ={},
+            exe=FABRIC_MANAGER,
+            unit="nvidia-fabricmanager.service",
+        )
+        processes = (*processes, fm)
+    if not registered and case != "pcie":
+        files[journal_path("vllm.service")] = vllm_system_not_ready(hostname, 5151)
+    if case != "pcie":
+        files["/var/lib/dpkg/status"] = DPKG_FABRICMANAGER.format(branch="550", version=package)
+    fabric = (
+        None
+        if case == "pcie"
+        else ("Completed", "Success")
+        if registered
+        else (
+            "In Progress",
+            "N/A",
+        )
+    )
+    base = h200_driver_550_cu128()
+    torch = VenvSpec(
+        path=venv,
+        dists=(("torch", "2.6.0"), ("vllm", "0.8.5")),
+        torch_version_py="torch/torch-version.py-2.6.0+cu124-x86_64-pypi.py",
+        torch_arch_flags=pypi_torch_arch_flags("2.6.0+cu124"),
+    )
+    return replace(
+        base,
+        hostname=hostname,
+        driver=replace(base.driver, fabric=fabric),
+        venvs=(torch,),
+        processes=processes,
+        env={"HOME": "/root", "USER": "root", "PATH": f"{venv}/bin:{SYSTEM_PATH}"},
+        files={**base.files, **files},
+    )
