@@ -53,7 +53,8 @@ MAX_FILE_LINES = 60
 ARCH_PREFIXES = (b"sm_", b"compute_")
 MAX_LIB_BYTES = 512 * 1024 * 1024
 # compiled extensions checked against the installed torch: what they declare (Requires-Dist,
-# local version, xformers/cpp_lib.json) and the torch symbols their .so files need
+# local version, xformers/cpp_lib.json) and the torch symbols their .so files need; a dist-info
+# of another name is one too when a .so its RECORD lists links torch (links_torch)
 EXTENSIONS = (
     "flash-attn",
     "xformers",
@@ -71,6 +72,11 @@ EXTENSIONS = (
     "apex",
 )
 MAX_SO_PER_EXTENSION = 6  # bounds: .so files read per extension and in all
+# a dist-info of any other name is an extension when its RECORD lists a .so that links torch
+# (DT_NEEDED libc10/libtorch*): bounds on the RECORDs and .so headers read to find out
+MAX_OTHER_DISTS = 400
+MAX_RECORD_LINES = 2000
+MAX_OTHER_SOS = 48
 MAX_SO_TOTAL = 24
 MAX_TORCH_SYMBOLS = 4000  # undefined torch symbols looked up per .so
 TORCH_LIBS = (
@@ -336,6 +342,7 @@ def report_dists(sites):
     count = 0
     seen = set()
     found = {}
+    others = []  # (dist, site dir, dist-info) of the names not wanted: maybe extensions
     for sdir in sites:
         try:
             names = sorted(os.listdir(sdir))
@@ -349,26 +356,75 @@ def report_dists(sites):
             else:
                 continue
             dist = norm(entry.rsplit(".", 1)[0].split("-", 1)[0])
-            if not wanted(dist) or dist in seen:
+            if dist in seen:
+                continue
+            if not wanted(dist):
+                if entry.endswith(".dist-info") and len(others) < MAX_OTHER_DISTS:
+                    others.append((dist, sdir, entry))
                 continue
             seen.add(dist)
             if dist in EXTENSIONS and entry.endswith(".dist-info"):
                 found[dist] = (sdir, entry)
             count += 1
-            rec("pydist", INDEX, count, entry)
-            report_install(os.path.join(sdir, entry), count)
-            path = os.path.join(sdir, entry)
-            if os.path.isdir(path):  # an old-style .egg-info may be the PKG-INFO file itself
-                path = os.path.join(path, meta)
-            try:
-                for line in file_lines(path, 40):
-                    if not line.strip():
-                        break
-                    if line.startswith(("Name:", "Version:")):
-                        rec("pymeta", INDEX, count, line)
-            except OSError as exc:
-                rec("py", INDEX, "warning", f"{host(path)}: {exc.strerror or exc}")
+            report_dist(sdir, entry, meta, count)
+    budget = [MAX_OTHER_SOS]
+    for dist, sdir, entry in others if "torch" in seen else ():
+        if dist not in seen and links_torch(sdir, entry, budget):
+            seen.add(dist)
+            found[dist] = (sdir, entry)
+            count += 1
+            report_dist(sdir, entry, "METADATA", count)
     return found
+
+
+def report_dist(sdir, entry, meta, count):
+    rec("pydist", INDEX, count, entry)
+    report_install(os.path.join(sdir, entry), count)
+    path = os.path.join(sdir, entry)
+    if os.path.isdir(path):  # an old-style .egg-info may be the PKG-INFO file itself
+        path = os.path.join(path, meta)
+    try:
+        for line in file_lines(path, 40):
+            if not line.strip():
+                break
+            if line.startswith(("Name:", "Version:")):
+                rec("pymeta", INDEX, count, line)
+    except OSError as exc:
+        rec("py", INDEX, "warning", f"{host(path)}: {exc.strerror or exc}")
+
+
+def links_torch(sdir, dist_info, budget):
+    """Whether a .so its RECORD lists (the first two) needs a torch library (DT_NEEDED): a
+    compiled torch extension whatever the distribution is called (sgl-kernel → sglang-kernel).
+    ``budget`` ([n]) bounds the ELF headers read in all."""
+    try:
+        sos = [
+            rel
+            for rel in (
+                line.split(",", 1)[0]
+                for line in file_lines(os.path.join(sdir, dist_info, "RECORD"), MAX_RECORD_LINES)
+            )
+            if (rel.endswith(".so") or ".so." in rel) and ".libs/" not in rel
+        ][:2]
+    except OSError:
+        return False
+    for rel in sos:
+        path = os.path.normpath(os.path.join(sdir, rel))
+        if budget[0] <= 0 or not (under_root(path) and os.path.isfile(path)):
+            continue
+        budget[0] -= 1
+        try:
+            elf = Elf(path)
+        except (OSError, ValueError):
+            continue
+        try:
+            if any(n in TORCH_LIBS for n in elf.needed()):
+                return True
+        except (struct.error, IndexError, ValueError):
+            pass
+        finally:
+            elf.close()
+    return False
 
 
 # ---- what the host records about its changes (record kind pyinst; probes/README.md) ----------

@@ -61,7 +61,7 @@ from tui.core.subject import Subject
 
 ID = "container-without-gpu-runtime"
 
-GPU_SERVERS = ("vllm", "sglang", "sgl-kernel", "flashinfer-python")
+GPU_SERVERS = ("vllm", "sglang", "sgl-kernel", "sglang-kernel", "flashinfer-python")
 
 
 def applies(facts: Facts) -> bool:

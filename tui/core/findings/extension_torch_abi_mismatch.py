@@ -156,7 +156,7 @@ def rule_extension_abi(facts: Facts, subs: Sequence[Subject]) -> Iterable[Findin
             )
 
 
-SERVING_ENGINES = ("vllm", "sglang", "sgl-kernel")  # they pin torch; torch follows them
+SERVING_ENGINES = ("vllm", "sglang", "sgl-kernel", "sglang-kernel")  # they pin torch
 
 
 def extension_params(py: PythonEnv | None) -> list[dict[str, str]]:

@@ -52,7 +52,7 @@ from tui.core.torch_variants import cuda_variant_for, is_cpu_build
 
 ID = "torch-cpu-build"
 
-SERVERS = ("vllm", "sglang", "sgl-kernel", "flashinfer-python", "flashinfer")
+SERVERS = ("vllm", "sglang", "sgl-kernel", "sglang-kernel", "flashinfer-python", "flashinfer")
 
 
 def serving_packages(py: PythonEnv) -> list[str]:
