@@ -57,6 +57,7 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
+from tui.core.compat import driver_cuda_from_number
 from tui.core.facts import EnvContext, Facts
 from tui.core.findings import Finding
 from tui.core.findings.record import FindingRecord
@@ -139,6 +140,22 @@ def _version(text: str | None) -> Version | None:
         return Version(text) if text else None
     except InvalidVersion:
         return None
+
+
+def forward_compat(facts: Facts, ctx: EnvContext | None) -> tuple[CompatLoad, str] | None:
+    """The compat libcuda ``ctx``'s processes load when it works as designed — newer than the
+    kernel module, on GPUs forward compatibility supports — with the highest CUDA it runs (the
+    toolkit whose minimum driver its version meets): nvidia-smi prints the kernel driver's
+    CUDA, not this one."""
+    have = _version(facts.driver.proc_version or facts.driver.driver_version)
+    load = first_compat(facts, ctx)
+    compat = _version(load.version) if load else None
+    if load is None or compat is None or have is None or compat <= have:
+        return None
+    if any(w in g.name for g in facts.gpus for w in NO_FORWARD_COMPAT):
+        return None
+    cuda = driver_cuda_from_number(load.version)
+    return (load, cuda) if cuda else None
 
 
 def rule_compat_shadows(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding]:

@@ -31,6 +31,13 @@ sgl-kernel, flash-attn. Install a driver ≥ 570.26 (the CUDA 12.8 branch), or a
 12.4 or older.
 ```
 
+The driver's highest CUDA is nvidia-smi's "CUDA Version" — the kernel driver's — unless the
+environment judged loads a CUDA forward-compatibility libcuda first (an `ld.so.conf.d` entry or
+`LD_LIBRARY_PATH` naming `/usr/local/cuda-X.Y/compat`, newer than the kernel module, on a GPU
+forward compatibility supports: the case `cuda-compat-shadows-driver` leaves silent). Then it is
+that libcuda's: its version meets the minimum driver of CUDA X.Y, and both rules judge by it,
+naming it in the evidence.
+
 In the wild: vllm-project/vllm#28030 — a vLLM nightly built with a newer CUDA 12 minor on a
 CUDA 12.8 driver: `torch.AcceleratorError: CUDA error: the provided PTX was compiled with an
 unsupported toolchain.`
@@ -45,6 +52,7 @@ from packaging.version import InvalidVersion, Version
 from tui.core import compat
 from tui.core.facts import Facts, PythonEnv
 from tui.core.findings import Finding, Severity
+from tui.core.findings.cuda_compat_shadows_driver import forward_compat
 from tui.core.findings.record import FindingRecord
 from tui.core.rulekit import finding as _finding
 from tui.core.rulekit import gpu_evidence as _gpu_evidence
@@ -100,20 +108,38 @@ def _ptx_shipping(py: PythonEnv) -> list[str]:
     return [name for name in PTX_SHIPPING if name in names]
 
 
+def _effective(facts: Facts, s: Subject) -> tuple[str | None, str | None, list[str]]:
+    """(the libcuda version, its highest CUDA, evidence) this subject's processes run on: a
+    forward-compatibility libcuda the loader takes first (an ld.so.conf.d entry or
+    LD_LIBRARY_PATH) raises the driver's; otherwise the driver's own, as nvidia-smi says."""
+    d = facts.driver
+    fwd = forward_compat(facts, s.context)
+    if fwd is None:
+        return d.driver_version or d.proc_version, d.max_cuda, []
+    load, cuda = fwd
+    return (
+        load.version,
+        cuda,
+        [
+            f"forward-compatibility libcuda {load.version} (CUDA {cuda}) from {load.directory} ({load.via})"
+        ],
+    )
+
+
 def rule_driver_ptx(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding]:
     d = facts.driver
     if d.state != "ok":
         return
-    driver = d.driver_version or d.proc_version
-    have = _mm(facts.driver.max_cuda)
     for s in subs:
+        driver, driver_cuda, fwd = _effective(facts, s)
+        have = _mm(driver_cuda)
         py = s.python
         want = _mm(py.torch_cuda) if py else None
         if py is None or have is None or want is None:
             continue
         if have[0] != want[0] or have >= want:
             continue  # another major is the critical rule's; same or newer minor is fine
-        if compat.driver_runs_cuda(driver, d.driver_cuda, py.torch_cuda or "") is False:
+        if compat.driver_runs_cuda(driver, driver_cuda, py.torch_cuda or "") is False:
             continue  # below the minor-version floor: the critical rule reports it
         arch = py.torch_arch_list or compat.torch_arch_list(py.torch_cuda, facts.host.arch) or ()
         ptx_gpus = [cc for cc in dict.fromkeys(s.devices) if _ptx_only(arch, cc)]
@@ -147,6 +173,7 @@ def rule_driver_ptx(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding]:
             [
                 f"driver {driver}",
                 f"nvidia-smi CUDA Version {d.driver_cuda or 'unknown'}",
+                *fwd,
                 f"torch {py.torch_version} (torch.version.cuda {py.torch_cuda})",
                 *(_gpu_evidence(facts, ptx_gpus) if ptx_gpus else []),
                 *(
@@ -167,7 +194,8 @@ def rule_driver_torch(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding
         py = s.python
         if py is None or not py.torch_cuda:
             continue
-        if compat.driver_runs_cuda(driver, d.driver_cuda, py.torch_cuda) is not False:
+        libcuda, libcuda_cuda, fwd = _effective(facts, s)
+        if compat.driver_runs_cuda(libcuda, libcuda_cuda, py.torch_cuda) is not False:
             continue
         floor = compat.driver_floor_for(py.torch_cuda)
         have = compat.parse_cc(d.driver_cuda)  # "12.8" → 12080, as the CUDA API reports it
@@ -187,6 +215,7 @@ def rule_driver_torch(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding
             [
                 f"driver {driver}",
                 f"nvidia-smi CUDA Version {d.driver_cuda or 'unknown'}",
+                *fwd,
                 f"torch {py.torch_version} (torch.version.cuda {py.torch_cuda})",
             ],
             s,
@@ -205,6 +234,10 @@ FINDING = FindingRecord(
         "pythons.torch_cuda",
         "pythons.torch_arch_list",
         "gpus.compute_cap",
+        "gpus.name",
+        "loader.ld_conf",
+        "loader.libcuda",
+        "contexts.vars",
     ),
     rules=(rule_driver_torch,),
     late_rules=(rule_driver_ptx,),
