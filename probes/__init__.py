@@ -1,8 +1,8 @@
 """The remote side of detective-tui: scripts sent to hosts, and how to call them.
 
-``probe_script()`` is the complete POSIX sh probe (``probe.sh`` with ``pyfacts.py`` embedded as a
-heredoc fed to each interpreter). Run it as ``sh -s`` with ``probe_env(...)`` exported first; it
-prints the sentinel records described in ``probes/README.md``, which
+``probe_script()`` is the complete POSIX sh probe (``probe.sh`` with ``pyfacts_program()``
+embedded as a heredoc fed to each interpreter). Run it as ``sh -s`` with ``probe_env(...)``
+exported first; it prints the sentinel records described in ``probes/README.md``, which
 ``tui.core.factbuild.FactBuilder`` turns into ``Facts``. Nothing here imports ``tui``.
 """
 
@@ -16,12 +16,29 @@ PROBE_VERSION = "2"
 SENTINEL = "@@DT1"
 
 
+# modules pyfacts.py imports, sent inside the one program (the host has no copy of them)
+PYFACTS_MODULES = ("pyrecord", "pybinaries")
+
+
+@cache
+def pyfacts_program() -> str:
+    """``pyfacts.py`` as one stdin program: each of ``PYFACTS_MODULES`` is made a module from
+    its embedded source first (one line each), so ``from pybinaries import …`` finds it."""
+    here = resources.files(__name__)
+    head = "".join(
+        f"__import__('sys').modules[{name!r}] = __import__('types').ModuleType({name!r}); "
+        f"exec(compile({here.joinpath(name + '.py').read_text(encoding='utf-8')!r}, "
+        f"{name + '.py'!r}, 'exec'), __import__('sys').modules[{name!r}].__dict__)\n"
+        for name in PYFACTS_MODULES
+    )
+    return head + here.joinpath("pyfacts.py").read_text(encoding="utf-8").rstrip("\n")
+
+
 @cache
 def probe_script() -> str:
     """The whole probe: POSIX sh with the stdlib Python snippet embedded."""
-    here = resources.files(__name__)
-    script = here.joinpath("probe.sh").read_text(encoding="utf-8")
-    pyfacts = here.joinpath("pyfacts.py").read_text(encoding="utf-8").rstrip("\n")
+    script = resources.files(__name__).joinpath("probe.sh").read_text(encoding="utf-8")
+    pyfacts = pyfacts_program()
     if "\nDT_PYFACTS_EOF\n" in f"\n{pyfacts}\n":
         raise ValueError("pyfacts.py must not contain the heredoc terminator line")
     return script.replace("@DT_PROBE_VERSION@", PROBE_VERSION).replace("@DT_PYFACTS@", pyfacts)

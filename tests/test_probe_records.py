@@ -93,8 +93,8 @@ def test_records_before_begin_and_after_end_are_noise() -> None:
 
 
 def _pyfacts_esc() -> Callable[[str], str]:
-    """pyfacts.py's own esc (the module runs the probe when imported: its text is taken)."""
-    text = resources.files("probes").joinpath("pyfacts.py").read_text(encoding="utf-8")
+    """The Python side's own esc (pyrecord.py, which pyfacts.py imports: its text is taken)."""
+    text = resources.files("probes").joinpath("pyrecord.py").read_text(encoding="utf-8")
     code = text[text.index("def esc(") : text.index("def rec(")]
     space: dict[str, object] = {"SENTINEL": SENTINEL}
     exec(code, space)

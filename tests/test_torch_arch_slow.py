@@ -8,10 +8,11 @@ arch-flag string is compared with the row of that release.
 from __future__ import annotations
 
 import re
-from pathlib import Path
+import sys
 
 import pytest
 
+from probes import PYFACTS_MODULES, pyfacts_program
 from tui.core import torch_arch, torch_libs
 
 pytestmark = pytest.mark.slow
@@ -36,12 +37,16 @@ def test_rows_are_the_wheels_own(version: str) -> None:
 
 @pytest.mark.parametrize("version", torch_libs.VERIFIED)
 def test_the_probe_reads_each_wheels_flags(version: str) -> None:
-    """pyfacts.py's own reader (its functions, without running its main) on the real library."""
+    """The probe's own reader (pybinaries.py, made a module by the lines that start the program
+    pyfacts.py is sent in) on the real library."""
     from test_torch_libs_wheels_slow import wheel
 
     lib = wheel(version) / "torch/lib/libtorch_python.so"
-    source = (Path(__file__).resolve().parents[1] / "probes" / "pyfacts.py").read_text()
     space: dict = {"__name__": "pyfacts"}
-    exec(source.split("\ntry:\n    main()")[0], space)
+    exec("\n".join(pyfacts_program().split("\n")[: len(PYFACTS_MODULES)]), space)
     expected = {r for (v, _variant, m), r in torch_arch.WHEEL_ARCH_LISTS.items() if v == version}
-    assert tuple(space["arch_flags"](str(lib)).split()) in expected
+    try:
+        assert tuple(sys.modules["pybinaries"].arch_flags(str(lib)).split()) in expected
+    finally:
+        for name in PYFACTS_MODULES:
+            sys.modules.pop(name, None)

@@ -1,6 +1,6 @@
 """Compiled extensions and the torch they were built for.
 
-The probe (``probes/pyfacts.py``) reports, per extension distribution: its ``Requires-Dist``
+The probe (``probes/pybinaries.py``) reports, per extension distribution: its ``Requires-Dist``
 lines naming torch, xformers' ``cpp_lib.json``, and for each of its ``.so`` files (at most a
 few) how many torch symbols it needs and how many of those no library of the installed torch
 exports — read from the ELF dynamic symbol tables and looked up through ``.gnu.hash`` as the

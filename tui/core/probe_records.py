@@ -2,7 +2,7 @@
 
 A record is ``@@DT1``, a TAB, the kind and TAB-separated fields (``probes/README.md``). From
 probe version 2 every field is escaped at the source (``esc`` in ``probe.sh``, ``esc`` in
-``pyfacts.py``): a backslash is ``\\\\``, a byte below 0x20 or a sentinel's ``D`` is ``\\ooo``,
+``pyrecord.py``): a backslash is ``\\\\``, a byte below 0x20 or a sentinel's ``D`` is ``\\ooo``,
 so no value can end its record or start another. ``arg`` fields use the same escapes for every
 byte that is not printable ASCII and are decoded as bytes (``unescape_arg``).
 """

@@ -1,7 +1,7 @@
 """A compiled extension of torch (flash-attn, xformers, vLLM's `_C`, sgl-kernel, FlashInfer's AOT
 wheels, torchvision, torchaudio, DeepSpeed, mamba/causal-conv1d, torch-scatter …) was built
 against another torch than the one installed. The probe reads, without importing anything
-(`probes/pyfacts.py`): the extension's `Requires-Dist` lines naming torch, a local version
+(`probes/pybinaries.py`): the extension's `Requires-Dist` lines naming torch, a local version
 that names one (`+cu124torch2.6`, `+pt24cu121`), xformers' `xformers/cpp_lib.json`, and the
 ELF dynamic symbol tables of up to 6 of its `.so` files (24 in all, from its `RECORD`): every
 undefined, non-weak torch symbol (`_ZN3c10…`, `_ZN2at…`, `_ZN5torch…`) is looked up in the
