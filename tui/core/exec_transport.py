@@ -4,9 +4,13 @@
 local shell (the words are split once when the inventory is read, ``{name}`` filled in), with
 ``{script}`` replaced by one argument: the same command line the SSH transport sends
 (``exec sh -c '<print pgid>; exec timeout -k 5 N "$@"' … sh -s``) followed by the script as a
-quoted here-document. So stdin is not needed (``kubectl exec`` without ``-i`` works too) and the
-remote side gets exactly what SSH gives it: the remote deadline (``timeout -k 5 N``, where the
-host has coreutils ``timeout``), the process-group id printed first, the same records.
+quoted here-document. So stdin is not needed (``kubectl exec`` without ``-i`` works too), except
+for inventory ``env``: its exported assignments come on the engine's stdin, read by the program
+before anything else (``ENV_READER``), never inside that argument (every local user can read
+``/proc/PID/cmdline``, here and on the host); without stdin the program stops with exit 97 and
+says so. The remote side gets exactly what SSH gives it: the remote deadline (``timeout -k 5
+N``, where the host has coreutils ``timeout``), the process-group id printed first, the same
+records.
 
 Cancel and the client-side deadline: the remote process group is killed by running the template
 a second time with the kill command as the script (``kubectl exec … -- sh -c 'kill -TERM -PGID
