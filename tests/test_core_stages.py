@@ -47,6 +47,7 @@ STAGES: dict[str, str] = {
         "fixes.env_targets fixes.toolkit "
         "fixes.workarounds fixes.compatpath fixes.extension fixes.jitcache fixes.libpath "
         "fixes.torchcuda fixes.triton fixes.wheels fixes.pipplan fixes.restart fixes.unitenv "
+        "fixes.current_shell "
         "fixes.undo fixes.record fixes.simulate fixes.mig fixes.registry"
     ),
     "judge": "diagnosis whatif judged host_stack explain",

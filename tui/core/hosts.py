@@ -62,7 +62,13 @@ class Host:
     def fake_tree(self) -> bool:
         """Whether ``root`` is a fake host tree whose programs may run (the trust rule runs
         nothing from any other tree): the demo fleet's, or one marked ``simulate: tree``."""
-        return bool(self.root) and (self.demo or self.simulate == "tree")
+        return bool(self.root) and (self.demo or self.simulate in ("tree", "shell"))
+
+    @property
+    def current_shell(self) -> bool:
+        """Whether the probe judges the caller's own environment (``local``: detective-tui's
+        shell; ``simulate: shell``: a fake tree whose ``env`` stands for that shell)."""
+        return (self.local and not self.root) or (self.fake_tree and self.simulate == "shell")
 
     @property
     def target(self) -> str:

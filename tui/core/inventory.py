@@ -35,7 +35,9 @@ from tui.core.ssh_argv import remote_command_start
 
 LOCAL = "local"
 ENV_VAR = "DETECTIVE_TUI_HOSTS"
-SIMULATIONS = ("tree",)  # a fake host tree detective-tui built (its stand-ins may run)
+# "tree": a fake host tree detective-tui built (its stand-ins may run); "shell": such a tree
+# whose ``env`` is the caller's own shell, judged as ``local`` is (the probe's current session)
+SIMULATIONS = ("tree", "shell")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _STR = "tag:yaml.org,2002:str"

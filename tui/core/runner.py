@@ -289,7 +289,7 @@ class Session:
                 root=host.root,
                 step_timeout_s=self.step_timeout_s,
                 # `local`: the probe inherits this process's environment — the user's shell
-                session="current" if host.local and not host.root else None,
+                session="current" if host.current_shell else None,
                 tree_exec=host.fake_tree,
             ),
         }

@@ -26,6 +26,7 @@ from tui.core.diagnosis import diagnose
 from tui.core.factbuild import SYSTEMD_DEFAULT_PATH
 from tui.core.facts import EnvContext, Facts
 from tui.core.findings import Severity
+from tui.core.fixes.current_shell import current_shell_lines, in_changed_context
 from tui.core.fixes.journal import FixJournal, Journal, JournalError, UndoJournal
 from tui.core.fixes.plan import FixPlan, Step, parse_flags, shown_line
 from tui.core.fixes.steplock import with_step_lock
@@ -113,6 +114,7 @@ class FixOutcome:
     facts_after: Facts | None = field(default=None, compare=False)
     stopped: bool = False  # asked to stop (the TUI was quit): the rest was not started
     reprobe_error: str | None = None  # why the re-probe after the run found no facts
+    current_shell: tuple[str, ...] = ()  # where the caller's shell differs, and what to run
 
     @property
     def applied(self) -> bool:
@@ -369,7 +371,7 @@ def judged_facts(
                 command=ctx.unit in plan.exec_units,
                 files_before=files.get(ctx.unit),
             )
-    judged = with_contexts(facts, replaced)
+    judged = in_changed_context(with_contexts(facts, replaced), plan, reads.activate)
     if reads.activate is None or plan.python is None:
         return judged
     serving = {c.label for c in facts.contexts if c.pid is not None}
@@ -600,6 +602,7 @@ async def _apply_plan(
         unit_problems=unit_problems(reads_after),
         record=record,
         facts_after=probed.facts,
+        current_shell=current_shell_lines(probed.facts, plan, reads_after.activate, judged_after),
     )
     session.record("fix-outcome", **outcome_summary(outcome))
     return outcome
@@ -664,6 +667,7 @@ def outcome_summary(outcome: FixOutcome) -> dict[str, object]:
             for c in outcome.contexts
         ],
         "pending_restart": list(outcome.pending_restart),
+        "current_shell": list(outcome.current_shell),
         "unit_problems": list(outcome.unit_problems),
         "undo_record": outcome.record,
         "nothing_changed": outcome.nothing_changed,

@@ -97,6 +97,7 @@ def outcome_text(outcome: FixOutcome, before_fix: Sequence[str] | None = None) -
     note = restart_note(outcome)
     if note:
         out.append(note)
+    out += outcome.current_shell
     if outcome.record:
         demo = " --demo" if plan.host.demo else ""
         out.append(f"Undo: detective-tui fix {plan.host.name} --undo {outcome.record}{demo}")
