@@ -119,16 +119,20 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         output.write_json([result_json(r) for r in results])
     else:
-        output.console().print(summary_table(results))
+        console = output.console()
+        console.print(summary_table(results, console.width))
     if any(h.invalid for h in hosts):
         return exitcodes.USAGE  # the other hosts were probed and reported all the same
     return exitcodes.UNREACHABLE if any(unseen(r) for r in results) else exitcodes.OK
 
 
-def summary_table(results: list[ProbeResult]) -> Table:
-    table = Table(title="detective-tui probe", show_lines=True)
-    for column in ("host", "status", "driver", "GPUs", "toolkits", "python / torch / FlashInfer"):
-        table.add_column(column, overflow="fold")
+COLUMNS = ("host", "status", "driver", "GPUs", "toolkits", "python / torch / FlashInfer")
+BLOCK_FIELDS = ("host", "status", "driver", "GPUs", "toolkits", "pythons")
+TABLE_MIN_WIDTH = 140  # narrower, six columns split words ("unreachabl|e"): one block per host
+
+
+def _rows(results: list[ProbeResult]) -> list[tuple[str, ...]]:
+    rows = []
     for r in results:
         reasons = unseen(r)
         status = "[green]ok[/]"
@@ -138,9 +142,31 @@ def summary_table(results: list[ProbeResult]) -> Table:
             status = "[yellow]partial[/]\n" + "\n".join(escape(x) for x in reasons)
         f = r.facts
         cells = ("", "", "", "") if f is None else (_driver(f), _gpus(f), _toolkits(f), _pythons(f))
-        table.add_row(
-            escape(r.host.name), redact_text(status), *(escape(redact_text(c)) for c in cells)
+        rows.append(
+            (escape(r.host.name), redact_text(status), *(escape(redact_text(c)) for c in cells))
         )
+    return rows
+
+
+def summary_table(results: list[ProbeResult], width: int | None = None) -> Table:
+    """One row per host; below ``TABLE_MIN_WIDTH`` columns (``width``: the terminal's), one
+    block per host, each field on its own line, so no word is split."""
+    if width is not None and width < TABLE_MIN_WIDTH:
+        table = Table(title="detective-tui probe", show_header=False)
+        table.add_column("field", no_wrap=True, style="bold")
+        table.add_column("value", overflow="fold")
+        for row in _rows(results):
+            shown = [
+                (f, c) for i, (f, c) in enumerate(zip(BLOCK_FIELDS, row, strict=True)) if c or i < 2
+            ]
+            for i, (field, cell) in enumerate(shown):
+                table.add_row(field, cell, end_section=i == len(shown) - 1)
+        return table
+    table = Table(title="detective-tui probe", show_lines=True)
+    for column in COLUMNS:
+        table.add_column(column, overflow="fold")
+    for row in _rows(results):
+        table.add_row(*row)
     return table
 
 
