@@ -9,7 +9,8 @@ Widths fit the screen: each column is as wide as its widest cell (``max_widths``
 cut with "…"), and a ``flex`` column takes what is left of the first screenful, so at 80
 columns it is still readable and the columns after it scroll in from the right. The first
 ``frozen`` columns stay put when the table scrolls sideways. The sorted column's header
-carries ▲/▼, and a marked row (space) carries ● in the gutter.
+carries ▲/▼ (and, while it is off screen, the header's edge names it: `` GPU ▲ →``), and a
+marked row (space) carries ● in the gutter.
 """
 
 from __future__ import annotations
@@ -279,7 +280,42 @@ class FleetTable(ScrollView, can_focus=True):
             strip = Strip.join(
                 [strip.crop(0, frozen), strip.crop(frozen + scroll_x, scroll_x + width)]
             )
+        strip = strip.crop_extend(0, width, self._base_style)
+        cue = self.sort_cue() if y == 0 else None
+        if cue:  # left of the vertical scrollbar, which covers the lines' last cells
+            style = self._base_style + self.get_component_rich_style("fleet-table--header")
+            room = max(self.scrollable_content_region.width - len(cue), 0)
+            strip = Strip.join(
+                [
+                    strip.crop(0, room),
+                    Strip([Segment(cue, style)], len(cue)),
+                    strip.crop(room + len(cue)),
+                ]
+            )
         return strip.crop_extend(0, width, self._base_style)
+
+    def column_start(self, index: int) -> int:
+        """Where column ``index`` starts in the unscrolled line."""
+        return GUTTER + sum(self._widths[:index]) + GAP * index
+
+    def sort_cue(self) -> str | None:
+        """`` GPU ▲ →`` (or ``← GPU ▲``) at the header's edge while the sorted column is off
+        screen, so the order shows at any width; None while its header is in view."""
+        if self._sort is None:
+            return None
+        keys = [key for key, _ in self.columns]
+        if self._sort[0] not in keys:
+            return None
+        i = keys.index(self._sort[0])
+        if i < self._frozen:
+            return None
+        start = self.column_start(i) - self.scroll_offset.x
+        label = dict(self.columns)[self._sort[0]] + SORT_MARKS[self._sort[1]]
+        if start + len(label) > self.scrollable_content_region.width:
+            return f" {label} → "
+        if start < self._frozen_width:
+            return f" ← {label} "
+        return None
 
     # -- cursor and scrolling -------------------------------------------------------------
     def watch_cursor_row(self, old: int, new: int) -> None:
