@@ -20,7 +20,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, Log, Static
+from textual.widgets import Button, Log, Static
 from textual.worker import Worker, WorkerState
 
 from tui.core.facts import Facts
@@ -33,6 +33,7 @@ from tui.core.fixes.restart import restart_after
 from tui.core.fixes.undo import UndoError, UndoRecord, load_record, undo_plan
 from tui.core.hosts import Host
 from tui.core.redact import redact_text
+from tui.ui.footer_fit import FitFooter
 from tui.ui.widgets.redacted_log import RedactedLog
 
 if TYPE_CHECKING:
@@ -144,7 +145,7 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
                 yield Button("Undo (u)", id="undo", disabled=True, compact=True)
                 yield Button("Restart units (r)", id="restart", disabled=True, compact=True)
                 yield Button("Close (esc)", variant="primary", id="close", compact=True)
-        yield Footer()  # its own keys, over the screen's beneath (which are dead here)
+        yield FitFooter()  # its own keys, over the screen's beneath (which are dead here)
 
     def on_mount(self) -> None:
         # the keys scroll what is shown (the buttons have their keys: a, u, r, escape)

@@ -30,7 +30,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Collapsible, DataTable, Footer, Log, Static
+from textual.widgets import Collapsible, DataTable, Log, Static
 from textual.worker import Worker, WorkerState
 
 from tui.core.fixes import make_stamp
@@ -47,6 +47,7 @@ from tui.core.fixes.fleet_group import (
 from tui.core.fixes.render import outcome_text, preview_text
 from tui.core.redact import redact_text
 from tui.ui.fleet_state import HostState
+from tui.ui.footer_fit import FitFooter
 from tui.ui.messages import ProbeRequested, RunsFinished
 from tui.ui.screens.message import MessageScreen
 from tui.ui.widgets.redacted_log import RedactedLog
@@ -193,7 +194,7 @@ class FleetFixScreen(Screen[None]):
         yield DataTable(id="fleet-hosts", cursor_type="row")
         yield RedactedLog(id="fleet-output", highlight=False)
         yield Static(id="fleet-undo")
-        yield Footer()
+        yield FitFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#fleet-choices", DataTable)

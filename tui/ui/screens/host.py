@@ -13,7 +13,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Log, OptionList, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Log, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
 from tui.core.completeness import partial_verdict, unseen
@@ -31,7 +31,7 @@ from tui.ui.fleet_state import (
     status_text,
     status_word,
 )
-from tui.ui.footer_fit import fit_footer
+from tui.ui.footer_fit import FitFooter, fit_footer
 from tui.ui.freshness import probed_text
 from tui.ui.messages import FixRequested, ProbeRequested, ValidateRequested
 from tui.ui.story import headline
@@ -193,7 +193,7 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
                 yield HistoryView(id="history")
             with TabPane("Probe output", id="tab-output"):
                 yield RedactedLog(id="output", max_lines=20_000)
-        yield Footer()
+        yield FitFooter()
 
     def on_mount(self) -> None:
         self.watch(self.app, "fleet", self._fleet_changed)

@@ -17,13 +17,13 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import ContentSwitcher, Footer, Input, Static, Tree
+from textual.widgets import ContentSwitcher, Input, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from tui.ui.disabled import ExplainsDisabledKeys
 from tui.ui.filtering import FilterError, Term, matches, parse_filter, unknown_finding
 from tui.ui.fleet_state import COLUMNS, NOT_REACHED, STATUS_WIDTH, FleetState, HostState, sort_key
-from tui.ui.footer_fit import fit_footer
+from tui.ui.footer_fit import FitFooter, fit_footer
 from tui.ui.freshness import is_stale, probed_text
 from tui.ui.grouping import FindingGroup, group_by_finding, marked_group
 from tui.ui.messages import OpenHost, PendingRequested, ProbeRequested, UndoRequested
@@ -335,7 +335,7 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
                 )
                 yield ShortTree("findings", id="groups-tree")
             yield HostDetail(id="host-detail")
-        yield Footer()
+        yield FitFooter()
 
     def on_resize(self) -> None:
         fit_footer(self)

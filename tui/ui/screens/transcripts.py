@@ -18,13 +18,13 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Footer, Input, Log, OptionList, Static
+from textual.widgets import Input, Log, OptionList, Static
 from textual.widgets.option_list import Option
 
 from tui.core import transcript
 from tui.core.transcript import TranscriptError
 from tui.core.transcript_index import TranscriptIndex, details, session_label
-from tui.ui.footer_fit import fit_footer
+from tui.ui.footer_fit import FitFooter, fit_footer
 from tui.ui.widgets.event_list import EventList
 
 FILTER_KEYS = ("host", "kind")
@@ -121,7 +121,7 @@ class TranscriptsScreen(Screen[None]):
                     id="event-filter",
                 )
                 yield EventList(id="events")
-        yield Footer()
+        yield FitFooter()
 
     def on_resize(self) -> None:
         fit_footer(self)
