@@ -27,11 +27,6 @@ from tui.core.symptom_source import read_log
 from tui.core.symptoms import catalogue, match_text
 from tui.demo.fleet import demo_fleet
 
-# the CUDA start-up findings of CONTRACT.md this version does not check yet
-PLANNED = {
-    "cuda-init-fails",
-}
-
 # (text as the thread reported it, signature, the cause its maintainers found), each from
 # the thread named
 THREADS = {
@@ -159,7 +154,7 @@ def test_catalogue_names_only_contract_findings() -> None:
     sigs = catalogue()
     for sig in sigs:
         for cause in sig.causes:
-            assert cause.finding in FINDING_IDS or cause.finding in PLANNED, (sig.id, cause)
+            assert cause.finding in FINDING_IDS, (sig.id, cause)
             assert all(n in NEEDS or n == "deep" for n in cause.needs), (sig.id, cause)
         assert all(e.startswith("https://github.com/") for e in sig.examples), sig.id
     assert len(sigs) >= 20

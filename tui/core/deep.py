@@ -1,5 +1,6 @@
 """``--deep``: run each replayed interpreter's own FlashInfer on its host, in the judged
-environment (``probes/deep_flashinfer.py``), and read back what it printed."""
+environment (``probes/deep_flashinfer.py``), and ``cuInit`` through each judged interpreter
+and ``ctypes`` (``probes/deep_cuinit.py``); read back what they printed."""
 
 from __future__ import annotations
 
@@ -17,19 +18,65 @@ if TYPE_CHECKING:
 
 DEEP_SENTINEL = "@@deep\t"
 DEEP_DEADLINE_S = 180.0
+CUINIT_SENTINEL = "@@cuinit\t"
+CUINIT_DEADLINE_S = 30.0
+CUINIT_MAX_RUNS = 8  # judged environments per host
+# the variables of the judged environment cuInit depends on (masked values are not re-sent)
+CUINIT_VARS = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "LD_LIBRARY_PATH")
 
 DeepResults = dict[str, dict[str, Any]]  # python path → what deep_flashinfer.py printed
 
 
-def deep_script() -> str:
-    return resources.files("probes").joinpath("deep_flashinfer.py").read_text(encoding="utf-8")
+def deep_script(name: str = "deep_flashinfer.py") -> str:
+    return resources.files("probes").joinpath(name).read_text(encoding="utf-8")
 
 
-def parse_deep(output: str) -> dict[str, Any] | None:
+def parse_deep(output: str, sentinel: str = DEEP_SENTINEL) -> dict[str, Any] | None:
     for line in output.splitlines():
-        if line.startswith(DEEP_SENTINEL):
-            return json.loads(line[len(DEEP_SENTINEL) :])
+        if line.startswith(sentinel):
+            return json.loads(line[len(sentinel) :])
     return None
+
+
+def cuinit_runs(facts: Facts) -> list[tuple[str, str, dict[str, str]]]:
+    """(environment label, interpreter path, variables) for each judged interpreter, once per
+    distinct interpreter and variables, at most ``CUINIT_MAX_RUNS``."""
+    runs: dict[tuple[str, tuple[tuple[str, str], ...]], str] = {}
+    for py in facts.pythons:
+        if not py.exists:
+            continue
+        ctx = facts.python_context(py)
+        found = ctx.vars if ctx is not None else {}
+        env = {k: found[k] for k in CUINIT_VARS if k in found and "***" not in found[k]}
+        label = ctx.label if ctx is not None else "SSH session"
+        runs.setdefault((py.path, tuple(sorted(env.items()))), label)
+    return [(label, path, dict(env)) for (path, env), label in runs.items()][:CUINIT_MAX_RUNS]
+
+
+async def run_cuinit(session: Session, host: Host, facts: Facts) -> list[tuple[str, dict]]:
+    """``deep_cuinit.py`` with each judged interpreter, in its environment: (label, result)."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    for label, path, env in cuinit_runs(facts):
+        if host.root and not host.fake_tree:
+            out.append((label, {"error": f"not run: {path} is a program of the inspected tree"}))
+            continue
+        if host.root and "LD_LIBRARY_PATH" not in env:  # the loader would be this machine's
+            out.append((label, {"error": "not run: a simulated tree has no libcuda of its own"}))
+            continue
+        python = (host.root or "").rstrip("/") + path
+        done = await session.run_script(
+            host,
+            deep_script("deep_cuinit.py"),
+            env=env,
+            deadline_s=CUINIT_DEADLINE_S,
+            interpreter=f"{shlex.quote(python)} -",
+        )
+        parsed = parse_deep(done.output, CUINIT_SENTINEL)
+        if parsed is None:
+            tail = " | ".join(done.output.strip().splitlines()[-3:])
+            parsed = {"error": done.error or f"exit status {done.exit_status}: {tail}"}
+        out.append((label, parsed))
+    return out
 
 
 async def run_deep(session: Session, host: Host, facts: Facts, diagnosis: Diagnosis) -> DeepResults:

@@ -3,7 +3,7 @@ FlashInfer replays, for one host."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,6 +96,14 @@ def deep_differences(replayed: FlashInferReplay, deep: Mapping[str, Any]) -> tup
         for name, ours, theirs in pairs
         if ours != theirs
     )
+
+
+def with_findings(diagnosis: Diagnosis, extra: Sequence[Finding]) -> Diagnosis:
+    """The diagnosis with ``extra`` findings (the deep runs'), sorted by severity."""
+    if not extra:
+        return diagnosis
+    findings = sorted((*diagnosis.findings, *extra), key=lambda f: SEVERITY_ORDER[f.severity])
+    return Diagnosis(tuple(findings), diagnosis.flashinfer)
 
 
 def with_deep(diagnosis: Diagnosis, deeps: Mapping[str, Mapping[str, Any]]) -> Diagnosis:

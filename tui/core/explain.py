@@ -144,7 +144,7 @@ def judge_cause(cause: Cause, judged: Judged | None) -> CauseVerdict:
         )
     for need in cause.needs:
         if need == "deep":
-            if not judged.deep:
+            if not judged.deep and not any("error" not in r for _, r in judged.cuinit):
                 return CauseVerdict(cause.finding, "possible", "needs diagnose --deep")
             continue
         seen, message = NEEDS[need]

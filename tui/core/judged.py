@@ -21,6 +21,8 @@ class Judged:
     diagnosis: Diagnosis | None = None
     deep: dict[str, dict[str, Any]] = field(default_factory=dict)  # python → deep check
     notes: tuple[str, ...] = ()  # one line each: what went wrong beside the probe (history)
+    # --deep's cuInit runs: (environment label, what probes/deep_cuinit.py printed)
+    cuinit: tuple[tuple[str, dict[str, Any]], ...] = ()
 
     @property
     def host(self) -> Host:

@@ -16,8 +16,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from tui.core import history
-from tui.core.deep import DeepResults, run_deep
-from tui.core.diagnosis import diagnose, with_deep
+from tui.core.deep import DeepResults, run_cuinit, run_deep
+from tui.core.diagnosis import diagnose, with_deep, with_findings
+from tui.core.findings.cuda_init_fails import cuinit_findings
 from tui.core.hosts import Host
 from tui.core.judged import Judged
 
@@ -50,14 +51,21 @@ async def judge(session: Session, result: ProbeResult, *, deep: bool = False) ->
     if deep and diagnosis.flashinfer:
         deeps = await run_deep(session, result.host, result.facts, diagnosis)
         diagnosis = with_deep(diagnosis, deeps)
+    cuinit: list[tuple[str, dict]] = []
+    if deep:
+        cuinit = await run_cuinit(session, result.host, result.facts)
+        fired = [f.id for f in diagnosis.findings]
+        diagnosis = with_findings(diagnosis, cuinit_findings(cuinit, fired))
     session.record(
         "diagnosis",
         host=result.host.name,
         findings=[f.to_json() for f in diagnosis.findings],
         flashinfer=[r.to_json() for r in diagnosis.flashinfer],
         deep=deeps or None,
+        cuinit=[{"context": label, **r} for label, r in cuinit] or None,
     )
-    return await asyncio.to_thread(kept, Judged(result, diagnosis, deeps))
+    judged = Judged(result, diagnosis, deeps, cuinit=tuple(cuinit))
+    return await asyncio.to_thread(kept, judged)
 
 
 async def probe_and_judge(
