@@ -417,9 +417,35 @@ CUDA_LIB_PREFIXES = (
 )
 
 
+def wheel_lib_owners(sdir):
+    """{site-relative path: [dist, …]}: the CUDA libraries each nvidia-* dist-info's RECORD
+    lists (two owners: two wheels wrote the same file, the last one's is there)."""
+    owners = {}
+    try:
+        infos = sorted(
+            n for n in os.listdir(sdir) if n.startswith("nvidia_") and n.endswith(".dist-info")
+        )
+    except OSError:
+        return owners
+    for info in infos[:MAX_OTHER_DISTS]:
+        dist = norm(info.rsplit(".", 1)[0].split("-", 1)[0])
+        try:
+            for line in file_lines(os.path.join(sdir, info, "RECORD"), MAX_RECORD_LINES):
+                rel = line.split(",", 1)[0]
+                if rel.startswith("nvidia/") and os.path.basename(rel).startswith(
+                    CUDA_LIB_PREFIXES
+                ):
+                    owners.setdefault(rel, []).append(dist)
+        except OSError:
+            continue
+    return owners
+
+
 def report_wheel_libs(sites):
-    """The CUDA libraries the nvidia-* wheels put in site-packages/nvidia/*/lib."""
+    """The CUDA libraries the nvidia-* wheels put in site-packages/nvidia/*/lib, and the
+    distributions whose RECORD lists each (record ``nvown``: dist, path)."""
     for sdir in sites:
+        owners = wheel_lib_owners(sdir)
         nvidia = os.path.join(sdir, "nvidia")
         try:
             subdirs = sorted(os.listdir(nvidia))
@@ -434,6 +460,8 @@ def report_wheel_libs(sites):
             for name in names:
                 if name.startswith(CUDA_LIB_PREFIXES):
                     rec("py", INDEX, "nvlib", host(os.path.join(lib, name)))
+                    for dist in owners.get(f"nvidia/{sub}/lib/{name}", ()):
+                        rec("py", INDEX, "nvown", f"{dist} {host(os.path.join(lib, name))}")
 
 
 def report_pip(sites):

@@ -156,6 +156,7 @@ class _Py:
     notes: list[str] = field(default_factory=list)
     ext: list[tuple[str, str, str]] = field(default_factory=list)  # (dist, key, value)
     nvlibs: list[str] = field(default_factory=list)
+    nvowners: list[tuple[str, str]] = field(default_factory=list)  # (path, dist)
     inst: dict[str, tuple[str, str]] = field(default_factory=dict)  # k → (installer, mtime)
 
 
@@ -316,6 +317,9 @@ class FactBuilder:
             py.sites.append(value)
         elif key == "nvlib":
             py.nvlibs.append(value)
+        elif key == "nvown" and " " in value:
+            dist, path = value.split(" ", 1)
+            py.nvowners.append((path, dist))
         elif key in ("warning", "stderr"):
             py.notes.append(value)
         else:
@@ -690,6 +694,7 @@ class FactBuilder:
             extensions=extension_builds(py.ext, packages),
             triton_bin_dir=kv.get("triton_bin"),
             cuda_libs=tuple(py.nvlibs),
+            lib_owners=tuple(py.nvowners),
             has_pip={"1": True, "0": False}.get(kv.get("pip", "")),
             installs=host_changes.installs(py.dists, named, py.inst),
         )

@@ -237,6 +237,8 @@ class PythonEnv:
     extensions: tuple[ExtensionBuild, ...] = ()  # compiled extensions checked against torch
     triton_bin_dir: str | None = None  # triton/backends/nvidia/bin (its bundled ptxas)
     cuda_libs: tuple[str, ...] = ()  # CUDA libraries of the nvidia-* wheels (nvidia/*/lib)
+    # (path, dist) for each of cuda_libs: the nvidia-* dist-infos whose RECORD lists it
+    lib_owners: tuple[tuple[str, str], ...] = ()
     has_pip: bool | None = None  # a pip package in its site dirs (None: not looked for)
     installs: tuple[DistInstall, ...] = ()  # who installed each reported distribution, when
 

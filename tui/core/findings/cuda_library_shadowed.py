@@ -131,12 +131,28 @@ def lib_of(path: str, target: str | None = None, py: PythonEnv | None = None) ->
     d = _DIR_VERSION.search(target or path)
     if d:
         return Lib(path, stem, major, d.group(1), f"in {d.group(0).rstrip('/')}")
-    if py is not None and "/nvidia/" in path:
-        for dist in (f"{DISTS.get(stem, '')}-cu{major}", DISTS.get(stem, "")):
-            version = py.packages.get(dist)
-            if version:
-                return Lib(path, stem, major, _mm(version), f"{dist} {version}")
+    dist = owner(py, path, stem) if py is not None and "/nvidia/" in path else None
+    if dist is not None and py is not None:
+        version = py.packages[dist]
+        return Lib(path, stem, major, _mm(version), f"{dist} {version}")
     return Lib(path, stem, major, None, "version unknown")
+
+
+def owner(py: PythonEnv, path: str, stem: str) -> str | None:
+    """The installed nvidia-* distribution a wheel library comes from: the one whose RECORD lists
+    it (the probe's ``nvown``; not two), else the only installed distribution of its name
+    (``nvidia-nccl``, ``nvidia-nccl-cu12``…: the suffix is a CUDA major, not the soname's)."""
+    owners = {d for p, d in py.lib_owners if posixpath.normpath(p) == posixpath.normpath(path)}
+    if len(owners) == 1 and next(iter(owners)) in py.packages:
+        return next(iter(owners))
+    if owners:
+        return None
+    base = DISTS.get(stem)
+    m = _FILE.match(posixpath.basename(path))
+    if base and m and stem in CUDA_MAJOR_SONAMES and f"{base}-cu{m.group(2)}" in py.packages:
+        return f"{base}-cu{m.group(2)}"  # libcudart.so.12: its soname major is CUDA's
+    named = [d for d in py.packages if base and (d == base or re.fullmatch(rf"{base}-cu\d+", d))]
+    return named[0] if len(named) == 1 else None
 
 
 def _mm(version: str) -> str | None:

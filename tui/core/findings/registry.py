@@ -36,6 +36,7 @@ from tui.core.findings import (
     torch_cpu_build,
     torch_lacks_gpu_arch,
     triton_ptxas_too_old,
+    wheel_file_conflict,
 )
 from tui.core.findings.record import FindingRecord, Rule
 
@@ -61,6 +62,7 @@ FINDINGS: tuple[FindingRecord, ...] = (
     cuda_compat_shadows_driver.FINDING,
     triton_ptxas_too_old.FINDING,
     cuda_library_shadowed.FINDING,
+    wheel_file_conflict.FINDING,
     toolkit_headers_mismatch.FINDING,
     flashinfer_replay_unverified.FINDING,
     flashinfer_replay_disagrees.FINDING,
