@@ -10,7 +10,15 @@ import os
 import site
 import sys
 
-from pybinaries import EXTENSIONS, TORCH_LIBS, Elf, arch_flags, check_extensions, links_torch
+from pybinaries import (
+    EXTENSIONS,
+    MAX_RECORD_LINES,
+    TORCH_LIBS,
+    Elf,
+    arch_flags,
+    check_extensions,
+    links_torch,
+)
 from pyrecord import INDEX, ROOT, file_lines, host, norm, rec, under_root
 
 # The interpreter of a serving process: probe.sh passes what of the process's start and
