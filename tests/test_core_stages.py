@@ -47,7 +47,7 @@ STAGES: dict[str, str] = {
         "fixes.env_targets fixes.toolkit "
         "fixes.workarounds fixes.compatpath fixes.extension fixes.jitcache fixes.libpath "
         "fixes.torchcuda fixes.triton fixes.wheels fixes.pipplan fixes.restart fixes.unitenv "
-        "fixes.current_shell "
+        "fixes.current_shell fixes.activate "
         "fixes.undo fixes.record fixes.simulate fixes.mig fixes.registry"
     ),
     "judge": "diagnosis whatif judged host_stack explain",
@@ -57,7 +57,7 @@ STAGES: dict[str, str] = {
     ),
     "run": (
         "runner deep service symptom_source ingest validate validate_result validate_records "
-        "validate_markdown pending fixes.executor fixes.fleet fixes.fleet_group "
+        "validate_markdown pending fixes.envread fixes.executor fixes.fleet fixes.fleet_group "
         "fixes.outcome_words fixes.render"
     ),
 }

@@ -16,29 +16,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
-import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from tui.core.diagnosis import diagnose
-from tui.core.factbuild import SYSTEMD_DEFAULT_PATH
 from tui.core.facts import EnvContext, Facts
 from tui.core.findings import Severity
-from tui.core.fixes.current_shell import current_shell_lines, in_changed_context
+from tui.core.fixes.current_shell import current_shell_lines
+from tui.core.fixes.envread import judged_facts, read_envs, unit_problems
 from tui.core.fixes.journal import FixJournal, Journal, JournalError, UndoJournal
 from tui.core.fixes.plan import FixPlan, Step, parse_flags, shown_line
 from tui.core.fixes.steplock import with_step_lock
 from tui.core.fixes.undo import UndoRecord
-from tui.core.fixes.unitenv import (
-    UnitStart,
-    next_start_context,
-    unit_files_script,
-    unit_start,
-    which_nvcc_script,
-    with_contexts,
-)
 from tui.core.flashinfer_replay import replay
 from tui.core.hosts import Host
 from tui.core.service import keep_probe
@@ -51,10 +41,7 @@ StepStatus = Literal["changed", "unchanged", "done", "failed", "not-run"]
 LineSink = Callable[[str], None]
 
 SUDO_PASSWORD = ("a password is required", "a terminal is required", "no tty present")
-READ_DEADLINE_S = 30.0
 PROBLEM_SEVERITIES = ("critical", "warning")
-ENV_MARK = "@@env "
-NVCC_MARK = "@@nvcc "
 NEVER_CONNECTED = ("unreachable", "hostkey-unknown", "hostkey-changed")  # CommandResult kinds
 STOPPED = "detective-tui was quit before this step; it was not started"
 
@@ -139,15 +126,6 @@ class FixOutcome:
     def nothing_changed(self) -> bool:
         """Proven: every step that ran reported no change, or never started."""
         return not self.changed and not self.uncertain
-
-
-@dataclass(frozen=True)
-class EnvReads:
-    """What was read from the host about the environments a plan changes."""
-
-    units: Mapping[str, UnitStart] = field(default_factory=dict)
-    unit_which: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    activate: EnvContext | None = None
 
 
 CAUSE_CHARS = 240  # a failed step's last output line, in its error, is cut to this
@@ -289,106 +267,6 @@ def _step_result(
     )
 
 
-async def _run_read(session: Session, host: Host, script: str) -> str:
-    res = await session.run_script(host, script, env=dict(host.env), deadline_s=READ_DEADLINE_S)
-    return res.output
-
-
-def _activate_script(host: Host, activate: str, keys: tuple[str, ...]) -> str:
-    root = (host.root or "").rstrip("/")
-    f = shlex.quote(root + activate)
-    lines = [f"[ -f {f} ] || exit 0", f". {f} >/dev/null 2>&1"]
-    for k in dict.fromkeys((*keys, "CUDA_HOME", "PATH")):
-        lines.append(
-            f'[ -n "${{{k}+x}}" ] && printf {shlex.quote(ENV_MARK + k + "=%s")}"\\n" "${k}"'
-        )
-    lines.append("IFS=:")
-    lines.append("for d in $PATH; do")
-    nvcc_fmt = shlex.quote(NVCC_MARK + "%s\\n")
-    lines.append(f'  [ -x {shlex.quote(root)}"$d"/nvcc ] && printf {nvcc_fmt} "$d/nvcc"')
-    lines.append("done")
-    lines.append("true")
-    return "\n".join(lines)
-
-
-def _parse_activate(output: str, activate: str) -> EnvContext | None:
-    env: dict[str, str] = {}
-    nvcc: list[str] = []
-    for line in output.splitlines():
-        if line.startswith(ENV_MARK) and "=" in line:
-            k, v = line[len(ENV_MARK) :].split("=", 1)
-            env[k] = v
-        elif line.startswith(NVCC_MARK):
-            nvcc.append(line[len(NVCC_MARK) :])
-    if not env:
-        return None
-    return EnvContext(
-        kind="login", label=f"venv activated ({activate})", vars=env, which_nvcc=tuple(nvcc)
-    )
-
-
-async def read_envs(session: Session, host: Host, plan: FixPlan) -> EnvReads:
-    """Read the environments ``plan`` changes, as they are on the host right now."""
-    units: dict[str, UnitStart] = {}
-    which: dict[str, tuple[str, ...]] = {}
-    for unit in plan.units:
-        units[unit] = unit_start(
-            await _run_read(session, host, unit_files_script(host, unit)), unit
-        )
-        path = units[unit].env.get("PATH", SYSTEMD_DEFAULT_PATH)
-        out = await _run_read(session, host, which_nvcc_script(host, path))
-        which[unit] = tuple(x for x in out.splitlines() if x.strip())
-    activate = None
-    # sourcing runs the file: an inspected tree's activate never runs on the inspecting machine
-    # (only the trees detective-tui built itself, whose programs may run)
-    if plan.activate and (not host.root or host.fake_tree):
-        out = await _run_read(session, host, _activate_script(host, plan.activate, plan.env_keys))
-        activate = _parse_activate(out, plan.activate)
-    return EnvReads(units=units, unit_which=which, activate=activate)
-
-
-def judged_facts(
-    facts: Facts, plan: FixPlan, reads: EnvReads, reads_before: EnvReads | None = None
-) -> Facts:
-    """The facts as the fixed environments will see them.
-
-    Serving processes of a changed unit get the unit's next-start environment (what they got
-    from the unit's files before the plan ran, ``reads_before``, is replaced by what the files
-    give now); an interpreter with no serving process is judged under its activated venv when
-    the fix edited it. Without ``reads_before`` the units are read as they are now.
-    """
-    replaced: dict[str, EnvContext] = {}
-    files = {
-        unit: {"PATH": SYSTEMD_DEFAULT_PATH, **start.env}
-        for unit, start in (reads_before or reads).units.items()
-    }
-    for ctx in facts.contexts:
-        if ctx.unit and ctx.unit in reads.units:
-            replaced[ctx.label] = next_start_context(
-                ctx,
-                reads.units[ctx.unit],
-                reads.unit_which.get(ctx.unit, ()),
-                command=ctx.unit in plan.exec_units,
-                files_before=files.get(ctx.unit),
-            )
-    judged = in_changed_context(with_contexts(facts, replaced), plan, reads.activate)
-    if reads.activate is None or plan.python is None:
-        return judged
-    serving = {c.label for c in facts.contexts if c.pid is not None}
-    pythons = tuple(
-        dataclasses.replace(p, context=reads.activate.label)
-        if p.path == plan.python and p.context not in serving
-        else p
-        for p in judged.pythons
-    )
-    # first among the shells: an interpreter without a serving process is judged under the
-    # first login-kind environment (tui.core.rules.judging_context)
-    shells = [i for i, c in enumerate(judged.contexts) if c.kind in ("current", "login", "ssh")]
-    at = shells[0] if shells else len(judged.contexts)
-    contexts = (*judged.contexts[:at], reads.activate, *judged.contexts[at:])
-    return dataclasses.replace(judged, contexts=contexts, pythons=pythons)
-
-
 def _verdict_of(facts: Facts) -> tuple[tuple[str, ...], Severity | None]:
     """The problems (critical and warning findings) and the worst severity of all findings.
 
@@ -451,11 +329,6 @@ def _shown(label: str, facts: Facts) -> str:
     if ctx is not None and ctx.unit:
         return f"{label} ({ctx.unit} as it will start next time)"
     return label
-
-
-def unit_problems(reads: EnvReads) -> tuple[str, ...]:
-    """Why a unit the plan changed would not start next time (a missing environment file)."""
-    return tuple(f"{unit}: {p}" for unit, start in reads.units.items() for p in start.problems)
 
 
 def _pending_restart(plan: FixPlan, live: Facts, judged: Facts) -> tuple[str, ...]:
