@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,8 @@ from conftest import SSHEnv
 from tui.core.diagnosis import diagnose
 from tui.core.facts import Facts
 from tui.core.fixes import build_plan
-from tui.core.fixes.executor import apply_plan
+from tui.core.fixes.executor import apply_plan, outcome_summary
+from tui.core.fixes.outcome_words import status_line
 from tui.core.fixes.plan import FixPlan, Step
 from tui.core.fixes.render import outcome_text
 from tui.core.fixes.restart import restart_plan
@@ -634,3 +636,33 @@ async def test_fix_wizard_survives_a_crashing_run(tmp_path: Path) -> None:
             await pilot.press("escape")
             await pilot.pause()
             assert app.screen is not wizard
+
+
+async def test_a_fix_whose_serving_process_died_is_not_called_fixed(
+    tmp_path: Path, ssh_env: SSHEnv
+) -> None:
+    """ "Fixed" is said only of a serving process that still runs (issue 19): pid 4242 exits
+    (its proc/4242 goes) as the first step starts; the outcome names it as not running."""
+    host = fake_ct200(tmp_path / "root", ssh_env.alias)
+    proc = Path(host.root or "") / "proc" / "4242"
+    assert proc.is_dir()
+
+    def on_line(line: str) -> None:
+        if line.startswith("── step 1/"):  # the serving process exits as the fix starts
+            shutil.rmtree(proc)
+
+    async with session(ssh_env) as s:
+        before = (await s.probe(host)).facts
+        assert before is not None
+        plan = build_plan(before, host, "use-installed-toolkit", {"path": "/usr/local/cuda-13.0"})
+        outcome = await apply_plan(s, host, plan, on_line, before=before)
+    assert not proc.exists()
+    assert outcome.applied
+    assert "flashinfer-arch-rejected" in outcome.resolved
+    # its scheduler children (pids 4300-4307, still in the unit) are not the serving process
+    assert outcome.not_running == ("sglang.service (pid 4242)",)
+    text = outcome_text(outcome)
+    assert "Fixed:" not in text
+    assert "Not running now: sglang.service (pid 4242); gone for its next start" in text
+    assert status_line(outcome).startswith("Applied, but sglang.service (pid 4242) is not running")
+    assert outcome_summary(outcome)["not_running"] == ["sglang.service (pid 4242)"]

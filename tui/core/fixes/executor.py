@@ -97,6 +97,7 @@ class FixOutcome:
     contexts: tuple[ContextChange, ...] = ()
     pending_restart: tuple[str, ...] = ()  # units whose running process still has the old env
     unit_problems: tuple[str, ...] = ()  # why a changed unit would not start next time
+    not_running: tuple[str, ...] = ()  # serving processes it is for: running before, not after
     record: str | None = None  # undo record id, when something changed or may have
     facts_after: Facts | None = field(default=None, compare=False)
     stopped: bool = False  # asked to stop (the TUI was quit): the rest was not started
@@ -345,6 +346,27 @@ def _pending_restart(plan: FixPlan, live: Facts, judged: Facts) -> tuple[str, ..
     return tuple(dict.fromkeys(u for u in pending if u))
 
 
+def _program(ctx: EnvContext) -> str:
+    """A serving process's program, without its pid: ``pid 4242 sglang.launch_server``."""
+    return ctx.label.split(" ", 2)[-1] if ctx.label.startswith("pid ") else ctx.label
+
+
+def _not_running(plan: FixPlan, before: Facts, after: Facts) -> tuple[str, ...]:
+    """The serving processes the plan is for that ran before it and run no more: no process
+    of the same program (in the same unit, when it has one; a restart changes the pid). A
+    verdict for them covers only their next start."""
+    gone = []
+    for ctx in before.contexts:
+        if ctx.pid is None or (ctx.label not in plan.contexts and ctx.unit not in plan.units):
+            continue
+        if not any(
+            c.pid is not None and c.unit == ctx.unit and _program(c) == _program(ctx)
+            for c in after.contexts
+        ):
+            gone.append(f"{ctx.unit} (pid {ctx.pid})" if ctx.unit else ctx.label)
+    return tuple(gone)
+
+
 async def apply_plan(
     session: Session,
     host: Host,
@@ -473,6 +495,7 @@ async def _apply_plan(
         contexts=_changes(plan, judged_before, judged_after),
         pending_restart=_pending_restart(plan, probed.facts, judged_after),
         unit_problems=unit_problems(reads_after),
+        not_running=_not_running(plan, before, probed.facts),
         record=record,
         facts_after=probed.facts,
         current_shell=current_shell_lines(probed.facts, plan, reads_after.activate, judged_after),
@@ -542,6 +565,7 @@ def outcome_summary(outcome: FixOutcome) -> dict[str, object]:
         "pending_restart": list(outcome.pending_restart),
         "current_shell": list(outcome.current_shell),
         "unit_problems": list(outcome.unit_problems),
+        "not_running": list(outcome.not_running),
         "undo_record": outcome.record,
         "nothing_changed": outcome.nothing_changed,
         "stopped": outcome.stopped,

@@ -100,7 +100,12 @@ def verdict_lines(outcome: FixOutcome, before_fix: Sequence[str] | None = None) 
                 f"now {_ids(outcome.findings_after)}"
             )
         return out
-    if outcome.resolved and outcome.applied:
+    if outcome.resolved and outcome.applied and outcome.not_running:
+        out.append(
+            f"Not running now: {', '.join(outcome.not_running)}; gone for its next start, "
+            "not seen fixed in a running process: " + ", ".join(outcome.resolved)
+        )
+    elif outcome.resolved and outcome.applied:
         out.append("Fixed: " + ", ".join(outcome.resolved))
     elif outcome.resolved:
         out.append(
@@ -155,6 +160,11 @@ def status_line(outcome: FixOutcome, before_fix: Sequence[str] | None = None) ->
     if outcome.introduced:
         return "Applied, but it brought new problems: " + ", ".join(outcome.introduced)
     fixed = f"Fixed: {', '.join(outcome.resolved)}." if outcome.resolved else "Done."
+    if outcome.resolved and outcome.not_running:
+        fixed = (
+            f"Applied, but {', '.join(outcome.not_running)} is not running now: "
+            f"{', '.join(outcome.resolved)} gone for its next start only."
+        )
     if outcome.pending_restart:
         return fixed + " Restart (r) so the service starts with the new environment."
     return fixed + (" Undo (u) reverses it." if outcome.record else "")
