@@ -21,7 +21,7 @@ PY = "/venv/bin/python3"  # the interpreter make_facts builds
 
 
 def test_ids_and_orders_are_unique_and_the_readme_lists_every_fix() -> None:
-    assert len(FIX_IDS) == len(FIXES) == len({f.order for f in FIXES}) == 13
+    assert len(FIX_IDS) == len(FIXES) == len({f.order for f in FIXES}) == 14
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     table = readme[readme.index("## Fixes") :]
     assert set(re.findall(r"^\| `([a-z-]+)` \|", table, re.M)) >= set(FIX_IDS)
@@ -65,6 +65,7 @@ def test_a_record_tries_only_its_own_parameters_and_simulates_them(fix) -> None:
         "clear-flashinfer-jit-cache": ([{}], True),
         "drop-cuda-compat-path": ([{}], False),  # nothing loads compat libraries here
         "install-cuda-torch": ([{"cuda": "13.0"}], False),  # torch is that build already
+        "upgrade-flashinfer": ([{"version": "0.7.1"}], True),  # 0.7.1 builds 12.0a on nvcc 12.8
     }
     tried = fix.choices(facts, PY)
     for params in tried:

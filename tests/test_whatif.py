@@ -123,6 +123,7 @@ def test_fix_order_least_invasive_first() -> None:
         "sampling-backend-fallback",
         "install-cuda-toolkit-pip",
         "install-cuda-toolkit-apt",
+        "upgrade-flashinfer",  # a new release of what the server runs: after the toolkits
         "clear-flashinfer-jit-cache",
     ]
 

@@ -28,7 +28,9 @@ fixes:    use-installed-toolkit path=/usr/local/cuda-13.0  (resolves this and nv
 ```
 
 The upgrade advice appears only when replaying FlashInfer 0.7.1 on the same facts really
-passes (it does not for SM 12.1 with nvcc 12.8). The proposed arch list is one the resolved
+passes (it does not for SM 12.1 with nvcc 12.8); there the fix `upgrade-flashinfer
+version=0.7.1` is proposed too (a pip plan: `flashinfer-python`, and `flashinfer-cubin` when
+installed, to that release; undo reinstalls the recorded one). The proposed arch list is one the resolved
 nvcc can build: `12.0a` with nvcc 12.8, never `12.0f` (that needs 12.9).
 
 **Outside the replay table.** FlashInfer before 0.2 had no JIT: each wheel
@@ -81,15 +83,21 @@ def sampler_off(subject: Subject) -> bool:
     return ctx.vars.get(name) == value or any(flag in given for flag in SAMPLER_OFF_FLAGS)
 
 
-def _upgrade_advice(subject: Subject) -> str:
-    """'FlashInfer ≥ 0.7.1 would accept this' — checked by replaying that version."""
+def upgrade_resolves(subject: Subject) -> bool:
+    """Would FlashInfer ``SM120_CUDA128_FIXED_IN`` accept these GPUs where the installed
+    release does not? Checked by replaying that version on the same facts."""
     tr, inp = subject.trace, subject.replay_in
     if tr is None or tr.era is None or inp is None:
-        return ""
+        return False
     if Version(tr.era.first) >= Version(SM120_CUDA128_FIXED_IN):
-        return ""
+        return False
     newer = trace(replace(inp, version=SM120_CUDA128_FIXED_IN)).replay
-    if newer.check_cuda_arch == "pass" and not _uncovered(newer, subject.devices):
+    return newer.check_cuda_arch == "pass" and not _uncovered(newer, subject.devices)
+
+
+def _upgrade_advice(subject: Subject) -> str:
+    """'FlashInfer ≥ 0.7.1 would accept this' — only where ``upgrade_resolves``."""
+    if upgrade_resolves(subject):
         return (
             f" Upgrading flashinfer-python to ≥ {SM120_CUDA128_FIXED_IN} alone would also fix "
             "this: from that release SM 12.0 builds as 12.0a with CUDA 12.8 (flashinfer PR "
@@ -282,6 +290,7 @@ FINDING = FindingRecord(
         "sampling-backend-fallback",
         "install-cuda-toolkit-pip",
         "install-cuda-toolkit-apt",
+        "upgrade-flashinfer",
     ),
     follow_ups=("clear-flashinfer-jit-cache",),
     cause="SM {sm} + nvcc {jit}",

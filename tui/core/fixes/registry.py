@@ -13,6 +13,7 @@ from types import MappingProxyType
 from tui.core.fixes import (
     compatpath,
     extension,
+    flashinfer_upgrade,
     jitcache,
     libpath,
     mig,
@@ -38,6 +39,7 @@ FIXES: tuple[Fix, ...] = (
     libpath.FIX,
     wheels.FIX,
     mig.FIX,
+    flashinfer_upgrade.FIX,
 )
 BY_ID: Mapping[str, Fix] = MappingProxyType({f.id: f for f in FIXES})
 if len(BY_ID) != len(FIXES) or len({f.order for f in FIXES}) != len(FIXES):
