@@ -36,6 +36,13 @@ def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentPa
         "--read-only", action="store_true", help="hide every action that changes a host"
     )
     parser.add_argument(
+        "--reprobe-minutes",
+        metavar="N",
+        type=int,
+        help="the TUI probes every host again every N minutes, this run only (0: never; "
+        "default: reprobe_minutes in config.yaml)",
+    )
+    parser.add_argument(
         "--ingest",
         metavar="PATH",
         action="append",

@@ -26,6 +26,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.reactive import reactive
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
 from tui.core import durable, exitcodes, locations
@@ -34,7 +35,14 @@ from tui.core.inventory import InventoryError, find_inventory, load_inventory
 from tui.core.redact import redact_text
 from tui.demo.fleet import demo_fleet
 from tui.ui.commands import FleetCommands
-from tui.ui.config import ConfigError, Settings, config_path, load_settings, save_theme
+from tui.ui.config import (
+    ConfigError,
+    Settings,
+    config_path,
+    load_settings,
+    reprobe_override,
+    save_theme,
+)
 from tui.ui.fleet_state import FleetState, HostState, queued
 from tui.ui.grouping import FindingGroup, group_by_finding
 from tui.ui.messages import (
@@ -56,6 +64,7 @@ from tui.ui.screens.host import READ_ONLY_HIDDEN, HostScreen
 from tui.ui.screens.hostkey import HostKeyChangedScreen, HostKeyRevokedScreen, HostKeyScreen
 from tui.ui.screens.hosts import READ_ONLY_BINDINGS, HostsScreen
 from tui.ui.screens.message import MessageScreen
+from tui.ui.screens.reprobe import ReprobeScreen, save_interval
 from tui.ui.screens.transcripts import TranscriptsScreen
 from tui.ui.widgets.fleet_table import FleetTable
 from tui.ui.widgets.list_keys import CURSOR_HELP
@@ -128,6 +137,14 @@ class DetectiveApp(App[int]):
         Binding(
             "ctrl+t", "change_theme", "Theme", id="app.theme", show=False, tooltip="Pick a theme"
         ),
+        Binding(
+            "ctrl+r",
+            "set_reprobe",
+            "Re-probe interval",
+            id="app.reprobe",
+            show=False,
+            tooltip="Probe every host again every N minutes (reprobe_minutes, saved)",
+        ),
         Binding("q", "quit", "Quit", id="app.quit", tooltip="Quit detective-tui"),
     ]
 
@@ -148,14 +165,18 @@ class DetectiveApp(App[int]):
         notice: str | None = None,
         probe_on_start: bool = False,
         reprobe_s: float = 0.0,
+        reprobe_from: str | None = None,
         captured: bool = False,
     ) -> None:
         """``probe_on_start``: probe every host as soon as the table is shown;
-        ``reprobe_s``: probe every host again this often (0: never)."""
+        ``reprobe_s``: probe every host again this often (0: never); ``reprobe_from``: the
+        flag or variable that set it for this run (None: the config file)."""
         super().__init__()
         self.probe_on_start = probe_on_start
         self.captured = captured  # --ingest: the hosts are captured output, never reached
         self.reprobe_s = reprobe_s
+        self.reprobe_from = reprobe_from
+        self._reprobe_timer: Timer | None = None
         self.settings = settings or Settings()
         self.read_only = read_only
         self.clock = clock
@@ -208,7 +229,7 @@ class DetectiveApp(App[int]):
         if self.probe_on_start:
             self.request_probe(())
         if self.reprobe_s > 0:
-            self.set_interval(self.reprobe_s, self._reprobe)
+            self._reprobe_timer = self.set_interval(self.reprobe_s, self._reprobe)
 
     @property
     def session(self) -> Session:
@@ -220,6 +241,25 @@ class DetectiveApp(App[int]):
     def _reprobe(self) -> None:
         """The periodic re-probe: every host not being probed already."""
         self.request_probe(self.fleet.order)
+
+    def action_set_reprobe(self) -> None:
+        minutes = round(self.reprobe_s / 60)
+        screen = ReprobeScreen(minutes, path=str(config_path()), override=self.reprobe_from)
+        self.push_screen(screen, self._reprobe_chosen)
+
+    def _reprobe_chosen(self, minutes: int | None) -> None:
+        """Apply the interval now (a new timer from now on), then save it."""
+        if minutes is None:
+            return
+        if self._reprobe_timer is not None:
+            self._reprobe_timer.stop()
+            self._reprobe_timer = None
+        self.reprobe_s = minutes * 60.0
+        if minutes:
+            self._reprobe_timer = self.set_interval(self.reprobe_s, self._reprobe)
+        self.settings = replace(self.settings, reprobe_minutes=minutes)
+        message, ok = save_interval(minutes, self.reprobe_from)
+        self.notify(message, title="Re-probe interval", severity="information" if ok else "error")
 
     async def on_unmount(self) -> None:
         if self._session is not None:
@@ -872,6 +912,8 @@ def build_app(args: argparse.Namespace) -> DetectiveApp:
     ``--demo``: the demo fleet only. No inventory anywhere: this machine plus the demo fleet.
     """
     settings = load_settings()
+    override = reprobe_override(getattr(args, "reprobe_minutes", None))
+    minutes, source = override or (settings.reprobe_minutes, None)
     if getattr(args, "ingest", None):
         from tui.ui.ingested import ingested_app
 
@@ -903,7 +945,8 @@ def build_app(args: argparse.Namespace) -> DetectiveApp:
         settings=settings,
         notice=notice,
         probe_on_start=probes_on_start(settings, hosts),
-        reprobe_s=settings.reprobe_minutes * 60.0,
+        reprobe_s=minutes * 60.0,
+        reprobe_from=source,
     )
 
 

@@ -3,6 +3,9 @@ is stale — from one YAML file.
 
 Looked up at ``$DETECTIVE_TUI_CONFIG`` (tests), else ``<XDG config>/detective-tui/config.yaml``.
 A missing file means the defaults; a malformed one is an error naming the file and the key.
+``reprobe_minutes`` is overridden for one run by ``--reprobe-minutes`` or
+``$DETECTIVE_TUI_REPROBE_MINUTES`` (the command line first). A setting changed from the TUI is
+written whole through a temp file and a rename: a full disk or a kill leaves the old file.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import yaml
 from tui.core import locations
 
 CONFIG_ENV = "DETECTIVE_TUI_CONFIG"
+REPROBE_ENV = "DETECTIVE_TUI_REPROBE_MINUTES"
 
 
 PROBE_ON_START = ("auto", "yes", "no")
@@ -92,11 +96,48 @@ def load_settings(path: Path | None = None) -> Settings:
     return Settings.from_mapping(data, str(path))
 
 
-def save_theme(theme: str, path: Path | None = None) -> None:
-    """Remember the chosen theme (keeps the file's other settings)."""
+def save_setting(key: str, value: object, path: Path | None = None) -> Path:
+    """Remember one setting (keeps the file's other settings); returns the file written.
+    Raises ``ConfigError`` for a value the file could not be read back with, ``OSError`` when
+    it cannot be written (the old file is kept)."""
     path = path or config_path()
     current = load_settings(path)
     data = {f.name: getattr(current, f.name) for f in fields(Settings)}
-    data["theme"] = theme
+    data[key] = value
+    Settings.from_mapping(data, str(path))  # the file must load again
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump(data, sort_keys=True), encoding="utf-8")
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as fh:
+            fh.write(yaml.safe_dump(data, sort_keys=True))
+            fh.flush()
+            os.fsync(fh.fileno())
+        tmp.replace(path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def save_theme(theme: str, path: Path | None = None) -> None:
+    """Remember the chosen theme (keeps the file's other settings)."""
+    save_setting("theme", theme, path)
+
+
+def reprobe_override(cli: int | None) -> tuple[int, str] | None:
+    """``reprobe_minutes`` for this run from the command line or the environment, and which
+    one said it; None: the config file's value holds."""
+    if cli is not None:
+        if cli < 0:
+            raise ConfigError("--reprobe-minutes must be 0 (off) or more")
+        return cli, "--reprobe-minutes"
+    raw = os.environ.get(REPROBE_ENV)
+    if raw is None or not raw.strip():
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ConfigError(f"{REPROBE_ENV}={raw!r}: use a whole number of minutes, 0 for never")
+    return value, REPROBE_ENV
