@@ -48,7 +48,7 @@ STAGES: dict[str, str] = {
         "fixes.workarounds fixes.compatpath fixes.extension fixes.jitcache fixes.libpath "
         "fixes.torchcuda fixes.triton fixes.wheels fixes.pipplan fixes.restart fixes.unitenv "
         "fixes.current_shell fixes.activate "
-        "fixes.undo fixes.record fixes.simulate fixes.mig fixes.registry"
+        "fixes.undo fixes.record fixes.simulate fixes.mig fixes.flashinfer_upgrade fixes.registry"
     ),
     "judge": "diagnosis whatif judged host_stack explain",
     "records": (

@@ -171,7 +171,7 @@ async def test_a_host_that_cannot_be_planned_does_not_block_the_others(
         assert reasons == [
             "ct200: not planned: use-installed-toolkit was not proposed here (proposed: "
             "set-flashinfer-arch-list, sampling-backend-fallback, install-cuda-toolkit-pip, "
-            "clear-flashinfer-jit-cache)"
+            "upgrade-flashinfer, clear-flashinfer-jit-cache)"
         ]
         assert [str(c.title).split(":")[0] for c in screen.query(Collapsible)] == ["ct201"]
         await _apply(pilot, screen)
