@@ -58,6 +58,7 @@ from tui.core.transport import (
     ENV_END,
     ENV_READER,
     KILL_DEADLINE_S,
+    MAX_OUTPUT_CHARS,
     CommandResult,
     LineCallback,
     Transport,
@@ -131,6 +132,7 @@ class ExecTransport(Transport):
         deadline_s: float = 60,
         on_line: LineCallback | None = None,
         env: str | None = None,
+        max_output_chars: int = MAX_OUTPUT_CHARS,
     ) -> CommandResult:
         program = heredoc_program(command, stdin, env is not None)
         size = argument_size(self.host.exec, exec_argv(self.host.exec, program))
@@ -151,7 +153,13 @@ class ExecTransport(Transport):
                 on_line(text)
 
         feed = None if env is None else f"{env}{ENV_END}\n"
-        result = await super().execute(program, stdin=feed, deadline_s=deadline_s, on_line=line)
+        result = await super().execute(
+            program,
+            stdin=feed,
+            deadline_s=deadline_s,
+            on_line=line,
+            max_output_chars=max_output_chars,
+        )
         output = result.output.replace(f"{STARTED}\n", "", 1)
         if not started and not result.timed_out:
             tail = " | ".join(output.strip().splitlines()[-3:]) or "no output"

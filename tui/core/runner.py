@@ -33,7 +33,14 @@ from tui.core.pool import ConnectionPool
 from tui.core.redact import redact_text
 from tui.core.sshconnect import Unreachable
 from tui.core.transcript import Transcript
-from tui.core.transport import ENV_END, CommandResult, command_line, env_head, script_body
+from tui.core.transport import (
+    ENV_END,
+    MAX_OUTPUT_CHARS,
+    CommandResult,
+    command_line,
+    env_head,
+    script_body,
+)
 
 ProgressCallback = Callable[[str, "ProbeProgress | str"], None]
 LineCallback = Callable[[str], None]
@@ -139,6 +146,7 @@ class Session:
         stdin: str | None,
         interpreter: str,
         purpose: str,
+        max_output_chars: int = MAX_OUTPUT_CHARS,
     ) -> CommandResult:
         """Run and record; raises ``Unreachable``/``HostKeyError`` when no connection (a bad
         inventory entry never gets one)."""
@@ -166,7 +174,12 @@ class Session:
         try:
             async with self.pool.slot():
                 result = await transport.execute(
-                    command, stdin=feed, deadline_s=deadline_s, on_line=on_line, env=head
+                    command,
+                    stdin=feed,
+                    deadline_s=deadline_s,
+                    on_line=on_line,
+                    env=head,
+                    max_output_chars=max_output_chars,
                 )
         except (Unreachable, HostKeyError) as exc:
             self._record_command(
@@ -235,8 +248,10 @@ class Session:
         on_line: LineCallback | None = None,
         stdin: str | None = None,
         interpreter: str = "sh -s",
+        max_output_chars: int = MAX_OUTPUT_CHARS,
     ) -> CommandResult:
-        """Run ``script`` on ``host`` under a remote deadline, streaming lines to ``on_line``.
+        """Run ``script`` on ``host`` under a remote deadline, streaming lines to ``on_line``;
+        output past ``max_output_chars`` is counted, not kept or streamed (a note says so).
 
         Without ``stdin`` the script is fed to ``interpreter`` on stdin (``sh -s``,
         ``python3 -``). With ``stdin``, the script is the interpreter's last argument
@@ -255,6 +270,7 @@ class Session:
                 stdin=stdin,
                 interpreter=interpreter,
                 purpose="script",
+                max_output_chars=max_output_chars,
             )
         except (Unreachable, HostKeyError) as exc:
             return CommandResult(

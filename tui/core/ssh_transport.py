@@ -13,6 +13,7 @@ from tui.core.hosts import Host
 from tui.core.sshconnect import Unreachable, reason_of
 from tui.core.transport import (
     KILL_DEADLINE_S,
+    MAX_OUTPUT_CHARS,
     OPEN_ATTEMPTS,
     CommandResult,
     LineCallback,
@@ -91,11 +92,17 @@ class SSHTransport(Transport):
         deadline_s: float = 60,
         on_line: LineCallback | None = None,
         env: str | None = None,
+        max_output_chars: int = MAX_OUTPUT_CHARS,
     ) -> CommandResult:
         await self.connection()
         async with self._channels:
             return await super().execute(
-                command, stdin=stdin, deadline_s=deadline_s, on_line=on_line, env=env
+                command,
+                stdin=stdin,
+                deadline_s=deadline_s,
+                on_line=on_line,
+                env=env,
+                max_output_chars=max_output_chars,
             )
 
     async def _spawn(self, command: str) -> _Proc:

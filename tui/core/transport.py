@@ -47,7 +47,7 @@ KILL_AFTER_S = 5  # timeout -k: SIGKILL this long after SIGTERM
 CLIENT_GRACE_S = 5  # the client waits deadline + KILL_AFTER_S + this before killing it itself
 KILL_DEADLINE_S = 10.0  # the kill command itself
 OPEN_ATTEMPTS = 5  # a refused channel open is retried (sshd frees session slots lazily)
-MAX_OUTPUT_CHARS = 16 * 1024 * 1024
+MAX_OUTPUT_CHARS = 16 * 1024 * 1024  # what one command's output may keep, unless told less
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _WRAPPER = (
     f'printf "%s%s\\n" "{PGID_MARK}" "$$"; d=$1; shift; '
@@ -79,6 +79,7 @@ class CommandResult:
     error: str | None = None  # why there is no normal exit status
     error_kind: str | None = None  # "unreachable" | "hostkey-unknown" | "hostkey-changed" |
     # "timeout" | "connection-lost"
+    dropped_chars: int = 0  # output past the command's cap: counted, not kept
 
     @property
     def ok(self) -> bool:
@@ -142,11 +143,19 @@ def kill_command(pgid: int, tmpdirs: Sequence[str] = ()) -> str:
     )
 
 
-class _Collector:
-    """Splits the byte stream into lines, takes out the pgid line, keeps the output."""
+def dropped_note(dropped: int, cap: int) -> str:
+    """The line that stands for output over a command's cap: nothing is dropped unsaid."""
+    return f"[detective-tui: {dropped} more characters not kept (over the {cap}-character cap)]"
 
-    def __init__(self, on_line: LineCallback | None) -> None:
+
+class _Collector:
+    """Splits the byte stream into lines, takes out the pgid line, keeps the output up to
+    ``cap`` characters; lines past it are counted, not kept, and not passed on (``on_line``
+    gets one note instead), so memory and the terminal stay bounded."""
+
+    def __init__(self, on_line: LineCallback | None, cap: int = MAX_OUTPUT_CHARS) -> None:
         self.on_line = on_line
+        self.cap = cap
         self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self.pending = ""
         self.kept: list[str] = []
@@ -172,19 +181,21 @@ class _Collector:
                 return
         if line.startswith(TMPDIR_MARK):
             self.tmpdirs.append(line[len(TMPDIR_MARK) :])
-        if self.size + len(line) < MAX_OUTPUT_CHARS:
+        if not self.dropped and self.size + len(line) < self.cap:
             self.kept.append(line)
             self.size += len(line) + 1
-        else:
-            self.dropped += len(line) + 1
-        if self.on_line is not None:
-            self.on_line(line)
+            if self.on_line is not None:
+                self.on_line(line)
+            return
+        if not self.dropped and self.on_line is not None:
+            self.on_line(f"[detective-tui: output over {self.cap} characters; the rest not kept]")
+        self.dropped += len(line) + 1
 
     @property
     def output(self) -> str:
         text = "".join(f"{line}\n" for line in self.kept)
         if self.dropped:
-            text += f"[detective-tui: {self.dropped} more characters not kept]\n"
+            text += dropped_note(self.dropped, self.cap) + "\n"
         return text
 
 
@@ -237,13 +248,15 @@ class Transport(abc.ABC):
         deadline_s: float = 60,
         on_line: LineCallback | None = None,
         env: str | None = None,
+        max_output_chars: int = MAX_OUTPUT_CHARS,
     ) -> CommandResult:
         """Run one command line built by ``command_line``; raises ``Unreachable`` or a
         ``HostKeyError`` when no connection can be made, otherwise returns a result. ``env``
-        (``env_head``) is sent on stdin ahead of ``stdin``."""
+        (``env_head``) is sent on stdin ahead of ``stdin``. Output past ``max_output_chars``
+        is counted, not kept (``dropped_chars``, and a note)."""
         started = time.monotonic()
         proc = await self._spawn(command)
-        out = _Collector(on_line)
+        out = _Collector(on_line, max_output_chars)
         status: int | None = None
         timed_out = False
         error: str | None = None
@@ -295,4 +308,5 @@ class Transport(abc.ABC):
             timed_out=timed_out,
             error=error,
             error_kind=error_kind,
+            dropped_chars=out.dropped,
         )

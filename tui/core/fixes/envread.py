@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from tui.core.runner import Session
 
 READ_DEADLINE_S = 30.0
+READ_OUTPUT_CHARS = 1024 * 1024  # a read's output (unit files, an activate) keeps this much
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,13 @@ class EnvReads:
 
 
 async def _run_read(session: Session, host: Host, script: str) -> str:
-    res = await session.run_script(host, script, env=dict(host.env), deadline_s=READ_DEADLINE_S)
+    res = await session.run_script(
+        host,
+        script,
+        env=dict(host.env),
+        deadline_s=READ_DEADLINE_S,
+        max_output_chars=READ_OUTPUT_CHARS,
+    )
     return res.output
 
 

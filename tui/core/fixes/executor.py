@@ -44,6 +44,7 @@ SUDO_PASSWORD = ("a password is required", "a terminal is required", "no tty pre
 PROBLEM_SEVERITIES = ("critical", "warning")
 NEVER_CONNECTED = ("unreachable", "hostkey-unknown", "hostkey-changed")  # CommandResult kinds
 STOPPED = "detective-tui was quit before this step; it was not started"
+STEP_OUTPUT_CHARS = 1024 * 1024  # what one step's output keeps (and streams); the rest is noted
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ class StepResult:
     error: str | None = None
     changed_flags: tuple[str, ...] = ()  # what it said it changed (a failed step keeps them)
     untouched: bool = False  # failed before its command started (sudo refused, no connection)
+    dropped_chars: int = 0  # output past STEP_OUTPUT_CHARS: counted and noted, not kept
 
     @property
     def may_have_changed(self) -> bool:
@@ -187,6 +189,7 @@ async def run_steps(
                 env=dict(host.env),
                 deadline_s=step.deadline_s,
                 on_line=shown,
+                max_output_chars=STEP_OUTPUT_CHARS,
             )
         except BaseException as exc:  # cancelled or a bug: the step may have run in part
             if journal is not None:
@@ -241,6 +244,7 @@ def _step_result(
             output=res.output,
             reports=reports,
             changed_flags=flags.changed,
+            dropped_chars=res.dropped_chars,
         )
     sudo_refused = plan.sudo and step.needs_root and _sudo_problem(res.output)
     if sudo_refused:
@@ -265,6 +269,7 @@ def _step_result(
         error=f"step {index} ({step.title}) failed: {why}",
         changed_flags=flags.changed,
         untouched=bool(sudo_refused) or res.error_kind in NEVER_CONNECTED,
+        dropped_chars=res.dropped_chars,
     )
 
 
@@ -542,6 +547,7 @@ def outcome_summary(outcome: FixOutcome) -> dict[str, object]:
                 "reports": list(s.reports),
                 "may_have_changed": s.may_have_changed,
                 "journal_status": s.journal_status,
+                "output_dropped_chars": s.dropped_chars,
             }
             for s in outcome.steps
         ],
