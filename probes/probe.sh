@@ -1070,6 +1070,7 @@ DT_ARGV_EOF
 # proc_ctx PID — a serving process: its arguments, interpreter, environment and systemd unit.
 # The `arg` records are kept in _recs until the command line shows a serving process.
 UNITS=
+BARE_PIDS=
 proc_ctx() {
   _pd=$R/proc/$1
   read_argv "$_pd" || return 0
@@ -1224,6 +1225,8 @@ DT_ARGV_EOF
   [ -n "$_py" ] && PYS="$PYS$_py${TAB}process$TAB$_pcid$TAB${_prog:-}$NL"
   if [ -n "$_unit" ]; then
     case "$NL$UNITS" in *"$NL$_unit$NL"*) ;; *) UNITS="$UNITS$_unit$NL" ;; esac
+  else
+    BARE_PIDS="$BARE_PIDS $1"
   fi
 }
 
@@ -1981,10 +1984,53 @@ nvcc_files() {
 # and masked (redact_line): `symptom unit UNIT LINE`. The inspecting side matches them against
 # its error signatures. A real system only, with a journalctl the trust rule lets run (a root
 # prefix has no journal of its own), except a fake tree detective-tui built (DT_TREE_EXEC=1),
-# whose usr/bin/journalctl stands in for journald.
+# whose usr/bin/journalctl stands in for journald. A serving process under no unit: its own
+# stdout and stderr when /proc/PID/fd/1 or 2 leads to a regular file (a log it was started
+# with, `> vllm.log 2>&1`; not a pipe, socket or terminal), its last SYMPTOM_SCAN lines read
+# with `tail` the same way: `symptom process "PID FILE" LINE`.
 SYMPTOM_SCAN=200
 SYMPTOM_MAX=20
+# symptom_lines KIND NAME TEXT — the error-looking lines of TEXT as symptom records
+symptom_lines() {
+  _symn=0
+  _slifs=$IFS
+  IFS=$NL
+  set -f
+  for _syl in $3; do
+    case $_syl in
+      *[Ee]rror* | *ERROR* | *[Ff]atal* | *FATAL* | *[Ff]ailed* | *"undefined symbol"* | \
+        *"cannot open shared object"* | *"not compatible"* | *"out of memory"* | \
+        *"not defined for option"* | *"Unsupported gpu"* | *insufficient* | *"requires GPUs"* | \
+        *"not yet initialized"* | *"stub library"* | *"gated repo"* | *"is restricted"* | \
+        *"cache blocks"* | *"KV cache"* | *"timed out"* | *timeout*) ;;
+      *) continue ;;
+    esac
+    _symn=$((_symn + 1))
+    [ "$_symn" -le "$SYMPTOM_MAX" ] || break
+    redact_line "$(printf '%.400s' "$_syl" | tr '\t' ' ')"
+    rec symptom "$1" "$2" "$_rl"
+  done
+  set +f
+  IFS=$_slifs
+}
+
+# symptom_fds PID — the regular files a bare serving process writes its stdout/stderr to
+symptom_fds() {
+  _syseen=
+  for _syfd in 1 2; do
+    [ -L "$R/proc/$1/fd/$_syfd" ] || continue
+    _sytg=$(deadline readlink "$R/proc/$1/fd/$_syfd" 2>/dev/null) || continue
+    case $_sytg in /*) ;; *) continue ;; esac
+    [ "$_sytg" = "$_syseen" ] && continue
+    _syseen=$_sytg
+    [ -f "$R$_sytg" ] && [ -r "$R$_sytg" ] || continue
+    run tail -n "$SYMPTOM_SCAN" "$R$_sytg"
+    [ "$_rc" -eq 0 ] && symptom_lines process "$1 $_sytg" "$_out"
+  done
+}
+
 probe_symptoms() {
+  for _sypid in $BARE_PIDS; do symptom_fds "$_sypid"; done
   if [ -n "$R" ]; then
     [ "${DT_TREE_EXEC:-}" = 1 ] && [ -x "$R/usr/bin/journalctl" ] || return 0
     _syjc=$R/usr/bin/journalctl
@@ -1998,24 +2044,7 @@ probe_symptoms() {
     [ -n "$_syu" ] || continue
     run "$_syjc" -u "$_syu" -n "$SYMPTOM_SCAN" --no-pager -o short-iso
     [ "$_rc" -eq 0 ] || continue
-    _symn=0
-    IFS=$NL
-    set -f
-    for _syl in $_out; do
-      case $_syl in
-        *[Ee]rror* | *ERROR* | *[Ff]atal* | *FATAL* | *[Ff]ailed* | *"undefined symbol"* | \
-          *"cannot open shared object"* | *"not compatible"* | *"out of memory"* | \
-          *"not defined for option"* | *"Unsupported gpu"* | *insufficient* | *"requires GPUs"* | \
-          *"not yet initialized"* | *"stub library"* | *"gated repo"* | *"is restricted"* | \
-          *"cache blocks"* | *"KV cache"* | *"timed out"* | *timeout*) ;;
-        *) continue ;;
-      esac
-      _symn=$((_symn + 1))
-      [ "$_symn" -le "$SYMPTOM_MAX" ] || break
-      redact_line "$(printf '%.400s' "$_syl" | tr '\t' ' ')"
-      rec symptom unit "$_syu" "$_rl"
-    done
-    set +f
+    symptom_lines unit "$_syu" "$_out"
   done
   IFS=$_syifs
 }

@@ -102,3 +102,34 @@ def test_diagnose_text_shows_the_symptom(capsys: pytest.CaptureFixture[str]) -> 
         ["mig-device-not-selected"],
     )
     assert "symptoms" not in hosts["h100-node"]
+
+
+def _bare_server(stdout: str, log: str | None) -> fakehost.FakeHostSpec:
+    """The reference host's SGLang started by hand, `> /var/log/sglang.log 2>&1`: no unit, its
+    stdout and stderr the log file (or ``stdout``: a pipe, a deleted file)."""
+    spec = fakehost.reference_ct200()
+    journal = spec.files[journal_path(UNIT)]
+    processes = tuple(replace(p, unit=None, stdout=stdout) for p in spec.processes)
+    files = {k: v for k, v in spec.files.items() if k != journal_path(UNIT)}
+    if log is not None:
+        files[log] = journal
+    return replace(spec, processes=processes, files=files)
+
+
+def test_a_bare_process_s_own_log_file_is_its_symptom(tmp_path: Path) -> None:
+    out, data = _probe(tmp_path, _bare_server("/var/log/sglang.log", "/var/log/sglang.log"))
+    (symptom,) = data["symptoms"]
+    assert symptom["source"] == "process 4242 /var/log/sglang.log"
+    assert symptom["signature"] == "flashinfer-arch-rejected"
+    assert symptom["explained_by"] == ["flashinfer-arch-rejected"]
+    # its three error-looking lines (raise, RuntimeError, Failed): fd 1 = fd 2, read once
+    assert out.count("\tsymptom\tprocess\t") == 3
+    assert "sk-demo-secret-value" not in out
+
+
+@pytest.mark.parametrize(
+    "stdout", ["pipe:[48213]", "socket:[48214]", "/var/log/sglang.log (deleted)", "/dev/pts/0"]
+)
+def test_no_regular_file_no_symptom(tmp_path: Path, stdout: str) -> None:
+    out, data = _probe(tmp_path, _bare_server(stdout, "/var/log/sglang.log"))
+    assert "\tsymptom\t" not in out and "symptoms" not in data

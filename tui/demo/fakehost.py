@@ -180,6 +180,8 @@ class ProcessSpec:
     mapped: tuple[str, ...] = ()  # files in /proc/PID/maps (host paths), in /proc's own layout
     gpu_memory_mib: int = 0  # > 0: listed in nvidia-smi's Processes (SYNTHETIC)
     gpu_index: int | None = None  # the GPU it holds memory on (None: every GPU)
+    # a host path /proc/PID/fd/1 and 2 lead to (started with `> FILE 2>&1`); None: no fd dir
+    stdout: str | None = None
 
 
 @dataclass(frozen=True)
@@ -671,6 +673,10 @@ def _build_process(root: Path, proc: ProcessSpec) -> None:
         else "0::/user.slice/user-0.slice/session-1.scope\n"
     )
     _write(pdir / "cgroup", cgroup)
+    if proc.stdout:
+        (pdir / "fd").mkdir()
+        for fd in ("1", "2"):
+            (pdir / "fd" / fd).symlink_to(proc.stdout)
 
 
 def _add_env_files(root: Path, unit: str, env_files: Mapping[str, str | None]) -> None:
