@@ -51,6 +51,7 @@ def probe_env(
     step_timeout_s: int = 10,
     session: str | None = None,
     tree_exec: bool = False,
+    only: str = "",
 ) -> dict[str, str]:
     """Variables to export before running ``probe_script()`` with ``sh -s``.
 
@@ -61,6 +62,8 @@ def probe_env(
     target), which is then the "current environment" context rather than an SSH session.
     ``tree_exec``: the ``root`` tree is a fake host detective-tui built (the demo fleet, the
     test suite's hosts), whose stand-in programs may run; any other tree's programs never do.
+    ``only="gpus"``: the nvidia-smi part alone (the live GPU state, under the same trust rule
+    and step deadline), for a refresh of what the last probe saw.
     """
     if step_timeout_s < 1:
         raise ValueError("step_timeout_s must be at least 1 second")
@@ -71,6 +74,7 @@ def probe_env(
         "DT_ROOT": (root or "").rstrip("/"),
         "DT_PYTHONS": "\n".join(pythons),
         "DT_STEP_TIMEOUT": str(int(step_timeout_s)),
+        "DT_ONLY": only,
     }
     if session:
         env["DT_SESSION"] = session

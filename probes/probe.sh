@@ -2055,6 +2055,15 @@ if [ -n "$R" ] && [ ! -d "$R/" ]; then
   rec error root "$R is not a directory"
   exit 3
 fi
+if [ "${DT_ONLY:-}" = gpus ]; then
+  # the live GPU state alone (a refresh of "GPUs now"): the nvidia-smi part, same trust rule
+  MYUID=$(deadline id -u 2>/dev/null)
+  step gpus
+  smi_job
+  step end
+  rec end ""
+  exit 0
+fi
 pick_tmpdir
 step host
 probe_host

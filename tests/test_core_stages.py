@@ -56,7 +56,8 @@ STAGES: dict[str, str] = {
         "history verdicts prometheus checks history_diff history_causes history_view drift"
     ),
     "run": (
-        "runner deep service symptom_source ingest validate validate_result validate_records "
+        "runner deep gpu_now service symptom_source ingest validate validate_result "
+        "validate_records "
         "validate_markdown pending fixes.envread fixes.executor fixes.fleet fixes.fleet_group "
         "fixes.outcome_words fixes.render"
     ),

@@ -9,7 +9,7 @@ from tui.ui.widgets.fleet_table import FleetTable
 from tui.ui.widgets.gpu_view import GpuView
 from tui.ui.widgets.host_detail import HostDetail
 
-from .conftest import make_app, probe_all, settle
+from .conftest import host_root, make_app, probe_all, settle
 
 
 async def test_gpu_state_on_the_host_screen_and_pane(demo_hosts: tuple[Host, ...]) -> None:
@@ -52,3 +52,44 @@ async def test_mig_devices_under_their_gpu(demo_hosts: tuple[Host, ...]) -> None
         app.open_host("ct200")
         await settle(pilot, lambda: app.screen.host_name == "ct200")
         assert "MIG" not in str(app.screen.query_one(GpuView).render())
+
+
+async def test_refresh_reads_the_state_again(fleet: tuple[Host, ...]) -> None:
+    """N reads the live state again through the probe's nvidia-smi part: a GPU the fake
+    nvidia-smi now says is 97% busy shows so, with when it was read; the probe's own state
+    said 0% and its age."""
+    app = make_app(fleet)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await probe_all(pilot)
+        app.open_host("ct200")
+        await settle(pilot, lambda: isinstance(app.screen, HostScreen))
+        await pilot.press("n")
+        view = app.screen.query_one(GpuView)
+        text = str(view.render())
+        assert text.startswith("As of the probe at 03:04:05 (just now) · N reads it again")
+        assert "  0  RTX PRO 6000 Blackwell Serv…    0%" in text
+        state = host_root(fleet, "ct200") / "usr/share/detective-tui-fake/nvidia-smi/state.out"
+        lines = state.read_text().splitlines()
+        lines[0] = "0, 97, 88309, 97887, 61"
+        state.write_text("\n".join(lines) + "\n")
+        await pilot.press("N")
+        await settle(pilot, lambda: view.fresh is not None)
+        assert view.fresh is not None and view.fresh.error is None
+        text = str(view.render())
+        assert text.startswith("Live: read at 03:04:05 (just now)")
+        assert "  0  RTX PRO 6000 Blackwell Serv…   97%     86.2 / 95.6     61 °C" in text
+        assert "  1  RTX PRO 6000 Blackwell Serv…    0%" in text
+
+
+async def test_refresh_of_a_host_without_a_driver_says_why(demo_hosts: tuple[Host, ...]) -> None:
+    app = make_app(demo_hosts)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await probe_all(pilot)
+        app.open_host("no-driver")
+        await settle(pilot, lambda: isinstance(app.screen, HostScreen))
+        await pilot.press("n", "N")
+        view = app.screen.query_one(GpuView)
+        await settle(pilot, lambda: view.fresh is not None)
+        text = str(view.render())
+        assert text.startswith("Refresh at 03:04:05 failed: nvidia-smi: NVIDIA-SMI has failed")
+        assert "No live GPU state" in text

@@ -9,6 +9,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tui.core.facts import MigDevice
 
 # what the probe asks for, in this order (csv, noheader, nounits)
 STATE_FIELDS = "index,utilization.gpu,memory.used,memory.total,temperature.gpu"
@@ -36,6 +41,17 @@ class GpuProcess:
     type: str  # C compute, G graphics, C+G
     name: str  # as nvidia-smi prints it (a path, possibly cut with "...")
     memory_mib: int | None = None
+
+
+@dataclass(frozen=True)
+class GpuNow:
+    """A refresh of the live state alone (``tui.core.gpu_now``)."""
+
+    at: datetime  # when the answer came
+    load: tuple[GpuLoad, ...] = ()
+    processes: tuple[GpuProcess, ...] = ()
+    mig_devices: tuple[MigDevice, ...] = ()
+    error: str | None = None  # why there is no fresh state (the old one stays shown)
 
 
 def _number(text: str) -> int | None:

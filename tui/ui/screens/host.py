@@ -19,6 +19,7 @@ from textual.widgets.option_list import Option
 from tui.core.completeness import partial_verdict, unseen
 from tui.core.explain import symptom_line, symptoms
 from tui.core.findings import Finding, FixSuggestion
+from tui.core.hosts import Host
 from tui.core.judged import Judged
 from tui.core.redact import redact_text
 from tui.ui.cuda_boxes import cuda_boxes
@@ -37,6 +38,7 @@ from tui.ui.messages import FixRequested, ProbeRequested, ValidateRequested
 from tui.ui.story import headline
 from tui.ui.widgets.cuda_compare import CudaComparison
 from tui.ui.widgets.finding_view import NO_FINDINGS, FindingView, severity_label
+from tui.ui.widgets.gpu_view import REFRESH_S as GPU_REFRESH_S
 from tui.ui.widgets.gpu_view import GpuView
 from tui.ui.widgets.history_view import HistoryView
 from tui.ui.widgets.redacted_log import RedactedLog
@@ -130,6 +132,15 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
             tooltip="Live GPU state: utilisation, memory, temperature, compute processes",
         ),
         Binding(
+            "N",
+            "refresh_gpus",
+            "Refresh GPUs",
+            id="host.gpus_refresh",
+            show=False,
+            tooltip="Read the live GPU state again now (nvidia-smi only, under a deadline); "
+            "GPUs now also refreshes itself while shown",
+        ),
+        Binding(
             "h",
             "show_tab('tab-history')",
             "History",
@@ -198,6 +209,7 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
     def on_mount(self) -> None:
         self.watch(self.app, "fleet", self._fleet_changed)
         self.set_interval(AGE_REFRESH_S, self._refresh_title)  # "probed 3m ago" ages
+        self.set_interval(GPU_REFRESH_S, self._gpu_tick)
 
     def on_resize(self) -> None:
         fit_footer(self)
@@ -298,7 +310,8 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
         )
         if not_known is not None:
             replay.update(not_known.format(what="its FlashInfer"))
-        self.query_one(GpuView).show(facts, not_known and not_known.format(what="its GPUs"))
+        empty = not_known and not_known.format(what="its GPUs")
+        self.query_one(GpuView).show(facts, empty, state.finished_at)
         if self.query_one("#host-tabs", TabbedContent).active == "tab-history":
             self._load_history()
         self._fill_fixes()
@@ -444,6 +457,26 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
         self.query_one("#host-tabs", TabbedContent).active = tab
         self.query_one(TAB_FOCUS[tab]).focus()
 
+    def _gpu_tick(self) -> None:
+        """While GPUs now is shown: read the state again (one read at a time), else age it."""
+        shown = self.query_one("#host-tabs", TabbedContent).active == "tab-gpus"
+        reading = any(w.group == "gpu-now" and not w.is_finished for w in self.workers)
+        if shown and not reading and self.check_action("refresh_gpus", ()):
+            self.action_refresh_gpus()
+        elif shown:
+            self.query_one(GpuView).redraw()
+
+    def action_refresh_gpus(self) -> None:
+        if self._state is not None:
+            host = self._state.host
+            self.run_worker(self._read_gpus(host), group="gpu-now", exit_on_error=False)
+
+    async def _read_gpus(self, host: Host) -> None:
+        from tui.core.gpu_now import read_gpu_now  # imports the runner: not before it is used
+
+        fresh = await read_gpu_now(self.app.session, host, self.app.clock())
+        self.query_one(GpuView).refreshed(fresh)
+
     def action_probe(self) -> None:
         self.post_message(ProbeRequested((self.host_name,)))
 
@@ -500,11 +533,17 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
             return bool(self._fixes)
         if action == "validate":  # it runs the host's own interpreter: only on a probed host
             return self._state is not None and self._state.facts is not None
+        if action == "refresh_gpus":  # captured output (--ingest) is never reached
+            state = self._state
+            facts = state.facts if state is not None else None
+            return not getattr(self.app, "captured", False) and facts is not None
         return True
 
     def disabled_reason(self, action: str) -> str | None:
         if action in CHANGES_HOST and getattr(self.app, "read_only", False):
             return "Read-only mode (--read-only): fixes, validation and shells are off."
+        if action == "refresh_gpus" and getattr(self.app, "captured", False):
+            return "Captured output (--ingest): nothing is reached from here."
         if self._state is None or self._state.facts is None:
             return no_findings_text(self._state)
         if action == "fix":

@@ -5,10 +5,14 @@ temperature (a GPU in MIG mode with its MIG devices and their ``MIG-`` UUIDs und
 
 from __future__ import annotations
 
+from dataclasses import replace
+from datetime import datetime
+
 from textual.content import Content
 from textual.widgets import Static
 
 from tui.core.facts import Facts
+from tui.core.gpu_state import GpuNow
 from tui.core.redact import redact_text
 from tui.ui.fleet_state import short_gpu_name
 
@@ -104,6 +108,61 @@ def _mig_parts(facts: Facts, gpu: int) -> list[Part]:
     return parts
 
 
+REFRESH_S = 5.0  # while GPUs now is shown, its state is read again this often
+
+
+def _ago(then: datetime, now: datetime) -> str:
+    seconds = max(0, int((now - then).total_seconds()))
+    if seconds < 5:
+        return "just now"
+    return f"{seconds} s ago" if seconds < 120 else f"{seconds // 60} min ago"
+
+
+def age_parts(probed: datetime | None, fresh: GpuNow | None, now: datetime) -> list[Part]:
+    """Where the state shown comes from and how old it is; a failed refresh says why."""
+    keys = f"N reads it again; every {REFRESH_S:g} s while shown"
+    if fresh is not None and fresh.error is None:
+        return [(f"Live: read at {fresh.at:%H:%M:%S} ({_ago(fresh.at, now)}) · {keys}\n", "dim")]
+    shown = f"the probe at {probed:%H:%M:%S} ({_ago(probed, now)})" if probed else "the probe"
+    if fresh is not None:
+        why = redact_text(f"Refresh at {fresh.at:%H:%M:%S} failed: {fresh.error}")
+        return [(f"{why}. Shown: {shown} · {keys}\n", "$warning")]
+    return [(f"As of {shown} · {keys}\n", "dim")]
+
+
 class GpuView(Static):
-    def show(self, facts: Facts | None, empty: str | None = None) -> None:
-        self.update(Content.assemble(*gpu_parts(facts, empty)))
+    """The probe's GPU state, replaced by a refresh's (``fresh``) until the next probe."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.facts: Facts | None = None
+        self.fresh: GpuNow | None = None
+        self._empty: str | None = None
+        self._probed: datetime | None = None
+
+    def show(
+        self, facts: Facts | None, empty: str | None = None, at: datetime | None = None
+    ) -> None:
+        if facts is not self.facts:
+            self.fresh = None  # a new probe is newer than any refresh of the old one
+        self.facts, self._empty, self._probed = facts, empty, at
+        self.redraw()
+
+    def refreshed(self, fresh: GpuNow) -> None:
+        self.fresh = fresh
+        self.redraw()
+
+    def redraw(self) -> None:
+        facts, fresh = self.facts, self.fresh
+        if facts is not None and fresh is not None and fresh.error is None:
+            facts = replace(
+                facts,
+                gpu_load=fresh.load,
+                gpu_processes=fresh.processes,
+                mig_devices=fresh.mig_devices,
+            )
+        parts = gpu_parts(facts, self._empty)
+        if self.facts is not None and (self.facts.gpu_load or fresh is not None):
+            now = getattr(self.app, "clock", datetime.now)()
+            parts = [*age_parts(self._probed, fresh, now), *parts]
+        self.update(Content.assemble(*parts))
