@@ -26,6 +26,7 @@ from tui.demo.neighbours import container_lost_gpus, stub_on_library_path, visib
 VISIBLE = "cuda-visible-devices-selects-no-gpu"
 LOST = "container-lost-gpu-access"
 STUB = "libcuda-stub-on-library-path"
+FABRIC = "fabric-manager-not-running"
 STALE_UUID = "GPU-5d9b5a0c-0000-4000-8000-000000000000"  # a GPU this host does not have
 
 
@@ -107,7 +108,7 @@ def test_explain_traces_an_invalid_ordinal_to_the_variable(tmp_path: Path) -> No
 def test_silent_on_every_demo_host(capsys: pytest.CaptureFixture[str]) -> None:
     main(["--demo", "diagnose", "--all", "--json"])
     for host in json.loads(capsys.readouterr().out):
-        assert not {VISIBLE, LOST, STUB} & {f["id"] for f in host["findings"]}, host["host"]
+        assert not {VISIBLE, LOST, STUB, FABRIC} & {f["id"] for f in host["findings"]}, host["host"]
 
 
 def test_findings_lists_them(capsys: pytest.CaptureFixture[str]) -> None:
