@@ -562,6 +562,16 @@ class DetectiveApp(App[int]):
             *changes,
             ("Transcripts", TranscriptsScreen.BINDINGS),
         ]
+        screens = {
+            HostsScreen: "Hosts",
+            HostScreen: "Host",
+            FixWizardScreen: "Fix wizard",
+            FleetFixScreen: "Fleet fix",
+            TranscriptsScreen: "Transcripts",
+        }
+        here = screens.get(type(self.screen))
+        # the keys of the screen it was opened on first, then the others
+        sections.sort(key=lambda s: s[0] != here)
         self.push_screen(HelpScreen(sections, hidden))
 
     def action_transcripts(self) -> None:

@@ -17,6 +17,7 @@ from textual.widgets import Button, DataTable, Static
 SPELLED = frozenset({"enter"})
 ACTION_MIN_WIDTH = 24
 ACTION_MAX_WIDTH = 72  # keys named in words, not as a symbol (⏎)
+SCROLLBAR = 2  # the table's vertical scrollbar
 
 
 class HelpScreen(ModalScreen[None]):
@@ -54,12 +55,11 @@ class HelpScreen(ModalScreen[None]):
                 yield Button("Close", variant="primary", id="close", compact=True)
 
     def on_mount(self) -> None:
-        table = self.query_one("#help-keys", DataTable)
-        table.add_column("Where")
-        table.add_column("Key")
-        # the action wraps within the dialog rather than running off its edge
-        width = max(ACTION_MIN_WIDTH, min(ACTION_MAX_WIDTH, self.app.size.width - 36))
-        table.add_column("Action", width=width)
+        self.query_one("#help-keys", DataTable).focus()
+        self.call_after_refresh(self._fill)  # the table's width is known once laid out
+
+    def _rows(self) -> list[tuple[str, str, str]]:
+        rows = []
         for where, bindings in self.sections:
             for b in bindings:
                 if b.id in self.hidden or not b.description:
@@ -68,9 +68,22 @@ class HelpScreen(ModalScreen[None]):
                     k.strip() if k.strip() in SPELLED else self.app.get_key_display(b.with_key(k))
                     for k in b.key.split(",")
                 )
-                action = b.tooltip or b.description
-                table.add_row(where, Text(keys, style="bold"), action, height=None)
-        table.focus()
+                rows.append((where, keys, b.tooltip or b.description))
+        return rows
+
+    def _fill(self) -> None:
+        table = self.query_one("#help-keys", DataTable)
+        rows = self._rows()
+        where_w = max(len("Where"), *(len(r[0]) for r in rows))
+        key_w = max(len("Key"), *(len(r[1]) for r in rows))
+        # the action wraps within what the dialog has left (cell padding, the scrollbar)
+        left = table.size.width - where_w - key_w - 3 * 2 * table.cell_padding - SCROLLBAR
+        width = max(ACTION_MIN_WIDTH, min(ACTION_MAX_WIDTH, left))
+        table.add_column("Where", width=where_w)
+        table.add_column("Key", width=key_w)
+        table.add_column("Action", width=width)
+        for where, keys, action in rows:
+            table.add_row(where, Text(keys, style="bold"), action, height=None)
 
     @on(Button.Pressed, "#close")
     def action_close(self) -> None:

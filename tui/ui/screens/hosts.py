@@ -214,7 +214,7 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
             "toggle_mark",
             "Mark",
             id="hosts.mark",
-            tooltip="Mark or unmark the host (a group: all its hosts); p, f, R and ctrl+s "
+            tooltip="Mark or unmark the host (a group: all its hosts); p, f, u and ctrl+s "
             "then act on the marked hosts",
         ),
         Binding(
