@@ -20,8 +20,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
+
+if TYPE_CHECKING:
+    from tui.core.facts import Facts
+    from tui.core.findings import FlashInferReplay
 
 JIT_CACHE_ERA = "0.4.0"  # flashinfer-jit-cache is looked up from this release on
 PROVIDER_ERA = "0.7.1"  # per-arch providers from this release on
@@ -152,4 +157,22 @@ def coverage(
         True,
         f"flashinfer-jit-cache {jit_cache} ships modules for {' '.join(archs)}",
         evidence,
+    )
+
+
+def replay_coverage(facts: Facts, replay: FlashInferReplay) -> Prebuilt | None:
+    """Whether prebuilt modules serve ``replay``'s FlashInfer when its nvcc cannot compile
+    (the JIT cache makes the build unnecessary); None when nvcc can, or nothing tells."""
+    if replay.compiles is not False or replay.check_cuda_arch != "pass":
+        return None
+    py = next((p for p in facts.pythons if p.path == replay.python), None)
+    if py is None:
+        return None
+    ctx = facts.context(replay.context)
+    return coverage(
+        replay.version,
+        py.flashinfer_jit_cache_version,
+        replay.target_cuda_archs,
+        facts.host.arch,
+        ctx.vars if ctx is not None else {},
     )

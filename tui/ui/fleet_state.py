@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Literal
 from tui.core.completeness import unseen
 from tui.core.facts import Facts
 from tui.core.findings import SEVERITY_ORDER, FlashInferReplay
+from tui.core.flashinfer_prebuilt import replay_coverage
 from tui.core.host_stack import primary_python, primary_replay
 from tui.core.hosts import Host
 from tui.core.redact import visible
@@ -156,7 +157,9 @@ def _version_key(v: str) -> tuple[int, ...]:
     return tuple(out)
 
 
-def flashinfer_verdict(replay: FlashInferReplay | None) -> str:
+def flashinfer_verdict(replay: FlashInferReplay | None, prebuilt: bool = False) -> str:
+    """``prebuilt``: the JIT cache serves the modules, so an nvcc that cannot compile is not
+    needed."""
     if replay is None:
         return ""
     if replay.import_error:
@@ -164,8 +167,13 @@ def flashinfer_verdict(replay: FlashInferReplay | None) -> str:
     if replay.check_cuda_arch == "fail":
         return "rejects GPU"
     if replay.compiles is False:
-        return "cannot compile"
+        return "ok (JIT cache)" if prebuilt else "cannot compile"
     return "ok"
+
+
+def _prebuilt(facts: Facts, replay: FlashInferReplay | None) -> bool:
+    covered = replay_coverage(facts, replay) if replay is not None else None
+    return bool(covered and covered.covered)
 
 
 def worst_severity(diagnosis: Diagnosis | None) -> str | None:
@@ -301,7 +309,7 @@ def _host_row(state: HostState) -> HostRow:
         torch_cuda=(py.torch_cuda or ("cpu" if py.torch_version else "")) if py else "",
         jit=jit,
         flashinfer=replay.version if replay else ((py.flashinfer_version or "") if py else ""),
-        verdict=flashinfer_verdict(replay),
+        verdict=flashinfer_verdict(replay, _prebuilt(facts, replay)),
         worst=worst_severity(state.diagnosis) or ("none" if state.diagnosis else ""),
     )
 

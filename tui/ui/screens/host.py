@@ -301,6 +301,7 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
         if self._findings:
             options.highlighted = 0
         replay = self.query_one(ReplayView)
+        replay.facts = state.facts
         replay.replays = diagnosis.flashinfer if diagnosis else ()
         not_known = (  # every tab of a host not reached says so, not "none installed"
             no_findings_text(state, with_error=False).split(",")[0] + ": nothing is known "

@@ -6,7 +6,9 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from tui.core.facts import Facts
 from tui.core.findings import FlashInferReplay
+from tui.core.flashinfer_prebuilt import replay_coverage
 from tui.core.redact import redact_text
 
 
@@ -15,7 +17,8 @@ def _row(label: str, value: str, style: str = "") -> list[str | tuple[str, str]]
     return [(f"{label:<22}", "bold"), (value, style) if style else value, "\n"]
 
 
-def replay_content(r: FlashInferReplay) -> Content:
+def replay_content(r: FlashInferReplay, prebuilt: str | None = None) -> Content:
+    """``prebuilt``: why the JIT cache makes compiling unnecessary, when it does."""
     verdict_style = "bold $success" if r.check_cuda_arch == "pass" else "bold $error"
     source = f" (from {r.jit_cuda_source})" if r.jit_cuda_source else ""
     parts: list[str | Content | tuple[str, str]] = [
@@ -37,7 +40,10 @@ def replay_content(r: FlashInferReplay) -> Content:
     if r.check_message:
         parts += _row("  raises", r.check_message, "$error")
     compiles = {True: "yes", False: "no", None: "unknown"}[r.compiles]
-    parts += _row("nvcc can compile", compiles, "$error" if r.compiles is False else "")
+    if r.compiles is False and prebuilt:
+        parts += _row("nvcc can compile", f"no — not needed: {prebuilt}", "$success")
+    else:
+        parts += _row("nvcc can compile", compiles, "$error" if r.compiles is False else "")
     if r.workspace:
         parts += _row("JIT workspace", r.workspace)
     if r.import_error:
@@ -51,9 +57,14 @@ def replay_content(r: FlashInferReplay) -> Content:
 
 class ReplayView(Static):
     replays: reactive[tuple[FlashInferReplay, ...]] = reactive(())
+    facts: Facts | None = None  # the probe the replays came from (set before ``replays``)
+
+    def _prebuilt(self, r: FlashInferReplay) -> str | None:
+        covered = replay_coverage(self.facts, r) if self.facts is not None else None
+        return covered.reason if covered is not None and covered.covered else None
 
     def watch_replays(self, replays: tuple[FlashInferReplay, ...]) -> None:
         if not replays:
             self.update("No interpreter on this host has FlashInfer installed.")
             return
-        self.update(Content("\n").join(replay_content(r) for r in replays))
+        self.update(Content("\n").join(replay_content(r, self._prebuilt(r)) for r in replays))
