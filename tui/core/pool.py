@@ -42,8 +42,24 @@ class ConnectionPool:
             known_hosts=known_hosts, ssh_config=ssh_config, connect_timeout=connect_timeout
         )
 
+    @staticmethod
+    def _key(host: Host) -> tuple[str, str | None, bool, tuple[str, ...]]:
+        return (host.name, host.ssh, host.local, host.exec)
+
+    def holds(self, host: Host) -> bool:
+        """Is a transport (an SSH connection, for SSH hosts) open for ``host``?"""
+        return self._key(host) in self._transports
+
+    async def release(self, host: Host) -> None:
+        """Close ``host``'s transport now (a fleet action done with that host); the next
+        command for it opens a new one. Jump-host connections stay until ``close``."""
+        found = self._transports.pop(self._key(host), None)
+        if found is not None:
+            with contextlib.suppress(Exception):
+                await found.close()
+
     def transport(self, host: Host) -> Transport:
-        key = (host.name, host.ssh, host.local, host.exec)
+        key = self._key(host)
         found = self._transports.get(key)
         if found is None:
             found = (

@@ -128,6 +128,10 @@ class Session:
     async def close(self) -> None:
         await self.pool.close()
 
+    async def release(self, host: Host) -> None:
+        """Close ``host``'s connection now that this session is done with it for a while."""
+        await self.pool.release(host)
+
     def record(self, kind: str, **data: object) -> None:
         """User decisions and other events → the transcript (no-op without one)."""
         if self.transcript is not None:

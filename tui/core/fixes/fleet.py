@@ -268,6 +268,8 @@ async def apply_fleet(
                 )
             except Exception as exc:  # one host's bug must not stop the fleet
                 return HostFixResult(item=item, outcome=None, error=f"internal error: {exc!r}")
+            finally:  # each host's session ends with its own run, not the fleet's slowest
+                await session.release(item.host)
         return HostFixResult(item=item, outcome=outcome)
 
     return list(await asyncio.gather(*(one(i) for i in items)))
