@@ -88,10 +88,12 @@ run_pyfacts() {
   else
     _e= _e1= _e2= _e3= _e4= _e5= _e6= _e7=
   fi
+  # exported in the command substitution's own subshell (no `env` process)
   # shellcheck disable=SC2086 # _drop: words of digits and options only
-  _out=$(deadline $_drop env "DT_READ_FOR=${_readfor:-}" "DT_PROC=$_e" "DT_PROC_HOME=$_e1" "DT_PROC_PYTHONPATH=$_e2" \
-    "DT_PROC_PYTHONUSERBASE=$_e3" "DT_PROC_PYTHONNOUSERSITE=$_e4" "DT_PROC_CWD=$_e5" \
-    "DT_PROC_FLAGS=$_e6" "DT_PROC_PATH0=$_e7" "$2" -E -S - "$1" 2>&1 <<'DT_PYFACTS_EOF'
+  _out=$(export DT_READ_FOR="${_readfor:-}" DT_PROC="$_e" DT_PROC_HOME="$_e1" DT_PROC_PYTHONPATH="$_e2" \
+    DT_PROC_PYTHONUSERBASE="$_e3" DT_PROC_PYTHONNOUSERSITE="$_e4" DT_PROC_CWD="$_e5" \
+    DT_PROC_FLAGS="$_e6" DT_PROC_PATH0="$_e7"
+  deadline $_drop "$2" -E -S - "$1" 2>&1 <<'DT_PYFACTS_EOF'
 @DT_PYFACTS@
 DT_PYFACTS_EOF
 )
@@ -1530,6 +1532,25 @@ smi_job() {
     0) ;;
     *) return 0 ;;
   esac
+  # one call for the query, live-state and fabric fields (split into the records the three
+  # calls below give); a refused field (an older nvidia-smi) falls back to those calls
+  run "$R$_smi" --query-gpu="$SMI_ALL" --format=csv,noheader
+  case $_rc in
+    0) if smi_split "$_out"; then
+      emit_lines smi query "$_sq"
+      rec smirc query 0
+      case $_sq in *"$NL"*) probe_fabric "$_sf" ;; esac
+      emit_lines smi state "$_ss"
+      rec smirc state 0
+      case $_tbl in *"Enabled |"*) ;; *) return 0 ;; esac
+      smi_list
+      return 0
+    fi ;;
+    124 | 137)
+      rec timeout "nvidia-smi --query-gpu"
+      return 0
+      ;;
+  esac
   run "$R$_smi" --query-gpu=index,name,compute_cap,memory.total,uuid --format=csv,noheader
   emit_lines smi query "$_out"
   rec smirc query "$_rc"
@@ -1552,9 +1573,61 @@ smi_job() {
       ;;
   esac
   # an older nvidia-smi without a field we asked for: full names and UUIDs from -L
+  smi_list
+}
+
+smi_list() {
   run "$R$_smi" -L
   emit_lines smi list "$_out"
   rec smirc list "$_rc"
+}
+
+# the fields of the one --query-gpu call: those of the query, the live state (STATE_FIELDS in
+# tui/core/gpu_state.py) and the fabric, in this order
+SMI_ALL=index,name,compute_cap,memory.total,uuid,utilization.gpu,memory.used,temperature.gpu
+SMI_ALL=$SMI_ALL,fabric.state,fabric.status
+
+# smi_split TEXT — the lines of the one --query-gpu call (SMI_ALL, with units) as the lines the
+# query (_sq), state (_ss: units cut off, as --format=…,nounits) and fabric (_sf) calls print. The
+# fields after the query's are cut from the right, so a name holding ", " stays whole. Fails
+# (the caller falls back to the three calls) on a line with fewer fields.
+smi_split() {
+  _sq= _ss= _sf= _sifs=$IFS
+  IFS=$NL
+  set -f
+  for _ln in $1; do
+    _r=$_ln
+    for _sv in _sfs _sft _stp _sus _sut; do
+      case $_r in *", "*) ;; *)
+        set +f
+        IFS=$_sifs
+        return 1
+        ;;
+      esac
+      eval "$_sv=\${_r##*, }"
+      _r=${_r%, *}
+    done
+    case $_r in *", "*", "*", "*", "*) ;; *)
+      set +f
+      IFS=$_sifs
+      return 1
+      ;;
+    esac
+    _six=${_r%%, *} _smt=${_r%, *}
+    _smt=${_smt##*, }
+    _sq="$_sq${_sq:+$NL}$_r"
+    _sf="$_sf${_sf:+$NL}$_six, $_sft, $_sfs"
+    _sl=$_six
+    for _sv in "$_sut" "$_sus" "$_smt" "$_stp"; do
+      _sv=${_sv% %}
+      _sv=${_sv% MiB}
+      _sl="$_sl, ${_sv% C}"
+    done
+    _ss="$_ss${_ss:+$NL}$_sl"
+  done
+  set +f
+  IFS=$_sifs
+  [ -n "$_sq" ]
 }
 
 # probe_fabric — (in smi_job) each GPU's fabric.state and fabric.status: on an NVSwitch system
@@ -1562,8 +1635,13 @@ smi_job() {
 # registered it, and CUDA fails with error 802 until then; other GPUs say N/A or Not
 # Supported. Only where a GPU joins a fabric: the nv-fabricmanager processes (/proc/PID/comm,
 # cut to 15 characters) and the nvidia-fabricmanager* packages dpkg lists, with their versions.
+# With an argument, the fabric lines the one --query-gpu call gave (smi_split).
 probe_fabric() {
-  run "$R$_smi" --query-gpu=index,fabric.state,fabric.status --format=csv,noheader
+  if [ $# -gt 0 ]; then
+    _out=$1 _rc=0
+  else
+    run "$R$_smi" --query-gpu=index,fabric.state,fabric.status --format=csv,noheader
+  fi
   emit_lines smi fabric "$_out"
   rec smirc fabric "$_rc"
   [ "$_rc" -eq 0 ] || return 0
@@ -2007,7 +2085,11 @@ symptom_lines() {
     esac
     _symn=$((_symn + 1))
     [ "$_symn" -le "$SYMPTOM_MAX" ] || break
-    redact_line "$(printf '%.400s' "$_syl" | tr '\t' ' ')"
+    _syt=$(printf '%.400s' "$_syl")
+    while :; do # tabs as spaces, with builtins
+      case $_syt in *"$TAB"*) _syt="${_syt%%"$TAB"*} ${_syt#*"$TAB"}" ;; *) break ;; esac
+    done
+    redact_line "$_syt"
     rec symptom "$1" "$2" "$_rl"
   done
   set +f

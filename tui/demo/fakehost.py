@@ -42,6 +42,11 @@ CAPTURES = "captures"  # outputs captured by this project's slow tests (captures
 SMI_QUERY_ARGS = "--query-gpu=index,name,compute_cap,memory.total,uuid --format=csv,noheader"
 SMI_STATE_ARGS = f"--query-gpu={STATE_FIELDS} --format=csv,noheader,nounits"
 SMI_FABRIC_ARGS = "--query-gpu=index,fabric.state,fabric.status --format=csv,noheader"
+# the probe's one call for all three (SMI_ALL in probes/probe.sh)
+SMI_ALL_ARGS = (
+    "--query-gpu=index,name,compute_cap,memory.total,uuid,utilization.gpu,memory.used,"
+    "temperature.gpu,fabric.state,fabric.status --format=csv,noheader"
+)
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # DriverSpec.failure → (what nvidia-smi prints for the table, -L and --query-gpu; exit status).
 # Real captures except the mismatch exit status, which is unverified (fixtures README).
@@ -239,6 +244,7 @@ case "$*" in
   "QUERY_ARGS") f=query ;;
   "STATE_ARGS") f=state ;;
   "FABRIC_ARGS") f=fabric ;;
+  "ALL_ARGS") f=all ;;
   *) echo "Invalid combination of input arguments. Please run 'nvidia-smi -h' for help."; exit 2 ;;
 esac
 cat "$d/$f.out"
@@ -246,6 +252,7 @@ exit "$(cat "$d/$f.rc")"
 """.replace("QUERY_ARGS", SMI_QUERY_ARGS)
     .replace("STATE_ARGS", SMI_STATE_ARGS)
     .replace("FABRIC_ARGS", SMI_FABRIC_ARGS)
+    .replace("ALL_ARGS", SMI_ALL_ARGS)
 )
 
 NVCC_SHIM = """#!/bin/sh
@@ -432,12 +439,19 @@ def _smi_outputs(spec: FakeHostSpec) -> dict[str, tuple[str, int]]:
         return {
             "table": (table, 0),
             "query": ('Field "compute_cap" is not a valid field to query.\n', 2),
+            "all": ('Field "compute_cap" is not a valid field to query.\n', 2),
             "list": (listing, 0),
         }
     outputs = {"table": (table, 0), "query": (query, 0), "list": (listing, 0)}
     fabric = drv.fabric or ("N/A", "N/A")
     fabric_lines = "".join(f"{i}, {fabric[0]}, {fabric[1]}\n" for i in range(len(spec.gpus)))
-    return {**outputs, "state": (state, 0), "fabric": (fabric_lines, 0)}
+    every = "".join(  # the one call's lines: the query's, the state's with units, the fabric's
+        f"{q}, {util} %, {used} MiB, {temp}, {fabric[0]}, {fabric[1]}\n"
+        for q, (_, util, used, _, temp) in zip(
+            query.splitlines(), (ln.split(", ") for ln in state.splitlines()), strict=True
+        )
+    )
+    return {**outputs, "state": (state, 0), "fabric": (fabric_lines, 0), "all": (every, 0)}
 
 
 # SYNTHETIC: no real capture of a busy GPU's --query-gpu state or Processes rows is in the
