@@ -26,7 +26,8 @@ def probe(fake: FakeHost, *, trace: Path | None = None) -> str:
     env.update(probe_env(fake.pythons, root=str(fake.root), tree_exec=True, step_timeout_s=5))
     argv = ["sh", "-s"]
     if trace is not None:
-        argv = ["strace", "-f", "-qq", "-e", "trace=execve", "-o", str(trace), *argv]
+        # -ff: one log per process, so no execve is lost to an interleaved <unfinished> line
+        argv = ["strace", "-ff", "-qq", "-e", "trace=execve", "-o", str(trace), *argv]
     proc = subprocess.run(
         argv, input=probe_script(), capture_output=True, text=True, env=env, timeout=120
     )
@@ -91,9 +92,11 @@ def test_a_line_short_of_fields_falls_back(odd_ct200: FakeHost) -> None:
 @pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed")
 def test_reference_host_runs_nvidia_smi_twice_and_no_tr_or_env(tmp_path: Path) -> None:
     fake = fakehost.build_fake_host(tmp_path / "root", fakehost.reference_ct200())
-    log = tmp_path / "execve"
-    probe(fake, trace=log)
-    ran = re.findall(r'execve\("([^"]*)",.*\) = 0$', log.read_text(), re.MULTILINE)
+    logs = tmp_path / "strace"
+    logs.mkdir()
+    probe(fake, trace=logs / "execve")
+    text = "".join(f.read_text() for f in logs.iterdir())
+    ran = re.findall(r'^execve\("([^"]*)",.*\) = 0$', text, re.MULTILINE)
     names = [p.rsplit("/", 1)[-1] for p in ran]
     # before: 4 nvidia-smi, 4 tr (3 for journal lines' tabs), 3 env (2 before pyfacts)
     assert names.count("nvidia-smi") == 2
