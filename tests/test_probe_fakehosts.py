@@ -616,6 +616,7 @@ def test_probe_env_rejects_what_the_protocol_cannot_carry() -> None:
         "DT_ROOT": "/x",
         "DT_PYTHONS": "/a b/python3\npython3",
         "DT_STEP_TIMEOUT": "3",
+        "DT_ONLY": "",
     }
     for bad in ("/a\nb/python3", "/a\tb/python3"):
         with pytest.raises(ValueError, match="newline or a tab"):

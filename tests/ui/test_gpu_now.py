@@ -68,10 +68,16 @@ async def test_refresh_reads_the_state_again(fleet: tuple[Host, ...]) -> None:
         text = str(view.render())
         assert text.startswith("As of the probe at 03:04:05 (just now) · N reads it again")
         assert "  0  RTX PRO 6000 Blackwell Serv…    0%" in text
-        state = host_root(fleet, "ct200") / "usr/share/detective-tui-fake/nvidia-smi/state.out"
-        lines = state.read_text().splitlines()
+        # the probe's one --query-gpu call (all.out) and, where it is refused, the state call
+        smi = host_root(fleet, "ct200") / "usr/share/detective-tui-fake/nvidia-smi"
+        lines = (smi / "state.out").read_text().splitlines()
         lines[0] = "0, 97, 88309, 97887, 61"
-        state.write_text("\n".join(lines) + "\n")
+        (smi / "state.out").write_text("\n".join(lines) + "\n")
+        lines = (smi / "all.out").read_text().splitlines()
+        fields = lines[0].split(", ")
+        fields[-5:-2] = ["97 %", "88309 MiB", "61"]
+        lines[0] = ", ".join(fields)
+        (smi / "all.out").write_text("\n".join(lines) + "\n")
         await pilot.press("N")
         await settle(pilot, lambda: view.fresh is not None)
         assert view.fresh is not None and view.fresh.error is None
