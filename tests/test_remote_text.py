@@ -111,9 +111,10 @@ def test_a_report_of_hostile_values_has_no_html_but_its_own() -> None:
 def hostile_inventory(tmp_path: Path) -> Path:
     fake = build_fake_host(tmp_path / "ct200 root", reference_ct200(with_cuda13=True))
     smi = fake.root / "usr/share/detective-tui-fake/nvidia-smi"
-    query = (smi / "query.out").read_text().splitlines()
-    query[0] = query[0].replace("Server Edition", f"Server Edition {TITLE}{HTML}")
-    (smi / "query.out").write_text("\n".join(query) + "\n")
+    for name in ("query", "all"):  # the query call and the probe's one call of all fields
+        query = (smi / f"{name}.out").read_text().splitlines()
+        query[0] = query[0].replace("Server Edition", f"Server Edition {TITLE}{HTML}")
+        (smi / f"{name}.out").write_text("\n".join(query) + "\n")
     (smi / "table.out").write_text(CLIPBOARD + TITLE + (smi / "table.out").read_text())
     release = fake.root / "etc/os-release"
     pretty = f"Ubuntu 22.04.5 LTS{CLIPBOARD}</details>{HTML}```"

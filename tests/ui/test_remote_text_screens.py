@@ -28,8 +28,9 @@ async def test_escape_sequences_from_a_host_are_shown_not_acted_on(tmp_path: Pat
     fake = build_fake_host(tmp_path / "root", reference_ct200(with_cuda13=True))
     smi = fake.root / "usr/share/detective-tui-fake/nvidia-smi"
     (smi / "table.out").write_text(CLIPBOARD + TITLE + "\n" + (smi / "table.out").read_text())
-    query = (smi / "query.out").read_text().replace("Server Edition", "Server Edition" + TITLE)
-    (smi / "query.out").write_text(query)
+    for name in ("query", "all"):  # the query call and the probe's one call of all fields
+        query = (smi / f"{name}.out").read_text()
+        (smi / f"{name}.out").write_text(query.replace("Server Edition", "Server Edition" + TITLE))
     host = Host(
         name="ct200",
         local=True,
