@@ -131,9 +131,9 @@ def tree_standins(monkeypatch: pytest.MonkeyPatch, under: Path, *, ui: bool = Fa
 
     monkeypatch.setattr(inventory, "load_inventory", with_standins)
     if ui:
-        import tui.ui.app
+        import tui.ui.launch
 
-        monkeypatch.setattr(tui.ui.app, "load_inventory", with_standins)
+        monkeypatch.setattr(tui.ui.launch, "load_inventory", with_standins)
 
 
 # ``python -c`` lines for a CLI run in a child process whose inventory's ``root:`` trees were

@@ -91,7 +91,7 @@ def test_help_imports_no_command_module_and_no_rich_or_yaml(tmp_path: Path) -> N
 TUI_DEMO = """
 import asyncio, sys
 from tui.cli import build_parser
-from tui.ui.app import build_app
+from tui.ui.launch import build_app
 
 async def main():
     app = build_app(build_parser().parse_args(["--demo"]))

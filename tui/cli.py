@@ -107,7 +107,7 @@ def _run(argv: Sequence[str] | None) -> int:
         sys.stdout.flush()  # --help into a closed pipe
         raise
     if args.command is None:
-        from tui.ui.app import run_app
+        from tui.ui.launch import run_app
 
         return run_app(args)
     code = int(args.func(args))

@@ -12,7 +12,7 @@ from tui.cli import build_parser
 from tui.core.hosts import Host
 from tui.demo.fakehost import build_fake_host, healthy_h100
 from tui.demo.neighbours import container_without_gpus
-from tui.ui.app import build_app
+from tui.ui.launch import build_app
 from tui.ui.screens.host import HostScreen
 
 from .conftest import all_probed, settle

@@ -15,7 +15,7 @@ from tui.core import exitcodes
 from tui.core.hosts import Host
 from tui.core.ingest import CapturedSession
 from tui.core.standalone import standalone_probe
-from tui.ui.app import build_app
+from tui.ui.launch import build_app
 from tui.ui.screens.host import HostScreen
 
 from .conftest import all_probed, settle

@@ -9,8 +9,8 @@ import pytest
 
 from tui.cli import build_parser
 from tui.core.hosts import Host
-from tui.ui.app import build_app
 from tui.ui.config import CONFIG_ENV
+from tui.ui.launch import build_app
 from tui.ui.widgets.fleet_table import FleetTable
 
 from .conftest import all_probed, make_app, settle

@@ -9,7 +9,7 @@ import pytest
 from tui.cli import build_parser, main
 from tui.core import exitcodes
 from tui.demo.fleet import DEMO_HOSTS
-from tui.ui.app import DEMO_NOTICE, build_app
+from tui.ui.launch import DEMO_NOTICE, build_app
 
 from .conftest import settle
 

@@ -8,12 +8,10 @@ Events flow up: screens post ``ProbeRequested`` / ``OpenHost`` / ``FixRequested`
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import gc
 import os
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -29,39 +27,26 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
-from tui.core import durable, exitcodes, locations
+from tui.core import durable, locations
 from tui.core.hosts import Host
-from tui.core.inventory import InventoryError, find_inventory, load_inventory
 from tui.core.redact import redact_text
-from tui.demo.fleet import demo_fleet
 from tui.ui.commands import FleetCommands
 from tui.ui.config import (
-    ConfigError,
     Settings,
     config_path,
-    load_settings,
-    reprobe_override,
     save_theme,
 )
-from tui.ui.fleet_state import FleetState, HostState, queued
-from tui.ui.grouping import FindingGroup, group_by_finding
+from tui.ui.control.fixing import FixControl
+from tui.ui.control.hostkeys import HostKeyControl
+from tui.ui.control.probing import ProbeControl
+from tui.ui.fleet_state import FleetState, HostState
+from tui.ui.grouping import group_by_finding
 from tui.ui.messages import (
-    FixRequested,
     OpenHost,
-    PendingRequested,
-    ProbeActivity,
-    ProbeFinished,
-    ProbeRequested,
-    RunsFinished,
-    UndoRecordRequested,
-    UndoRequested,
-    ValidateRequested,
-    ValidationFinished,
 )
 from tui.ui.screens.confirm import ConfirmScreen
 from tui.ui.screens.help import HelpScreen
 from tui.ui.screens.host import READ_ONLY_HIDDEN, HostScreen
-from tui.ui.screens.hostkey import HostKeyChangedScreen, HostKeyRevokedScreen, HostKeyScreen
 from tui.ui.screens.hosts import READ_ONLY_BINDINGS, HostsScreen
 from tui.ui.screens.message import MessageScreen
 from tui.ui.screens.reprobe import ReprobeScreen, save_interval
@@ -70,7 +55,6 @@ from tui.ui.widgets.fleet_table import FleetTable
 from tui.ui.widgets.list_keys import CURSOR_HELP
 
 if TYPE_CHECKING:
-    from tui.core.fixes.executor import FixOutcome
     from tui.core.runner import Session
 
 SessionFactory = Callable[[], "Session"]  # entered on mount, left on unmount
@@ -78,26 +62,13 @@ SessionFactory = Callable[[], "Session"]  # entered on mount, left on unmount
 # The runner, diagnosis, report, fix and validation modules are imported where first used:
 # the hosts table paints before asyncssh and the rule tables are loaded.
 
+INVENTORY_NOTICE = "Bad inventory entries:"  # a notice that starts so is shown as an error
+
 # the hosts table's own key worth listing in the help (its cursor keys are the usual ones)
 TABLE_KEYS = (
     *(b for b in FleetTable.BINDINGS if isinstance(b, Binding) and b.key == "enter"),
     CURSOR_HELP,
 )
-
-FLUSH_INTERVAL_S = 0.25  # how often streamed probe progress reaches the screens
-
-# ProbeResult.error_kind values, which are also HostState statuses
-ERROR_KINDS = frozenset(
-    {
-        "unreachable",
-        "hostkey-unknown",
-        "hostkey-changed",
-        "hostkey-revoked",
-        "timeout",
-        "bad-inventory",
-    }
-)
-KEY_REFUSALS = ("hostkey-unknown", "hostkey-changed", "hostkey-revoked")  # each has a dialog
 
 # worker groups that change hosts (fix wizard: fix, undo, restart; fleet fix screen: the same)
 CHANGING_GROUPS = ("fix", "fleet-fix")
@@ -110,7 +81,7 @@ def _default_session() -> Session:
     return Session(transcript=Transcript.open_session())
 
 
-class DetectiveApp(App[int]):
+class DetectiveApp(ProbeControl, HostKeyControl, FixControl, App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "detective-tui"
     COMMANDS = App.COMMANDS | {FleetCommands}
@@ -330,201 +301,6 @@ class DetectiveApp(App[int]):
                     await worker.wait()
         self.exit()
 
-    # -- unfinished fixes from an earlier run -----------------------------------------------------
-    async def _find_unfinished(self) -> None:
-        if not (locations.state_dir() / "fixes").is_dir():  # no fix ever ran here
-            return
-        from tui.core.fixes.undo import unfinished
-
-        names = list(self._hosts)
-        found = await asyncio.to_thread(lambda: [r for n in names for r in unfinished(n)])
-        if found:
-            from tui.ui.screens.recovery import RecoveryScreen
-
-            self.session.record(
-                "fix-unfinished", records=[{"host": r.host, "record": r.id} for r in found]
-            )
-            self.push_screen(RecoveryScreen(found))
-
-    @on(UndoRecordRequested)
-    def _on_undo_record_requested(self, message: UndoRecordRequested) -> None:
-        """The recovery screen's undo: the fix wizard with that record's undo plan."""
-        from tui.core.fixes import make_stamp
-        from tui.core.fixes.undo import UndoError, require_undo_order, undo_plan
-        from tui.ui.screens.fix_wizard import FixWizardScreen
-
-        record = message.record
-        host = self._hosts.get(record.host)
-        if host is None:
-            self.notify(f"{record.host} is not in this inventory.", severity="warning")
-            return
-        try:
-            require_undo_order(record)
-        except UndoError as exc:
-            self.notify(str(exc), severity="error", timeout=15)
-            return
-        sudo = record.sudo if record.sudo is not None else True
-        plan = undo_plan(record, host, sudo=sudo, stamp=make_stamp())
-        self.push_screen(
-            FixWizardScreen(host, plan, self.session, undoing=record),
-            partial(self._fix_closed, record.host),
-        )
-
-    # -- probing --------------------------------------------------------------------------------
-    def probe_output(self, name: str) -> list[str]:
-        """The raw probe output lines of a host so far (the host screen's log reads this)."""
-        return self._output.get(name, [])
-
-    def request_probe(self, names: Sequence[str]) -> None:
-        if self._quitting:
-            return
-        names = tuple(names) or self.fleet.order
-        starting = [self.fleet[n] for n in names if n in self._hosts and not self.fleet[n].busy]
-        if not starting:
-            return
-        self.fleet = self.fleet.updated(*(queued(s) for s in starting))
-        for state in starting:
-            self._output[state.name] = []
-            self.run_worker(
-                self._probe(state.host),
-                name=f"probe {state.name}",
-                group="probe",
-                exit_on_error=False,
-            )
-
-    @on(ProbeRequested)
-    def _on_probe_requested(self, message: ProbeRequested) -> None:
-        self.request_probe(message.names)
-
-    def _buffer(self, name: str, **changes: Any) -> None:
-        base = self._pending.get(name) or self.fleet[name]
-        self._pending[name] = replace(base, **changes)
-        if not self._flush_scheduled:
-            self.post_message(ProbeActivity())
-
-    def _on_progress(self, name: str, item: object) -> None:
-        if isinstance(item, str):
-            self._output[name].append(item.rstrip("\n"))
-            self._buffer(name, status="probing", lines=len(self._output[name]))
-        else:
-            self._buffer(
-                name,
-                status="probing",
-                step=getattr(item, "step", ""),
-                done=getattr(item, "done", 0),
-                total=getattr(item, "total", None),
-            )
-
-    async def _probe(self, host: Host) -> None:
-        async with self._slots:
-            self._buffer(host.name, status="connecting")
-            result = await self.session.probe(host, self._on_progress)
-        from tui.core.service import judge
-
-        judged = await judge(self.session, result)
-        self.post_message(ProbeFinished(result, judged.diagnosis))
-        for note in judged.notes:  # a full disk: one warning, not one per host
-            why = note.split(": ", 1)[-1]
-            if why not in self._notes_said:
-                self._notes_said.add(why)
-                self.notify(note, severity="warning", timeout=10)
-
-    @on(ProbeActivity)
-    def _schedule_flush(self) -> None:
-        """Apply buffered progress and results at most every ``FLUSH_INTERVAL_S``: a fleet
-        streaming output repaints its table a few times a second, not once per line or host."""
-        if not self._flush_scheduled:
-            self._flush_scheduled = True
-            self.set_timer(FLUSH_INTERVAL_S, self._apply_activity)
-
-    def _apply_activity(self) -> None:
-        self._flush_scheduled = False
-        pending, self._pending = self._pending, {}
-        finished, self._finished = self._finished, {}
-        live = [s for s in pending.values() if s.name not in finished and self.fleet[s.name].busy]
-        if live or finished:
-            self.fleet = self.fleet.updated(*live, *finished.values())
-        for state in finished.values():
-            if state.status in KEY_REFUSALS:
-                self._key_prompts.append(state)
-        self._next_key_prompt()
-
-    @on(ProbeFinished)
-    def _on_probe_finished(self, message: ProbeFinished) -> None:
-        result = message.result
-        name = result.host.name
-        if result.raw_lines:
-            self._output[name] = list(result.raw_lines)
-        status = (
-            (result.error_kind if result.error_kind in ERROR_KINDS else "probe-failed")
-            if result.error
-            else "done"
-        )
-        state = replace(
-            self.fleet[name],
-            status=status,
-            result=result,
-            diagnosis=message.diagnosis,
-            finished_at=self.clock(),
-            lines=len(self._output[name]),
-        )
-        self._finished[name] = state  # shown with the next flush, like the progress
-        self._schedule_flush()
-
-    # -- host keys -----------------------------------------------------------------------------
-    def _key_dialog_args(self, state: HostState) -> tuple[str, str, str, str, str, str]:
-        """(host, known_hosts name, key type, fingerprint, known_hosts file, what known_hosts
-        says about it) for a key dialog."""
-        result = state.result
-        key = result.hostkey if result else None
-        note = result.hostkey_note if result else ""
-        known_hosts = str(self.session.known_hosts)
-        if key is None:
-            return state.name, state.host.target, "", "", known_hosts, note
-        where = key.host if key.port == 22 else f"[{key.host}]:{key.port}"
-        return state.name, where, key.key_type, key.fingerprint, known_hosts, note
-
-    def _next_key_prompt(self) -> None:
-        if self._prompting or not self._key_prompts:
-            return
-        state = self._key_prompts.pop(0)
-        self._prompting = True
-        if state.status in ("hostkey-changed", "hostkey-revoked"):  # never offered for trust
-            dialog = (
-                HostKeyChangedScreen if state.status == "hostkey-changed" else HostKeyRevokedScreen
-            )
-            self.push_screen(
-                dialog(*self._key_dialog_args(state)), lambda _: self._key_prompt_done()
-            )
-        else:
-            self.push_screen(
-                HostKeyScreen(*self._key_dialog_args(state)),
-                lambda accepted: self._key_decided(state, bool(accepted)),
-            )
-
-    def _key_prompt_done(self) -> None:
-        self._prompting = False
-        self._next_key_prompt()
-
-    def _key_decided(self, state: HostState, accepted: bool) -> None:
-        self.session.record("hostkey-decision", host=state.name, accepted=accepted)
-        if accepted:
-            self.run_worker(
-                self._trust(state), name=f"trust {state.name}", group="trust", exit_on_error=False
-            )
-        self._key_prompt_done()
-
-    async def _trust(self, state: HostState) -> None:
-        from tui.core.runner import add_known_host
-
-        key = state.result.hostkey if state.result else None
-        if key is None:
-            raise ValueError(f"{state.name}: the probe result carries no host key to trust")
-        known_hosts = self.session.known_hosts
-        await asyncio.to_thread(add_known_host, state.host, key, known_hosts)
-        self.notify(f"Key added to {known_hosts}; probing {state.name} again.")
-        self.request_probe((state.name,))
-
     # -- navigation -----------------------------------------------------------------------------
     def open_host(self, name: str, finding_id: str | None = None) -> None:
         if name not in self._hosts:
@@ -721,167 +497,6 @@ class DetectiveApp(App[int]):
             lines.append(f"Transcript (every command and result, JSONL):\n  {jsonl}")
         self.push_screen(MessageScreen("Session saved", "\n\n".join(lines), severity="success"))
 
-    # -- fixes and validation ---------------------------------------------------------------------
-    def request_fix(
-        self, name: str, fix_id: str, params: dict[str, str], python: str | None
-    ) -> None:
-        self.post_message(FixRequested(name, fix_id, params, python))
-
-    @on(FixRequested)
-    def _on_fix_requested(self, message: FixRequested) -> None:
-        if self.read_only:
-            self.notify("Read-only mode: fixes are disabled.", severity="warning")
-            return
-        from tui.core.fixes import FixError, build_plan
-        from tui.ui.screens.fix_wizard import FixWizardScreen
-
-        state = self.fleet[message.host]
-        if state.facts is None:
-            self.notify(f"Probe {message.host} first.", severity="warning")
-            return
-        try:
-            plan = build_plan(
-                state.facts, state.host, message.fix_id, message.params, python=message.python
-            )
-        except FixError as exc:
-            self.notify(f"{message.fix_id} on {message.host}: {exc}", severity="error", timeout=10)
-            return
-        self.session.record(
-            "fix-opened", host=message.host, fix=message.fix_id, params=message.params
-        )
-        self.push_screen(
-            FixWizardScreen(state.host, plan, self.session, before=state.facts),
-            partial(self._fix_closed, message.host),
-        )
-
-    def _fix_closed(self, name: str, outcome: FixOutcome | None) -> None:
-        """After an applied fix (or undo), probe again so every screen shows the new verdict."""
-        if outcome is not None:
-            self._runs_finished(((name, outcome),))
-            self.request_probe((name,))
-
-    @on(RunsFinished)
-    def _on_runs_finished(self, message: RunsFinished) -> None:
-        self._runs_finished(message.outcomes)
-
-    def _runs_finished(self, outcomes: Sequence[tuple[str, FixOutcome | None]]) -> None:
-        """The newest run on a host says what it left pending (a restart, or nothing)."""
-        from tui.core.pending import after_run
-
-        changed = [
-            replace(self.fleet[name], pending=after_run(outcome))
-            for name, outcome in outcomes
-            if outcome is not None and name in self._hosts
-        ]
-        if changed:
-            self.fleet = self.fleet.updated(*changed)
-
-    async def _read_journal(self) -> None:
-        """Fixes that were cut or stopped mid-run (a crash, kill -9, a dropped link), marked in
-        the table until they are undone or accepted."""
-        from tui.core.pending import interrupted
-
-        found = await asyncio.to_thread(lambda: {name: interrupted(name) for name in self._hosts})
-        changed = [replace(self.fleet[n], pending=w[0]) for n, w in found.items() if w]
-        if changed:  # the recovery dialog says so too; the table keeps it in view
-            self.fleet = self.fleet.updated(*changed)
-
-    @on(UndoRequested)
-    def _on_undo_requested(self, message: UndoRequested) -> None:
-        if self.read_only:
-            self.notify("Read-only mode: undo is disabled.", severity="warning")
-            return
-        from tui.ui.screens.undo_marked import UndoMarkedScreen
-
-        hosts = [self._hosts[n] for n in message.hosts if n in self._hosts]
-        self.push_screen(UndoMarkedScreen(hosts, self.session))
-
-    @on(PendingRequested)
-    def _on_pending_requested(self, message: PendingRequested) -> None:
-        """Preview the pending work's plan in the fix wizard: the restart, or the undo of the
-        unfinished fix (as the recovery dialog's undo)."""
-        if self.read_only:
-            self.notify("Read-only mode: restarts and undos are disabled.", severity="warning")
-            return
-        from tui.core.fixes import make_stamp
-        from tui.core.fixes.restart import restart_pending
-        from tui.core.fixes.undo import UndoError, load_record
-        from tui.ui.screens.fix_wizard import FixWizardScreen
-
-        state = self.fleet[message.host]
-        work = state.pending
-        if work is None:
-            return
-        self.session.record("pending-opened", host=state.name, work=work.kind)
-        if work.undoes:
-            try:
-                record = load_record(state.name, work.record or "last")
-            except UndoError as exc:
-                self.notify(str(exc), severity="error", timeout=10)
-                return
-            self.post_message(UndoRecordRequested(record))
-            return
-        plan = restart_pending(state.host, work, state.facts, make_stamp())
-        self.push_screen(
-            FixWizardScreen(state.host, plan, self.session), partial(self._fix_closed, state.name)
-        )
-
-    def open_fleet_fix(self, group: FindingGroup) -> None:
-        """The fleet fix screen for a finding group; the hosts are probed again after a run."""
-        if self.read_only:
-            self.notify("Read-only mode: fixes are disabled.", severity="warning")
-            return
-        if group.finding_id is None:
-            self.notify("This group has no finding to fix.", severity="warning")
-            return
-        from tui.ui.screens.fleet_fix import FleetFixScreen
-
-        states = [self.fleet[n] for n in group.hosts if n in self._hosts]
-        self.push_screen(FleetFixScreen(group.finding_id, group.label, states, self.session))
-
-    @on(HostsScreen.FleetFixRequested)
-    def _on_fleet_fix_requested(self, message: HostsScreen.FleetFixRequested) -> None:
-        self.open_fleet_fix(message.group)
-
-    @on(ValidateRequested)
-    def _on_validate_requested(self, message: ValidateRequested) -> None:
-        if self.read_only:
-            self.notify("Read-only mode: validation (it compiles on the host) is disabled.")
-            return
-        host = self._hosts[message.host]
-        self.notify(f"Validating FlashInfer's sampling kernels on {host.name}…", timeout=4)
-        self.run_worker(
-            self._validate(host, message.python),
-            name=f"validate {host.name}",
-            group="validate",
-            exit_on_error=False,
-        )
-
-    async def _validate(self, host: Host, python: str | None) -> None:
-        from tui.core.validate import validate_host
-
-        facts = self.fleet[host.name].facts
-        result = await validate_host(self.session, host, facts, python=python)
-        self.post_message(ValidationFinished(host.name, result))
-
-    @on(ValidationFinished)
-    def _on_validation_finished(self, message: ValidationFinished) -> None:
-        from tui.core.validate_markdown import validation_markdown
-
-        result = message.result
-        verdict = getattr(result, "verdict", "error")
-        severity = {"pass": "success", "partial": "warning", "skipped": "warning"}.get(
-            verdict, "error"
-        )
-        self.push_screen(
-            MessageScreen(
-                f"Sampling kernels on {message.host}: {verdict}",
-                validation_markdown(result),
-                severity=severity,
-                markdown=True,
-            )
-        )
-
     # -- the one error handler --------------------------------------------------------------------
     @on(Worker.StateChanged)
     def _on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -899,73 +514,3 @@ class DetectiveApp(App[int]):
             self.notify(f"{worker.name} failed: {text}", severity="error", timeout=10)
             return
         self.push_screen(MessageScreen(f"{worker.name.capitalize()} failed", text))
-
-
-INVENTORY_NOTICE = "Bad inventory entries:"
-DEMO_NOTICE = (
-    "Demo fleet: simulated hosts run through the real probe and diagnosis. P probes them all again."
-)
-
-
-def probes_on_start(settings: Settings, hosts: Sequence[Host]) -> bool:
-    """``probe_on_start``: yes, no, or auto — yes where every host is a demo host or this
-    machine (nothing to reach over SSH, nothing surprising), no for an SSH inventory."""
-    if settings.probe_on_start != "auto":
-        return settings.probe_on_start == "yes"
-    return all(h.demo or h.local or h.invalid for h in hosts)
-
-
-def build_app(args: argparse.Namespace) -> DetectiveApp:
-    """The app for the parsed command line. Raises ``ConfigError`` / ``InventoryError`` with
-    a message that names the file (and line) and what to do.
-
-    ``--demo``: the demo fleet only. No inventory anywhere: this machine plus the demo fleet.
-    """
-    settings = load_settings()
-    override = reprobe_override(getattr(args, "reprobe_minutes", None))
-    minutes, source = override or (settings.reprobe_minutes, None)
-    if getattr(args, "ingest", None):
-        from tui.ui.ingested import ingested_app
-
-        return ingested_app(args, settings)
-    notice = None
-    if args.demo:
-        hosts: list[Host] = list(demo_fleet())
-        notice = DEMO_NOTICE
-    else:
-        path = find_inventory(getattr(args, "hosts", None))
-        inventory = load_inventory(path, keep_bad=True)
-        hosts = list(inventory.hosts)
-        if inventory.errors:  # every error at once; the bad entries are rows of their own
-            notice = (
-                f"{INVENTORY_NOTICE} {len(inventory.errors)} error(s) in {path}; the other "
-                "hosts are loaded, each bad entry is a row saying what to fix:\n"
-                + "\n".join(str(e) for e in inventory.errors)
-            )
-        if path is None:
-            hosts += demo_fleet()
-            notice = (
-                "No inventory found, so this is this machine (local) plus the built-in demo "
-                f"fleet. Write {locations.default_inventory()} or ./hosts.yaml to list your "
-                "own hosts."
-            )
-    return DetectiveApp(
-        hosts,
-        read_only=args.read_only,
-        settings=settings,
-        notice=notice,
-        probe_on_start=probes_on_start(settings, hosts),
-        reprobe_s=minutes * 60.0,
-        reprobe_from=source,
-    )
-
-
-def run_app(args: argparse.Namespace) -> int:
-    """Entry point of ``detective-tui`` without a sub-command."""
-    try:
-        app = build_app(args)
-    except (ConfigError, InventoryError) as e:
-        print(f"detective-tui: {e}", file=sys.stderr)
-        return exitcodes.USAGE
-    app.run()
-    return app.return_code or 0
