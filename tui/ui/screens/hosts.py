@@ -2,167 +2,40 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import ClassVar
 
-from rich.style import Style
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container, Vertical
-from textual.content import Content
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widget import Widget
 from textual.widgets import ContentSwitcher, Input, Static, Tree
-from textual.widgets.tree import TreeNode
 
 from tui.ui.disabled import ExplainsDisabledKeys
 from tui.ui.filtering import FilterError, Term, matches, parse_filter, unknown_finding
-from tui.ui.fleet_state import COLUMNS, NOT_REACHED, STATUS_WIDTH, FleetState, HostState, sort_key
+from tui.ui.fleet_state import COLUMNS, STATUS_WIDTH, FleetState, HostState, sort_key
 from tui.ui.footer_fit import FitFooter, fit_footer
-from tui.ui.freshness import is_stale, probed_text
 from tui.ui.grouping import FindingGroup, group_by_finding, marked_group
 from tui.ui.messages import OpenHost, PendingRequested, ProbeRequested, UndoRequested
+from tui.ui.widgets.fleet_summary import FleetSummary, summary_text
 from tui.ui.widgets.fleet_table import FleetTable
+from tui.ui.widgets.group_tree import ShortTree
+from tui.ui.widgets.host_cells import cells
 from tui.ui.widgets.host_detail import HostDetail, group_parts
 
-CELL_STYLE = {
-    "critical": "bold red",
-    "warning": "bold yellow",
-    "info": "cyan",
-    "none": "green",
-    "rejects GPU": "bold red",
-    "import error": "bold red",
-    "cannot compile": "bold red",
-}
-STATUS_STYLE = {
-    "unreachable": "red",
-    "hostkey-unknown": "yellow",
-    "hostkey-changed": "bold red",
-    "hostkey-revoked": "bold red",
-    "timeout": "red",
-    "probe-failed": "red",
-    "bad-inventory": "bold red",
-    "probing": "cyan",
-    "connecting": "cyan",
-    "queued": "dim",
-    "idle": "dim",
-}
-STALE_STYLE = "yellow"
-REASON_STYLE = {"critical": "red", "warning": "yellow"}
 # the fleet fix writes on hosts: --read-only hides it (its binding id, for the help screen)
 READ_ONLY_BINDINGS = frozenset(
     {"hosts.fleet_fix", "hosts.fix_host", "hosts.pending", "hosts.undo", "hosts.shell"}
 )
 
-GROUP_STYLE = {
-    "critical": "bold red",
-    "warning": "bold yellow",
-    "info": "cyan",
-    "unreachable": "red",
-    "healthy": "green",
-}
-
-
-PENDING_STYLE = {"restart": "bold yellow", "interrupted": "bold red", "failed": "bold red"}
-
-
-def _status_cell(state: HostState, now: datetime, stale_minutes: int) -> Text:
-    if state.pending is not None and not state.busy:
-        return Text(state.row.status, style=PENDING_STYLE[state.pending.kind], no_wrap=True)
-    if state.status != "done":
-        return Text(state.row.status, style=STATUS_STYLE.get(state.status, ""), no_wrap=True)
-    if is_stale(state, now, stale_minutes):
-        age = probed_text(state, now).removeprefix("probed ")
-        return Text(f"stale, {age}", style=STALE_STYLE, no_wrap=True)
-    return Text(probed_text(state, now) or state.row.status, no_wrap=True)
-
-
-def cells(state: HostState, now: datetime, stale_minutes: int = 0) -> tuple[Text, ...]:
-    """One host's table cells, styled: a stale row is dimmed, a demo host's name in italics."""
-    row = state.row
-    stale = is_stale(state, now, stale_minutes)
-    worst = row.worst if state.diagnosis is not None else ""
-    out = []
-    for key, _ in COLUMNS:
-        text = row.cell(key)
-        if key == "status":
-            out.append(_status_cell(state, now, stale_minutes))
-            continue
-        if key == "host":
-            style = "italic" if state.host.demo else "bold"
-        elif key == "worst":
-            style = CELL_STYLE.get(text, "")
-        elif key == "verdict":
-            # FlashInfer's own "ok" is not green on a host something else breaks
-            style = (
-                "green" if text == "ok" and worst in ("none", "info") else CELL_STYLE.get(text, "")
-            )
-        elif key == "reason" and state.pending is not None and not state.busy:
-            style = PENDING_STYLE[state.pending.kind]
-        elif key == "reason":
-            style = "red" if state.status in NOT_REACHED else REASON_STYLE.get(worst, "")
-        else:
-            style = ""
-        if stale and key != "host":
-            style = f"{style} dim".strip()
-        out.append(Text(text, style=style, no_wrap=True))
-    return tuple(out)
-
-
-class ShortTree(Tree[object]):
-    """A tree whose labels end in "…" where they do not fit (the detail pane says it all).
-    ``space`` marks the group's hosts as in the table (the Tree's own space folds the node;
-    enter still does)."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("space", "mark", "Mark", show=False),
-        Binding("j", "cursor_down", "Down", show=False),  # the vi keys, as in the table
-        Binding("k", "cursor_up", "Up", show=False),
-        Binding("G", "scroll_end", "Last", show=False),
-        Binding("ctrl+d", "page_down", "Page down", show=False),
-        Binding("ctrl+u", "page_up", "Page up", show=False),
-    ]
-
-    def action_mark(self) -> None:
-        self.screen.action_toggle_mark()  # type: ignore[attr-defined]
-
-    def render_label(self, node: TreeNode[object], base_style: Style, style: Style) -> Text:
-        label = super().render_label(node, base_style, style)
-        depth, parent = 0, node.parent
-        while parent is not None:
-            depth, parent = depth + 1, parent.parent
-        room = self.scrollable_content_region.width - depth * self.guide_depth
-        if room > 8 and label.cell_len > room:
-            label.truncate(room, overflow="ellipsis")
-        return label
-
-    def on_resize(self) -> None:
-        self._invalidate()
-
-
 DETAIL_DELAY_S = 0.06  # the detail pane follows the cursor when it rests this long
 WIDE_LAYOUT = 150  # from this width the detail pane is beside the table, else under it
 REASON_MIN_WIDTH = 20  # the Reason column takes the rest of the first screenful, at least this
 AGE_REFRESH_S = 30.0  # how often "probed 3m ago" and stale marks are brought up to date
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
-class FleetSummary(Widget):
-    """The one-line fleet summary. A reactive repaint, not ``Static.update``: that would
-    re-layout the whole screen on every probe update."""
-
-    text: reactive[Content] = reactive(Content)
-
-    def render(self) -> Content:
-        return self.text
 
 
 class HostsScreen(ExplainsDisabledKeys, Screen[None]):
@@ -391,32 +264,11 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
         self._refresh_detail()
 
     def _refresh_title(self, fleet: FleetState) -> None:
-        counts: dict[str, int] = {}
-        for s in fleet:
-            counts[s.status] = counts.get(s.status, 0) + 1
-        busy = sum(counts.get(k, 0) for k in ("queued", "connecting", "probing"))
-        done = counts.get("done", 0)
-        failed = len(fleet) - busy - done - counts.get("idle", 0)
-        demo = sum(s.host.demo for s in fleet)
-        real = len(fleet) - demo
-        if not demo:
-            head, size = "Fleet  ", _plural(real, "host")
-        elif not real:
-            head, size = "Demo fleet  ", _plural(demo, "simulated host")
-        else:
-            head, size = "Fleet  ", f"{_plural(real, 'host')} + {demo} demo (simulated)"
-        parts = [size, f"{done} probed"]
-        if busy:
-            parts.append(f"{busy} in progress")
-        if failed:
-            parts.append(f"{failed} failed")
-        if self._terms:
-            parts.append(f"showing {len(self._rows)}")
-        if self.marked:
-            parts.append(f"{len(self.marked)} marked")
-        mode = "read-only · " if getattr(self.app, "read_only", False) else ""
-        self.query_one("#hosts-title", FleetSummary).text = Content.assemble(
-            (head, "bold"), mode, " · ".join(parts)
+        self.query_one("#hosts-title", FleetSummary).text = summary_text(
+            fleet,
+            shown=len(self._rows) if self._terms else None,
+            marked=len(self.marked),
+            read_only=getattr(self.app, "read_only", False),
         )
 
     def _visible(self, fleet: FleetState) -> tuple[str, ...]:
@@ -467,41 +319,7 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
         if groups == self._groups:
             return
         self._groups = groups
-        tree = self.query_one("#groups-tree", Tree)
-        was = tree.cursor_node.data if tree.cursor_node is not None else None
-        if isinstance(was, FindingGroup):
-            was = was.key
-        tree.clear()
-        if not groups:
-            tree.root.add_leaf("No results yet: press P to probe every host.")
-        for group in groups:
-            node = tree.root.add(
-                Text(group.label, style=GROUP_STYLE.get(group.severity, "")),
-                data=group,
-                expand=True,
-            )
-            for name in group.hosts:
-                node.add_leaf(name, data=name)
-        if groups:
-            tree.move_cursor_to_line(self._cursor_line(tree, was))
-
-    @staticmethod
-    def _cursor_line(tree: Tree, was: object) -> int:
-        """Where the cursor was (a host or a group, found again after a rebuild), else the
-        first group with a finding to fix, so f and p act on it at once (every group is
-        expanded: a group's line is after its predecessors and their hosts)."""
-        line, fixable = 0, None
-        for node in tree.root.children:
-            group = node.data
-            if isinstance(group, FindingGroup) and group.key == was:
-                return line
-            for i, leaf in enumerate(node.children, 1):
-                if leaf.data == was:
-                    return line + i
-            if fixable is None and isinstance(group, FindingGroup) and group.finding_id:
-                fixable = line
-            line += 1 + len(node.children)
-        return fixable or 0
+        self.query_one("#groups-tree", ShortTree).show_groups(groups)
 
     # -- selection ------------------------------------------------------------------------------
     @property
