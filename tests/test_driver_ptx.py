@@ -139,7 +139,7 @@ def test_no_warning_when_nothing_needs_the_newer_ptx(
     toolkit = {
         "toolkits": (fakehost.CUDA_124,),
         "usr_local_cuda": fakehost.CUDA_124.home,
-        "env": fakehost._ssh_env(
+        "env": fakehost.ssh_env(
             f"{venv.path}/bin:/usr/local/cuda/bin", CUDA_HOME="/usr/local/cuda"
         ),
     }

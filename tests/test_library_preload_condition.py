@@ -174,7 +174,7 @@ def plain_nvrtc(plain: bool) -> fakehost.FakeHostSpec:
         venvs=(venv,),
         env={**base.env, "LD_LIBRARY_PATH": f"{old}/lib64"},
         files={"/root/.bashrc": f"export LD_LIBRARY_PATH={old}/lib64\n"},
-        lib_files=fakehost._cuda_libs(old, "12.4.127", ("libcudart", "libnvrtc")),
+        lib_files=fakehost.cuda_libs(old, "12.4.127", ("libcudart", "libnvrtc")),
         links=(*links, (f"{lib}/libnvrtc.so", f"{lib}/libnvrtc.so.12")) if plain else links,
     )
 

@@ -77,9 +77,10 @@ DEMO_HOSTS: tuple[DemoHost, ...] = (
 def _digest(spec: fakehost.FakeHostSpec) -> str:
     """Changes whenever the preset, the fake-host builder, or the interpreter and checkout the
     trees' shims point at change, so stale trees rebuild."""
-    builder = Path(fakehost.__file__)
-    where = f"{sys.executable}\0{builder.resolve()}".encode()
-    return hashlib.sha256(repr(spec).encode() + builder.read_bytes() + where).hexdigest()[:12]
+    package = Path(fakehost.__file__).parent
+    builder = b"".join(p.read_bytes() for p in sorted(package.glob("*.py")))
+    where = f"{sys.executable}\0{package.resolve()}".encode()
+    return hashlib.sha256(repr(spec).encode() + builder + where).hexdigest()[:12]
 
 
 def _tree(name: str, spec: fakehost.FakeHostSpec, base: Path) -> tuple[Path, dict]:
