@@ -29,8 +29,9 @@ FINDING_MODULES = sorted(
 STAGES: dict[str, str] = {
     "base": "exitcodes locations hosts redact md_safe durable neterrors ssh_argv systemd_syntax",
     "facts": (
-        "facts host_changes parsers probe_records fabric factbuild gpu_state gpu_table gpu_scope "
-        "mig torch_arch torch_index torch_libs torch_variants compat ptxas_targets flashinfer_eras "
+        "facts host_changes parsers probe_records fabric facts_contexts facts_pythons "
+        "facts_tools factbuild gpu_state gpu_table gpu_scope mig "
+        "torch_arch torch_index torch_libs torch_variants compat ptxas_targets flashinfer_eras "
         "flashinfer_pre02 flashinfer_prebuilt flashinfer_replay triton_ptxas extensions findings"
     ),
     "reach": (

@@ -9,18 +9,14 @@ is interpreted by ``tui.core.parsers`` only.
 
 from __future__ import annotations
 
-import posixpath
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from tui.core import host_changes, mig, parsers
-from tui.core.extensions import extension_builds
 from tui.core.fabric import fabric_info
 from tui.core.facts import (
     ContainerInfo,
     DriverInfo,
-    EnvContext,
     Facts,
     Gpu,
     HostInfo,
@@ -29,14 +25,13 @@ from tui.core.facts import (
     LogLine,
     MigDevice,
     ProbeMeta,
-    PtxasBinary,
-    PythonEnv,
-    Toolkit,
 )
+from tui.core.facts_contexts import CtxRecords, env_contexts
+from tui.core.facts_pythons import PyRecords, python_env
+from tui.core.facts_tools import PtxasRecords, TkRecords, ptxas, toolkit
 from tui.core.gpu_scope import container_scope
 from tui.core.gpu_state import parse_gpu_load, parse_gpu_processes
-from tui.core.probe_records import escaped, split_record, unescape_arg, unescape_field
-from tui.core.redact import MASK, is_secret_name
+from tui.core.probe_records import escaped, norm_path, record_int, split_record, unescape_field
 
 
 @dataclass(frozen=True)
@@ -103,80 +98,6 @@ ARITY: Mapping[str, int] = {
     "end": 1,
 }
 
-# variables kept in EnvContext.vars (the probe sends only these; replayed contexts are filtered)
-WANTED_VARS = re.compile(
-    r"^(CUDA_HOME|CUDA_PATH|PATH|LD_LIBRARY_PATH|FLASHINFER_\w+|TORCH_CUDA_ARCH_LIST"
-    r"|CUDA_VISIBLE_DEVICES|CUDA_DEVICE_ORDER|NVIDIA_VISIBLE_DEVICES|VLLM_\w+|SGLANG_\w+|HOME|USER"
-    r"|VIRTUAL_ENV|CONDA_PREFIX|TRITON_PTXAS[\w-]*|PYTORCH_NVML_BASED_CUDA_CHECK|MAX_JOBS)$"
-)
-SYSTEMD_DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-DIST_FLASHINFER = ("flashinfer-python", "flashinfer")
-
-
-def _int(text: str | None) -> int | None:
-    try:
-        return int(text) if text is not None else None
-    except ValueError:
-        return None
-
-
-def _norm(path: str) -> str:
-    return posixpath.normpath(path) if path.startswith("/") else path
-
-
-def _keep_vars(env: Mapping[str, str]) -> dict[str, str]:
-    return {k: (MASK if is_secret_name(k) else v) for k, v in env.items() if WANTED_VARS.match(k)}
-
-
-@dataclass
-class _Ctx:
-    kind: str
-    label: str
-    kv: dict[str, str] = field(default_factory=dict)
-    env: dict[str, str] = field(default_factory=dict)
-    which: list[str] = field(default_factory=list)
-    profile: list[str] = field(default_factory=list)
-    unitenv: list[str] = field(default_factory=list)
-    unitenvfile: list[str] = field(default_factory=list)
-    unitenvpath: list[str] = field(default_factory=list)
-    jit: list[str] = field(default_factory=list)
-    args: list[str] = field(default_factory=list)
-    ld_libs: dict[str, str] = field(default_factory=dict)
-    ld_src: list[str] = field(default_factory=list)
-    maps: list[str] = field(default_factory=list)
-
-
-@dataclass
-class _Py:
-    kv: dict[str, str] = field(default_factory=dict)
-    sites: list[str] = field(default_factory=list)
-    dists: dict[str, str] = field(default_factory=dict)
-    meta: dict[str, list[str]] = field(default_factory=dict)
-    files: dict[str, list[str]] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    ext: list[tuple[str, str, str]] = field(default_factory=list)  # (dist, key, value)
-    nvlibs: list[str] = field(default_factory=list)
-    nvowners: list[tuple[str, str]] = field(default_factory=list)  # (path, dist)
-    inst: dict[str, tuple[str, str]] = field(default_factory=dict)  # k → (installer, mtime)
-
-
-@dataclass
-class _Ptxas:
-    kv: dict[str, str] = field(default_factory=dict)
-    out: list[str] = field(default_factory=list)
-    file: list[str] = field(default_factory=list)
-    rc: int | None = None
-
-
-@dataclass
-class _Tk:
-    home: str
-    kv: dict[str, str] = field(default_factory=dict)
-    out: list[str] = field(default_factory=list)
-    json: list[str] = field(default_factory=list)
-    file: list[str] = field(default_factory=list)  # version.txt, the string in bin/nvcc
-    rc: int | None = None
-
 
 class FactBuilder:
     """Accumulates probe records; ``facts()`` may be called at any point."""
@@ -192,12 +113,12 @@ class FactBuilder:
         self._smipath: str | None = None
         self._smi: dict[str, list[str]] = {"table": [], "query": []}
         self._smirc: dict[str, int | None] = {}
-        self._ctx: dict[str, _Ctx] = {}
+        self._ctx: dict[str, CtxRecords] = {}
         self._nvccdir: dict[str, bool] = {}
-        self._py: dict[str, _Py] = {}
-        self._tk: dict[str, _Tk] = {}
+        self._py: dict[str, PyRecords] = {}
+        self._tk: dict[str, TkRecords] = {}
         self._tksrc: dict[str, list[str]] = {}
-        self._ptxas: dict[str, _Ptxas] = {}
+        self._ptxas: dict[str, PtxasRecords] = {}
         self._ldcache: dict[str, str] = {}
         self._timeouts: list[str] = []
         self._errors: list[str] = []
@@ -235,7 +156,7 @@ class FactBuilder:
         self._escaped = escaped(version)
 
     def _on_step(self, name: str, done: str, total: str) -> ProbeProgress:
-        return ProbeProgress(name, _int(done) or 0, _int(total))
+        return ProbeProgress(name, record_int(done) or 0, record_int(total))
 
     def _on_end(self, elapsed_ms: str) -> ProbeProgress:
         self._end = elapsed_ms
@@ -263,16 +184,16 @@ class FactBuilder:
         self._smi.setdefault(which, []).append(line)
 
     def _on_smirc(self, which: str, rc: str) -> None:
-        self._smirc[which] = _int(rc)
+        self._smirc[which] = record_int(rc)
 
     def _on_ctx(self, cid: str, kind: str, label: str) -> None:
-        ctx = self._ctx.setdefault(cid, _Ctx(kind, label))
+        ctx = self._ctx.setdefault(cid, CtxRecords(kind, label))
         ctx.kind, ctx.label = kind, label
 
-    def _ctx_of(self, cid: str) -> _Ctx:
-        ctx = self._ctx.get(cid)  # not setdefault: that would build a _Ctx for every record
+    def _ctx_of(self, cid: str) -> CtxRecords:
+        ctx = self._ctx.get(cid)  # not setdefault: that would build a CtxRecords for every record
         if ctx is None:
-            ctx = self._ctx[cid] = _Ctx("process", f"context {cid}")
+            ctx = self._ctx[cid] = CtxRecords("process", f"context {cid}")
         return ctx
 
     def _on_ctxkv(self, cid: str, key: str, value: str) -> None:
@@ -305,10 +226,10 @@ class FactBuilder:
     def _on_nvccdir(self, directory: str, flag: str) -> None:
         self._nvccdir[directory] = flag == "1"
 
-    def _py_of(self, idx: str) -> _Py:
-        py = self._py.get(idx)  # not setdefault: that would build a _Py for every record
+    def _py_of(self, idx: str) -> PyRecords:
+        py = self._py.get(idx)  # not setdefault: that would build a PyRecords for every record
         if py is None:
-            py = self._py[idx] = _Py()
+            py = self._py[idx] = PyRecords()
         return py
 
     def _on_py(self, idx: str, key: str, value: str) -> None:
@@ -350,14 +271,14 @@ class FactBuilder:
         self._py_of(idx).kv["rc"] = rc
 
     def _on_tk(self, tid: str, home: str) -> None:
-        self._tk[tid] = _Tk(home)
+        self._tk[tid] = TkRecords(home)
 
     def _on_tkcand(self, source: str, home: str) -> None:
         sources = self._tksrc.setdefault(home, [])
         if source not in sources:
             sources.append(source)
 
-    def _tk_of(self, tid: str) -> _Tk | None:
+    def _tk_of(self, tid: str) -> TkRecords | None:
         return self._tk.get(tid)
 
     def _on_tkkv(self, tid: str, key: str, value: str) -> None:
@@ -373,7 +294,7 @@ class FactBuilder:
     def _on_tkrc(self, tid: str, rc: str) -> None:
         tk = self._tk_of(tid)
         if tk is not None:
-            tk.rc = _int(rc)
+            tk.rc = record_int(rc)
 
     def _on_tkjson(self, tid: str, line: str) -> None:
         tk = self._tk_of(tid)
@@ -401,16 +322,16 @@ class FactBuilder:
         self._fm.append((key, name, version))
 
     def _on_ptxkv(self, path: str, key: str, value: str) -> None:
-        self._ptxas.setdefault(path, _Ptxas()).kv[key] = value
+        self._ptxas.setdefault(path, PtxasRecords()).kv[key] = value
 
     def _on_ptxout(self, path: str, line: str) -> None:
-        self._ptxas.setdefault(path, _Ptxas()).out.append(line)
+        self._ptxas.setdefault(path, PtxasRecords()).out.append(line)
 
     def _on_ptxrc(self, path: str, rc: str) -> None:
-        self._ptxas.setdefault(path, _Ptxas()).rc = _int(rc)
+        self._ptxas.setdefault(path, PtxasRecords()).rc = record_int(rc)
 
     def _on_ptxfile(self, path: str, line: str) -> None:
-        self._ptxas.setdefault(path, _Ptxas()).file.append(line)
+        self._ptxas.setdefault(path, PtxasRecords()).file.append(line)
 
     def _on_ldlib(self, cid: str, path: str, target: str) -> None:
         self._ctx_of(cid).ld_libs.setdefault(path, target)
@@ -434,12 +355,12 @@ class FactBuilder:
 
     # -- output -----------------------------------------------------------------------
     def facts(self) -> Facts:
-        contexts = self._contexts()
+        contexts = env_contexts(self._ctx, self._nvccdir)
         labels = {cid: c.label for cid, c in zip(self._ctx, contexts, strict=True)}
         jit = {cid: tuple(c.jit) for cid, c in self._ctx.items()}
         usr_local_cuda = None
         if self._ulc is not None and self._ulc[0] == "1":
-            usr_local_cuda = _norm(self._ulc[1])
+            usr_local_cuda = norm_path(self._ulc[1])
         return Facts(
             host=self._host_info(),
             driver=self._driver(),
@@ -448,10 +369,10 @@ class FactBuilder:
                 parse_gpu_load(self._smi.get("state", ())) if self._smirc.get("state") == 0 else ()
             ),
             gpu_processes=parse_gpu_processes(self._smi.get("table", ())),
-            toolkits=tuple(self._toolkit(tk) for tk in self._tk.values()),
+            toolkits=tuple(toolkit(tk, self._tksrc.get(tk.home, ())) for tk in self._tk.values()),
             usr_local_cuda=usr_local_cuda,
             contexts=contexts,
-            pythons=tuple(self._python(py, labels, jit) for py in self._py.values()),
+            pythons=tuple(python_env(py, labels, jit) for py in self._py.values()),
             probe=self._meta(),
             mig_devices=self._mig_devices(),
             loader=LoaderInfo(ld_conf=tuple(self._ldconf), libcuda=tuple(self._libcuda)),
@@ -465,7 +386,7 @@ class FactBuilder:
                 },
                 allocated=tuple(self._ctr.get("alloc", ())),
             ),
-            ptxas=tuple(_ptxas(path, p) for path, p in self._ptxas.items()),
+            ptxas=tuple(ptxas(path, p) for path, p in self._ptxas.items()),
             ld_cache=tuple(LibFile(p, t if t != p else None) for p, t in self._ldcache.items()),
             changes=host_changes.build(
                 self._chg, {c.pid: c.unit for c in contexts if c.pid is not None and c.unit}
@@ -555,168 +476,9 @@ class FactBuilder:
             return ()
         return mig.parse_mig_devices("\n".join(self._smi.get("list", [])))
 
-    def _toolkit(self, tk: _Tk) -> Toolkit:
-        kv = tk.kv
-        exists = kv.get("exists") == "1"
-        executable = kv.get("executable") == "1"
-        parsed = parsers.parse_nvcc_version("\n".join(tk.out)) if tk.rc == 0 else None
-        source = "nvcc" if parsed else None
-        if parsed is None and tk.json:
-            parsed = parsers.parse_cuda_version_json("\n".join(tk.json))
-            source = "version.json" if parsed else None
-        if parsed is None and tk.file:
-            text = "\n".join(tk.file)
-            parsed = parsers.parse_nvcc_version(text) or parsers.parse_cuda_version_txt(text)
-            source = "file" if parsed else None
-        error = None
-        if not exists:
-            error = "no bin/nvcc in this directory"
-        elif not executable:
-            error = "bin/nvcc is not executable (Permission denied)"
-        elif tk.rc in parsers.TIMEOUT_EXIT_CODES:
-            error = "nvcc --version did not answer before the step deadline"
-        elif tk.rc not in (0, None):
-            first = next((ln for ln in tk.out if ln.strip()), "")
-            error = f"nvcc --version exited {tk.rc}: {first}".rstrip(": ")
-        realpath = kv.get("realpath")
-        return Toolkit(
-            home=tk.home,
-            nvcc=kv.get("nvcc", posixpath.join(tk.home, "bin/nvcc")),
-            exists=exists,
-            executable=exists and executable,
-            version=parsed.release if parsed else None,
-            full_version=parsed.full if parsed else None,
-            version_source=source,
-            realpath=_norm(realpath) if realpath else None,
-            wrapper_of=kv.get("wrapper_of"),
-            sources=tuple(self._tksrc.get(tk.home, ())),
-            error=error,
-            home_exists=kv.get("dir") != "0",
-            cudart=kv.get("cudart") or None,
-            ptxas=kv.get("ptxas"),
-            headers_version=parsers.parse_cudart_define(kv.get("cudart_define", "")),
-        )
-
-    def _known_nvcc_dirs(self) -> dict[str, bool]:
-        known = dict(self._nvccdir)
-        for c in self._ctx.values():
-            for path in c.which:
-                known[posixpath.dirname(path)] = True
-        return known
-
-    def _which_for(self, path_value: str, known: Mapping[str, bool]) -> tuple[str, ...]:
-        out: list[str] = []
-        for d in path_value.split(":"):
-            if d.startswith("/") and known.get(d) and posixpath.join(d, "nvcc") not in out:
-                out.append(posixpath.join(d, "nvcc"))
-        return tuple(out)
-
-    def _contexts(self) -> tuple[EnvContext, ...]:
-        ssh_env = next((c.env for c in self._ctx.values() if c.kind in ("ssh", "current")), {})
-        known = self._known_nvcc_dirs()
-        out: list[EnvContext] = []
-        for c in self._ctx.values():
-            which = tuple(c.which)
-            env = dict(c.env)
-            if c.kind == "login" and c.kv.get("replay") == "1":
-                env = _keep_vars(parsers.apply_shell_assignments(c.profile, ssh_env))
-                which = self._which_for(env.get("PATH", ""), known)
-            elif c.kind == "unit":
-                base = {"PATH": SYSTEMD_DEFAULT_PATH}
-                env = _keep_vars(
-                    {**base, **parsers.parse_systemd_environment(c.unitenv, c.unitenvfile)}
-                )
-                which = self._which_for(env["PATH"], known)
-            kind = c.kind if c.kind in ("ssh", "login", "process", "unit", "current") else "process"
-            argv, argv_note = _argv(c)
-            out.append(
-                EnvContext(
-                    kind=kind,  # type: ignore[arg-type]
-                    label=c.label,
-                    vars=env,
-                    which_nvcc=which,
-                    usr_local_cuda_exists=c.kv.get("usr_local_cuda_exists") == "1",
-                    pid=_int(c.kv.get("pid")),
-                    exe=c.kv.get("exe") or None,
-                    cmdline=" ".join(argv) if argv is not None else c.kv.get("cmdline"),
-                    unit=c.kv.get("unit"),
-                    environ_readable=c.kv.get("environ_readable", "1") == "1",
-                    env_files=parsers.environment_file_paths(c.unitenvpath),
-                    argv=argv,
-                    argv_note=argv_note,
-                    ld_libs=tuple(LibFile(p, t if t != p else None) for p, t in c.ld_libs.items()),
-                    mapped_libs=tuple(dict.fromkeys(c.maps)),
-                    ld_path_files=tuple(c.ld_src),
-                )
-            )
-        return tuple(out)
-
-    def _python(
-        self, py: _Py, labels: Mapping[str, str], jit: Mapping[str, tuple[str, ...]]
-    ) -> PythonEnv:
-        kv = py.kv
-        packages: dict[str, str] = {}
-        named: dict[str, tuple[str, str]] = {}
-        for k, dirname in py.dists.items():
-            parsed = parsers.parse_dist_metadata("\n".join(py.meta.get(k, []))) or (
-                parsers.parse_dist_dir_name(dirname)
-            )
-            if parsed is not None:
-                packages.setdefault(parsed[0], parsed[1])
-                named[k] = parsed
-        torch = parsers.parse_torch_version_py("\n".join(py.files.get("torch_version", [])))
-        fi = parsers.parse_flashinfer_build_meta(
-            "\n".join(py.files.get("flashinfer_build_meta", []))
-        )
-        if fi is None:
-            fi = next((packages[d] for d in DIST_FLASHINFER if d in packages), None)
-        source = kv.get("source", "inventory")
-        cid = kv.get("context", "0")
-        return PythonEnv(
-            path=kv.get("path", ""),
-            source=source if source in ("inventory", "process", "discovered") else "discovered",  # type: ignore[arg-type]
-            context=labels.get(cid),
-            exists=kv.get("exists", "1") == "1",
-            version=kv.get("version"),
-            prefix=kv.get("prefix"),
-            site_packages=tuple(py.sites),
-            torch_version=torch.version if torch else packages.get("torch"),
-            torch_cuda=torch.cuda if torch else None,
-            torch_arch_list=parsers.parse_torch_arch_flags(
-                "\n".join(py.files.get("torch_arch_flags", []))
-            ),
-            flashinfer_version=fi,
-            flashinfer_cubin_version=packages.get("flashinfer-cubin"),
-            flashinfer_jit_cache_version=packages.get("flashinfer-jit-cache"),
-            packages=packages,
-            jit_cache_dirs=jit.get(cid, ()),
-            error=self._python_error(py),
-            extensions=extension_builds(py.ext, packages),
-            triton_bin_dir=kv.get("triton_bin"),
-            cuda_libs=tuple(py.nvlibs),
-            lib_owners=tuple(py.nvowners),
-            has_pip={"1": True, "0": False}.get(kv.get("pip", "")),
-            installs=host_changes.installs(py.dists, named, py.inst),
-        )
-
-    @staticmethod
-    def _python_error(py: _Py) -> str | None:
-        kv = py.kv
-        if kv.get("error"):
-            return kv["error"]
-        rc = _int(kv.get("rc"))
-        if rc in parsers.TIMEOUT_EXIT_CODES:
-            return "the interpreter did not answer before the step deadline"
-        if rc not in (0, None):
-            tail = " | ".join(py.notes[-3:])
-            if any("SyntaxError" in note for note in py.notes):
-                return f"not a Python 3.6+ that can run the probe's snippet ({tail})"
-            return f"the interpreter exited {rc}" + (f": {tail}" if tail else "")
-        return None
-
     def _meta(self) -> ProbeMeta:
         version, root = self._begin if self._begin else ("", "")
-        elapsed = _int(self._end) if self._end else None
+        elapsed = record_int(self._end) if self._end else None
         return ProbeMeta(
             probe_version=version,
             root=root or None,
@@ -728,52 +490,11 @@ class FactBuilder:
         )
 
 
-def _argv(c: _Ctx) -> tuple[tuple[str, ...] | None, str | None]:
-    """``argv`` and ``argv_note`` of a context from its ``arg`` records (none: not known)."""
-    if "argv_over" in c.kv:
-        over = c.kv["argv_over"]
-        return None, f"its command line is longer than {over} bytes, so the probe kept no arguments"
-    count = _int(c.kv.get("argc"))
-    if count is None:
-        return None, ("the probe's output ended within its arguments" if c.args else None)
-    if count != len(c.args):
-        return None, f"the probe announced {count} arguments but sent {len(c.args)}"
-    args = []
-    for i, text in enumerate(c.args):
-        try:
-            args.append(unescape_arg(text))
-        except ValueError as e:
-            return None, f"argv[{i}] ({text}) cannot be carried exactly: {e}"
-    return tuple(args), None
-
-
 # record kind → (its number of fields, its FactBuilder._on_<kind> method)
 _HANDLERS = {
     kind: (arity, getattr(FactBuilder, "_on_" + kind.replace("-", "_")))
     for kind, arity in ARITY.items()
 }
-
-
-def _ptxas(path: str, p: _Ptxas) -> PtxasBinary:
-    """A ptxas record set: the version it printed, else the one read from its file."""
-    if p.kv.get("exists") == "0":
-        return PtxasBinary(path=path, exists=False, error="no such file")
-    ran = parsers.parse_nvcc_version("\n".join(p.out)) if p.rc == 0 else None
-    read = None if ran else parsers.parse_nvcc_version("\n".join(p.file))
-    parsed = ran or read
-    error = None
-    if ran is None:
-        if p.rc in parsers.TIMEOUT_EXIT_CODES:
-            error = "ptxas --version did not answer before the step deadline"
-        elif p.rc is not None:
-            error = f"ptxas --version exited {p.rc} (it cannot run here)"
-    return PtxasBinary(
-        path=path,
-        version=parsed.release if parsed else None,
-        full_version=parsed.full if parsed else None,
-        version_source=("run" if ran else "file") if parsed else None,
-        error=error,
-    )
 
 
 def facts_from_output(text: str) -> Facts:

@@ -9,6 +9,7 @@ byte that is not printable ASCII and are decoded as bytes (``unescape_arg``).
 
 from __future__ import annotations
 
+import posixpath
 import re
 
 from probes import SENTINEL
@@ -16,6 +17,19 @@ from probes import SENTINEL
 MARK = SENTINEL + "\t"  # what starts a record, wherever it is in the line (engine prefixes)
 ESCAPED_SINCE = 2  # the first probe version whose fields are escaped
 ARG_ESCAPE = re.compile(r"\\(\\|[0-3][0-7]{2})")
+
+
+def record_int(text: str | None) -> int | None:
+    """A record's integer field; ``None`` for a missing or malformed one."""
+    try:
+        return int(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+def norm_path(path: str) -> str:
+    """An absolute host path normalised (``a/../b``, ``//``); any other text as it is."""
+    return posixpath.normpath(path) if path.startswith("/") else path
 
 
 def split_record(line: str) -> tuple[str, str] | None:

@@ -20,8 +20,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from tui.core import parsers
-from tui.core.factbuild import SYSTEMD_DEFAULT_PATH
 from tui.core.facts import EnvContext, Facts
+from tui.core.facts_contexts import SYSTEMD_DEFAULT_PATH
 from tui.core.hosts import Host
 from tui.core.systemd_syntax import split_environment, split_exec_start
 
