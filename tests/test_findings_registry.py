@@ -68,6 +68,20 @@ def test_each_finding_id_is_spelled_in_at_most_two_product_files() -> None:
         assert 1 <= len(files) <= 2, f"{finding_id} is spelled in {files}"
 
 
+def test_the_vllm_sampler_variable_is_spelled_once() -> None:
+    """The rule that reads it, the fix that sets it and their texts share one spelling."""
+    name = "VLLM_USE_FLASHINFER_SAMPLER"
+    files = {
+        str(p.relative_to(REPO)): p.read_text(encoding="utf-8").count(name)
+        for top in ("tui", "probes")
+        for p in (REPO / top).rglob("*")
+        if p.suffix in (".py", ".sh")
+    }
+    assert {f: n for f, n in files.items() if n} == {
+        "tui/core/findings/flashinfer_arch_rejected.py": 1
+    }
+
+
 def _field_type(cls: type, name: str) -> object:
     hints = typing.get_type_hints(cls)
     assert name in hints, f"{cls.__name__} has no field {name!r}"

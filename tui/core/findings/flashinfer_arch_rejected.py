@@ -69,7 +69,8 @@ from tui.core.rulekit import toolkit_evidence as _toolkit_evidence
 from tui.core.subject import Subject
 
 ID = "flashinfer-arch-rejected"
-SAMPLER_OFF_ENV = ("VLLM_USE_FLASHINFER_SAMPLER", "0")
+SAMPLER_OFF_ENV = ("VLLM_USE_FLASHINFER_SAMPLER", "0")  # vLLM samples without FlashInfer
+SAMPLER_OFF = "=".join(SAMPLER_OFF_ENV)
 SAMPLER_OFF_FLAGS = ("--sampling-backend pytorch", "--sampling-backend=pytorch")
 
 
@@ -169,7 +170,7 @@ def rule_flashinfer_arch(facts: Facts, subs: Sequence[Subject]) -> Iterable[Find
             severity = "info"
             chain += (
                 " The serving engine here samples without FlashInfer "
-                "(VLLM_USE_FLASHINFER_SAMPLER=0 or --sampling-backend pytorch), so sampling is "
+                f"({SAMPLER_OFF} or --sampling-backend pytorch), so sampling is "
                 "not affected; other FlashInfer "
                 "JIT kernels would still fail the same way."
             )

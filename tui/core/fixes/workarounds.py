@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from tui.core import ptxas_targets
 from tui.core.facts import EnvContext, Facts, PythonEnv
 from tui.core.findings import flashinfer_arch_rejected
+from tui.core.findings.flashinfer_arch_rejected import SAMPLER_OFF, SAMPLER_OFF_ENV
 from tui.core.fixes.env_targets import EnvTargets, env_targets, pick_python, serving_contexts
 from tui.core.fixes.envset import EnvChange, dropin_dir, env_change, make_plan
 from tui.core.fixes.plan import FixError, FixPlan, Step
@@ -31,7 +32,7 @@ ARCH_ITEM = re.compile(r"\d+\.\d+[a-z]?")
 
 SGLANG_FLAG = "--sampling-backend"
 SGLANG_VALUE = "pytorch"
-VLLM_ENV = {"VLLM_USE_FLASHINFER_SAMPLER": "0"}
+VLLM_ENV = dict((SAMPLER_OFF_ENV,))
 ENGINES = ("sglang", "vllm")
 
 
@@ -205,8 +206,7 @@ def sampling_backend_fallback(
         )
     if not steps:
         advice = " ".join(notes) or (
-            "start the server with --sampling-backend pytorch (SGLang) or "
-            "VLLM_USE_FLASHINFER_SAMPLER=0 (vLLM)"
+            f"start the server with --sampling-backend pytorch (SGLang) or {SAMPLER_OFF} (vLLM)"
         )
         raise FixError(
             "sampling-backend-fallback found no SGLang systemd unit and no vLLM install to "
@@ -309,6 +309,6 @@ SAMPLING_FALLBACK = Fix(
     simulate=_simulate_fallback,
     choices=_engine_choices,
     title=lambda facts, params, python: (
-        "Sample without FlashInfer (--sampling-backend pytorch / VLLM_USE_FLASHINFER_SAMPLER=0)"
+        f"Sample without FlashInfer (--sampling-backend pytorch / {SAMPLER_OFF})"
     ),
 )
