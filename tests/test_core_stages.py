@@ -53,7 +53,8 @@ STAGES: dict[str, str] = {
     ),
     "judge": "diagnosis whatif judged host_stack explain",
     "records": (
-        "transcript transcript_index probe_json report issue_report fixes.journal fixes.history "
+        "transcript transcript_index probe_json finding_model report issue_report fixes.journal "
+        "fixes.history "
         "history verdicts prometheus checks history_diff history_causes history_view drift"
     ),
     "run": (

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import shlex
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,12 +24,13 @@ from tui.commands.host_args import add_fleet_targets, host_flags, hosts_for
 from tui.core import exitcodes
 from tui.core.completeness import partial_verdict, unseen
 from tui.core.explain import symptom_line
+from tui.core.finding_model import FindingModel
 from tui.core.gpu_scope import scope_note
 from tui.core.hosts import Host
 from tui.core.inventory import InventoryError
 from tui.core.judged import Judged
 from tui.core.redact import redact_text
-from tui.core.report import SEVERITY_MARK, host_json, markdown_report
+from tui.core.report import host_json, markdown_report
 from tui.core.runner import BAD_INVENTORY, ProbeResult, Session
 from tui.core.service import probe_and_judge_many
 from tui.core.transcript import Transcript
@@ -136,22 +136,19 @@ def print_host(console: Console, data: Mapping[str, Any], flags: str = "") -> No
         else:
             console.print("[green]No problems found.[/]")
     for f in data["findings"]:
-        style = SEVERITY_STYLE[f["severity"]]
+        m = FindingModel.of(f)
         console.print(
-            f"[{style}]{SEVERITY_MARK[f['severity']]}[/] [bold]{escape(f['title'])}[/]  "
-            f"[dim]({f['id']})[/]"
+            f"[{SEVERITY_STYLE[m.severity]}]{m.mark}[/] [bold]{escape(m.title)}[/]  "
+            f"[dim]({m.id})[/]"
         )
-        console.print(escape(f["explanation"]))
-        for e in f["evidence"]:
+        console.print(escape(m.explanation))
+        for e in m.evidence:
             console.print(f"  [dim]•[/] {escape(e)}")
-        for i, fix in enumerate(f["fixes"], 1):
-            params = " ".join(f"{k}={shlex.quote(v)}" for k, v in fix["params"].items())
-            command = f"detective-tui fix {data['host']} {fix['id']} {params}".rstrip() + flags
+        for fix in m.fixes:
             console.print(
-                f"  [green]fix {i}[/]: {escape(fix['title'])} — resolves "
-                f"{', '.join(fix['resolves']) or 'nothing by itself'}"
+                f"  [green]fix {fix.number}[/]: {escape(fix.title)} — resolves {fix.resolves_text}"
             )
-            console.print(f"         [dim]{escape(command)}[/]")
+            console.print(f"         [dim]{escape(fix.command(data['host'], flags))}[/]")
         console.print()
     for r in data["flashinfer"]:
         agrees = {True: " — real FlashInfer agrees", False: " — real FlashInfer DISAGREES"}

@@ -19,11 +19,11 @@ from importlib import metadata
 from typing import Any
 
 from tui.core.completeness import partial_verdict
+from tui.core.finding_model import SEVERITY_MARK, FindingModel
 from tui.core.gpu_scope import scope_note
 from tui.core.md_safe import md_code, md_fence, md_text
 from tui.core.redact import redact_text
 
-SEVERITY_MARK = {"critical": "🔴 critical", "warning": "🟠 warning", "info": "🔵 info"}
 WORST_ORDER = {
     "unreachable": 0,
     "critical": 1,
@@ -169,19 +169,20 @@ def actions_section(events: Iterable[Mapping[str, Any]]) -> list[str]:
 
 
 def finding_markdown(f: Mapping[str, Any]) -> list[str]:
-    lines = [f"### {SEVERITY_MARK[f['severity']]}: {md_code(f['id'])} — {md_text(f['title'])}", ""]
-    if f["python"]:
-        lines += [f"Interpreter: {md_code(f['python'])}", ""]
-    evidence = "; ".join(md_code(e) for e in f["evidence"])
-    lines += [md_text(f["explanation"]), "", "Evidence: " + evidence]
-    if f["fixes"]:
+    m = FindingModel.of(f)
+    lines = [f"### {m.mark}: {md_code(m.id)} — {md_text(m.title)}", ""]
+    if m.python:
+        lines += [f"Interpreter: {md_code(m.python)}", ""]
+    evidence = "; ".join(md_code(e) for e in m.evidence)
+    lines += [md_text(m.explanation), "", "Evidence: " + evidence]
+    if m.fixes:
         lines += ["", "Fixes (least invasive first):"]
-        for i, fix in enumerate(f["fixes"], 1):
-            params = md_text(" ".join(f"{k}={v}" for k, v in fix["params"].items()))
-            root = " (needs root)" if fix["needs_root"] else ""
+        for fix in m.fixes:
+            params = md_text(" ".join(f"{k}={v}" for k, v in fix.params))
+            root = " (needs root)" if fix.needs_root else ""
             lines.append(
-                f"{i}. `{fix['id']}`{' ' + params if params else ''}{root} — resolves "
-                f"{', '.join(fix['resolves']) or 'nothing by itself'}"
+                f"{fix.number}. `{fix.id}`{' ' + params if params else ''}{root} — resolves "
+                f"{fix.resolves_text}"
             )
     return [*lines, ""]
 

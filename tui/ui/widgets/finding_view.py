@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from tui.core.finding_model import FindingModel
 from tui.core.findings import Finding
-from tui.core.redact import redact_text
 
 SEVERITY_STYLE = {"critical": "bold $error", "warning": "bold $warning", "info": "bold $primary"}
 
@@ -19,39 +17,29 @@ def severity_label(severity: str) -> tuple[str, str]:
 
 
 def finding_content(finding: Finding) -> Content:
-    """The finding as shown, its texts redacted."""
-    shown = replace(
-        finding,
-        title=redact_text(finding.title),
-        explanation=redact_text(finding.explanation),
-        evidence=tuple(redact_text(e) for e in finding.evidence),
-    )
-    return _content(shown)
-
-
-def _content(finding: Finding) -> Content:
+    """The finding as shown (``FindingModel``: its texts redacted)."""
+    m = FindingModel.of(finding)
     parts: list[str | Content | tuple[str, str]] = [
-        severity_label(finding.severity),
+        severity_label(m.severity),
         " ",
-        (finding.title, "bold"),
-        ("  " + finding.id, "dim"),
+        (m.title, "bold"),
+        ("  " + m.id, "dim"),
         "\n\n",
-        finding.explanation,
+        m.explanation,
         "\n",
     ]
-    if finding.python:
-        parts += ["\n", ("Interpreter: ", "bold"), finding.python, "\n"]
-    if finding.evidence:
+    if m.python:
+        parts += ["\n", ("Interpreter: ", "bold"), m.python, "\n"]
+    if m.evidence:
         parts += ["\n", ("Evidence", "bold underline"), "\n"]
-        for item in finding.evidence:
+        for item in m.evidence:
             parts += ["  • ", item, "\n"]
-    if finding.fixes:
+    if m.fixes:
         parts += ["\n", ("Fixes (what-if)", "bold underline"), "\n"]
-        for fix in finding.fixes:
-            resolves = ", ".join(fix.resolves) if fix.resolves else "nothing by itself"
+        for fix in m.fixes:
             root = "  [root]" if fix.needs_root else ""
             parts += ["  ▸ ", (fix.id, "bold"), f"  {fix.title}{root}\n", ("    resolves: ", "dim")]
-            parts += [(resolves, "$success" if fix.resolves else "dim"), "\n"]
+            parts += [(fix.resolves_text, "$success" if fix.resolves else "dim"), "\n"]
     return Content.assemble(*parts)
 
 
