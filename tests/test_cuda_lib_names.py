@@ -1,0 +1,59 @@
+"""One list of the CUDA libraries the probe looks for: ``tui.core.torch_libs.CUDA_LIBS``. The
+probe cannot import it (POSIX sh, and ``pyfacts.py`` runs on the host alone), so each place that
+spells the names there is checked against it: ``pyfacts.py``'s wheel prefixes, ``probe.sh``'s
+LD_LIBRARY_PATH globs, its ld.so cache patterns and its ``/proc/PID/maps`` expression."""
+
+from __future__ import annotations
+
+import ast
+import re
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+from tui.core.torch_libs import CUDA_LIBS
+
+PROBES = Path(__file__).resolve().parents[1] / "probes"
+PROBE_SH = (PROBES / "probe.sh").read_text(encoding="utf-8")
+# mapped by a process but never looked for on its own: NVRTC opens it itself
+MAPPED_ONLY = {"libnvrtc-builtins"}
+
+
+def _pyfacts_constant(name: str) -> object:
+    tree = ast.parse((PROBES / "pyfacts.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
+        ):
+            return ast.literal_eval(node.value)
+    raise AssertionError(f"pyfacts.py has no {name}")
+
+
+def _function(name: str) -> str:
+    start = PROBE_SH.index(f"\n{name}() {{")
+    return PROBE_SH[start : PROBE_SH.index("\n}\n", start)]
+
+
+def test_pyfacts_looks_for_the_same_wheel_libraries() -> None:
+    assert _pyfacts_constant("CUDA_LIB_PREFIXES") == tuple(f"{s}.so." for s in CUDA_LIBS)
+
+
+def test_the_library_path_globs_are_the_list() -> None:
+    globs = re.findall(r'"\$R\$_ld"/(lib[\w-]+)\.so', _function("ld_dirs"))
+    assert globs, "probe.sh's ld_dirs globs were not found"
+    assert set(globs) == set(CUDA_LIBS)
+
+
+def test_the_ld_cache_patterns_match_exactly_the_list() -> None:
+    line = next(ln for ln in _function("probe_ldcache").splitlines() if "case $_ln in *lib" in ln)
+    patterns = re.findall(r"\*lib[^ |)]*", line)
+    assert patterns, "probe.sh's ld.so cache patterns were not found"
+    for stem in CUDA_LIBS:
+        assert any(fnmatchcase(f"/usr/lib/{stem}.so.12", p) for p in patterns), stem
+    for pattern in patterns:
+        assert any(fnmatchcase(f"/usr/lib/{s}.so.12", pattern) for s in CUDA_LIBS), pattern
+
+
+def test_the_maps_expression_is_the_list() -> None:
+    m = re.search(r"^CUDA_LIB_RE='lib\(([^)]*)\)", PROBE_SH, re.M)
+    assert m is not None, "probe.sh has no CUDA_LIB_RE"
+    assert {f"lib{n}" for n in m.group(1).split("|")} == set(CUDA_LIBS) | MAPPED_ONLY
