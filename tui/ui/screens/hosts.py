@@ -473,10 +473,10 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
         key, self._return_to = self._return_to, None
         if key is None or not self.grouped:
             return
-        tree = self.query_one("#groups-tree", Tree)
+        tree = self.query_one("#groups-tree", ShortTree)
         groups = (n.data for n in tree.root.children)
         if any(isinstance(g, FindingGroup) and g.key == key for g in groups):
-            tree.move_cursor_to_line(self._cursor_line(tree, key))
+            tree.move_cursor_to_line(tree.line_of(key))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         read_only = getattr(self.app, "read_only", False)

@@ -68,9 +68,9 @@ class ShortTree(Tree[object]):
             for name in group.hosts:
                 node.add_leaf(name, data=name)
         if groups:
-            self.move_cursor_to_line(self._cursor_line(was))
+            self.move_cursor_to_line(self.line_of(was))
 
-    def _cursor_line(self, was: object) -> int:
+    def line_of(self, was: object) -> int:
         """Where the cursor was (a host or a group, found again after a rebuild), else the
         first group with a finding to fix, so f and p act on it at once (every group is
         expanded: a group's line is after its predecessors and their hosts)."""
