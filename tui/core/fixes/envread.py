@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from tui.core.factbuild import SYSTEMD_DEFAULT_PATH
 from tui.core.facts import EnvContext, Facts
+from tui.core.facts_contexts import SYSTEMD_DEFAULT_PATH
 from tui.core.fixes.activate import activated_env, read_script, split_read
 from tui.core.fixes.current_shell import in_changed_context
 from tui.core.fixes.plan import FixPlan
