@@ -8,7 +8,7 @@ side in one run (alternating, median of --runs): ``Session.probe_many`` over the
 ``ansible all -m script probe.sh`` (forks 50); ``clush -f 64 --outdir``; each running the same
 standalone probe. Then ``ingest`` of --ingest captured outputs (the standalone probe's real
 output, copied under that many names), each run in a fresh interpreter: parsing alone
-(``tui.core.ingest.ingest``, timed inside the process) and the whole ``detective-tui ingest
+(``tui.core.run.ingest.ingest``, timed inside the process) and the whole ``detective-tui ingest
 DIR --json`` process (diagnosis, redacted JSON, transcript), wall and CPU seconds; with
 ``--before REV`` the code of git revision REV (extracted to a temporary directory) runs through
 the same harness, alternating with this tree. ``--ingest-only`` skips the engines (no sshd or
@@ -40,8 +40,8 @@ from engines_venv import engines_bin  # noqa: E402
 from sshd import SSHD, sshd_available, start_sshd  # noqa: E402
 
 from tui.core.hosts import Host  # noqa: E402
-from tui.core.runner import Session  # noqa: E402
-from tui.core.standalone import standalone_probe  # noqa: E402
+from tui.core.reach.standalone import standalone_probe  # noqa: E402
+from tui.core.run.runner import Session  # noqa: E402
 from tui.demo.fakehost import FakeHost, build_fake_host, reference_ct200  # noqa: E402
 
 
@@ -140,7 +140,7 @@ def _extract(rev: str, dest: Path) -> Path:
 _PARSE = """import json, sys, time
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
-from tui.core.ingest import ingest
+from tui.core.run.ingest import ingest
 ingest([Path(sys.argv[2])])
 wall, cpu = time.perf_counter(), time.process_time()
 done = ingest([Path(sys.argv[2])])

@@ -46,8 +46,8 @@ from torch_venv import VENV  # noqa: E402
 
 from probes import probe_env, probe_script  # noqa: E402
 from tui.core.hosts import Host  # noqa: E402
-from tui.core.runner import Session  # noqa: E402
-from tui.core.transport import command_line, script_with_env  # noqa: E402
+from tui.core.reach.transport import command_line, script_with_env  # noqa: E402
+from tui.core.run.runner import Session  # noqa: E402
 from tui.demo.fakehost import build_fake_host, reference_ct200  # noqa: E402
 
 # the least an asyncssh client process does: start Python and import asyncssh (then connect and

@@ -67,7 +67,7 @@ async def run(
     n_hosts: int, concurrency: int, cache: Path, reprobe_s: float = 0.0, duration_s: float = 0.0
 ) -> dict[str, Any]:
     """One measurement, with the ``tui`` package first on ``sys.path``."""
-    from tui.core.runner import Session
+    from tui.core.run.runner import Session
     from tui.demo.fleet import DEMO_HOSTS, demo_fleet
     from tui.ui.app import DetectiveApp
     from tui.ui.config import Settings
@@ -214,8 +214,8 @@ def make_session(path: Path, cache: Path, megabytes: float) -> int:
     """A session of real events (the demo fleet probed once, through the real probe),
     repeated with fresh sequence numbers until it is ``megabytes`` big; the probe script
     stays stored once. Returns the number of events."""
-    from tui.core.runner import Session
-    from tui.core.transcript import Transcript, read_events
+    from tui.core.records.transcript import Transcript, read_events
+    from tui.core.run.runner import Session
     from tui.demo.fleet import demo_fleet
     from tui.demo.unreachable import NeverAnswers
 
@@ -247,8 +247,8 @@ def make_session(path: Path, cache: Path, megabytes: float) -> int:
 def transcript_open(path: Path, rows: int = 60) -> tuple[float, float]:
     """Seconds to index ``path`` and make its first ``rows`` lines (the new viewer), and to
     export it as Markdown (what the old viewer did before rendering it)."""
-    from tui.core.transcript import export
-    from tui.core.transcript_index import TranscriptIndex
+    from tui.core.records.transcript import export
+    from tui.core.records.transcript_index import TranscriptIndex
 
     t = time.perf_counter()
     index = TranscriptIndex.open(path)
@@ -263,7 +263,7 @@ def transcript_open(path: Path, rows: int = 60) -> tuple[float, float]:
 async def _transcripts_screen(session: Path, cache: Path) -> dict[str, Any]:
     """The TUI: from the key to the transcripts screen's first rows painted (the newest
     session, ``session``, is opened by itself)."""
-    from tui.core.runner import Session
+    from tui.core.run.runner import Session
     from tui.demo.fleet import demo_fleet
     from tui.ui.app import DetectiveApp
     from tui.ui.screens.transcripts import TranscriptsScreen

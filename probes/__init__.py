@@ -3,7 +3,7 @@
 ``probe_script()`` is the complete POSIX sh probe (``probe.sh`` with ``pyfacts_program()``
 embedded as a heredoc fed to each interpreter). Run it as ``sh -s`` with ``probe_env(...)``
 exported first; it prints the sentinel records described in ``probes/README.md``, which
-``tui.core.factbuild.FactBuilder`` turns into ``Facts``. Nothing here imports ``tui``.
+``tui.core.facts.build.FactBuilder`` turns into ``Facts``. Nothing here imports ``tui``.
 """
 
 from __future__ import annotations

@@ -1583,7 +1583,7 @@ smi_list() {
 }
 
 # the fields of the one --query-gpu call: those of the query, the live state (STATE_FIELDS in
-# tui/core/gpu_state.py) and the fabric, in this order
+# tui/core/facts/gpu_state.py) and the fabric, in this order
 SMI_ALL=index,name,compute_cap,memory.total,uuid,utilization.gpu,memory.used,temperature.gpu
 SMI_ALL=$SMI_ALL,fabric.state,fabric.status
 

@@ -2,7 +2,7 @@
 
 Sent by probe.sh on stdin to each interpreter (``python -E -S - INDEX``). Standard library only,
 runs on Python 3.8+, never imports torch or FlashInfer. It prints raw records
-(see probes/README.md); all parsing happens on the detective-tui side (tui/core/parsers.py).
+(see probes/README.md); all parsing happens on the detective-tui side (tui/core/facts/parsers.py).
 Paths are reported as host paths: the probe root prefix DT_ROOT is stripped.
 """
 

@@ -17,7 +17,7 @@ from sshd import processes_with
 
 from tui.core.facts import Facts
 from tui.core.hosts import Host
-from tui.core.runner import Session
+from tui.core.run.runner import Session
 from tui.demo.fakehost import FakeHost
 
 _RECORD = """import json, os, subprocess, sys

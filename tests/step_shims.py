@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from tui.core import inventory
 from tui.core.hosts import Host
+from tui.core.reach import inventory
 from tui.demo import fakehost
 from tui.demo.fakehost import SYSTEMCTL_LOG
 
@@ -141,7 +141,7 @@ def tree_standins(monkeypatch: pytest.MonkeyPatch, under: Path, *, ui: bool = Fa
 CHILD_STANDINS = """
 from dataclasses import replace as _r
 from pathlib import Path as _P
-from tui.core import inventory as _i
+from tui.core.reach import inventory as _i
 from tui.demo import fakehost as _f
 _load = _i.load_inventory
 def _with(path, **kwargs):

@@ -13,10 +13,10 @@ import pytest
 from conftest import SSHEnv
 
 from tui.core.fixes.activate import activated_env
-from tui.core.fixes.envread import read_envs
 from tui.core.fixes.plan import FixPlan
 from tui.core.hosts import Host
-from tui.core.runner import Session
+from tui.core.run.fix_envread import read_envs
+from tui.core.run.runner import Session
 
 CUDA = "/usr/local/cuda-13.0"
 

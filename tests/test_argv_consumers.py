@@ -10,7 +10,7 @@ from tui.core.facts import EnvContext, Facts, PythonEnv
 from tui.core.findings.flashinfer_arch_rejected import sampler_off as _sampler_off
 from tui.core.fixes.env_targets import serving_contexts
 from tui.core.fixes.simulate import serves as _serves
-from tui.core.subject import Subject
+from tui.core.rules.subject import Subject
 
 VENV = "/opt/my venv"
 ARGV = (f"{VENV}/bin/python3", "-m", "sglang.launch_server", "--port", "30000")

@@ -19,7 +19,7 @@ from sshd import SSHD, sshd_available, start_sshd
 
 from tui.cli import main
 from tui.core.hosts import Host
-from tui.core.runner import Session
+from tui.core.run.runner import Session
 from tui.demo import fakehost
 
 pytestmark = pytest.mark.sshd

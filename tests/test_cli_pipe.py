@@ -12,7 +12,7 @@ import pytest
 from conftest import SSHEnv
 
 from tui.core import exitcodes
-from tui.core.transcript import Transcript
+from tui.core.records.transcript import Transcript
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -102,7 +102,7 @@ def test_bad_target_exit_3(capsys: pytest.CaptureFixture[str]) -> None:
 def test_probe_is_recorded_in_the_transcript(
     capsys: pytest.CaptureFixture[str], isolated_xdg: Path
 ) -> None:
-    from tui.core.transcript import list_sessions, read_events
+    from tui.core.records.transcript import list_sessions, read_events
 
     assert run_cli(capsys, "probe", "local", "--json")[0] == 0
     (session,) = list_sessions()
@@ -114,9 +114,9 @@ def _progress_of(console) -> list[str]:
     import io
 
     from tui.commands.probe import _Progress
-    from tui.core.factbuild import ProbeProgress
+    from tui.core.facts.build import ProbeProgress
     from tui.core.hosts import Host
-    from tui.core.runner import ProbeResult
+    from tui.core.run.runner import ProbeResult
 
     hosts = [Host(name="a", local=True), Host(name="b", local=True)]
     with _Progress(console, len(hosts)) as progress:

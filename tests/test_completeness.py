@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from tui.core import exitcodes
-from tui.core.completeness import unseen
-from tui.core.diagnosis import Diagnosis
 from tui.core.facts import Facts, ProbeMeta
 from tui.core.hosts import Host
-from tui.core.runner import ProbeResult
+from tui.core.judge.diagnosis import Diagnosis
+from tui.core.rules.completeness import unseen
+from tui.core.run.runner import ProbeResult
 from tui.demo import fakehost
 from tui.ui.fleet_state import HostState, status_text
 from tui.ui.grouping import group_by_finding

@@ -17,7 +17,7 @@ from factsmaker import make_facts
 from tui.cli import main
 from tui.core import exitcodes
 from tui.core.facts import ContainerInfo, DriverInfo
-from tui.core.rules import evaluate
+from tui.core.rules.evaluate import evaluate
 from tui.demo.fakehost import build_fake_host
 from tui.demo.neighbours import container_without_gpus
 

@@ -1,11 +1,13 @@
-"""``tui.core`` is layered by stage, and a test holds the order: reaching hosts and reading
-facts at the bottom, then the rules, the fix plans, the judging (diagnosis and what-if), the
-records, and the orchestration on top (runner, service, validation, applying fixes). A module
-imports only from its own stage or below — at module level or inside a function; imports under
-``TYPE_CHECKING`` are annotations and do not count. ``tui.core`` never imports the front ends
-(``tui.ui``, ``tui.commands``) or Textual, not even for annotations.
+"""``tui.core`` is one package per stage, and a test holds their order: the base
+(``tui/core/*.py``), the data tables, the facts, reaching hosts, the rules and the finding
+records, the fix plans, the judging (diagnosis and what-if), the records, and the orchestration
+on top (runner, service, validation, applying fixes). A module imports only from its own stage
+or below — at module level or inside a function; imports under ``TYPE_CHECKING`` are
+annotations and do not count. ``tui.core`` never imports the front ends (``tui.ui``,
+``tui.commands``) or Textual, not even for annotations. That nothing imports itself back is
+``tests/test_module_shape.py``'s.
 
-A new module must be placed in ``STAGES``, so that where it sits is a decision.
+A new module goes into the package of its stage; a new package must be placed in ``STAGES``.
 """
 
 from __future__ import annotations
@@ -17,66 +19,42 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 CORE = REPO / "tui" / "core"
 
-# lowest first, module names split by spaces; "fixes.X" is tui/core/fixes/X.py, "fixes" the
-# package's __init__ (the same for findings: one module per finding id)
-PACKAGES = ("fixes", "findings")
-PACKAGE_NAMES = ("tui.core", *(f"tui.core.{p}" for p in PACKAGES))
-FINDING_MODULES = sorted(
-    p.stem
-    for p in (CORE / "findings").glob("*.py")
-    if p.stem not in ("__init__", "record", "registry")
-)
-STAGES: dict[str, str] = {
-    "base": "exitcodes locations hosts redact md_safe durable neterrors ssh_argv systemd_syntax",
-    "facts": (
-        "facts host_changes parsers probe_records fabric facts_contexts facts_pythons "
-        "facts_tools factbuild gpu_state gpu_table gpu_scope mig "
-        "torch_arch torch_index torch_libs torch_variants compat ptxas_targets flashinfer_eras "
-        "flashinfer_pre02 flashinfer_prebuilt flashinfer_replay triton_ptxas extensions findings"
-    ),
-    "reach": (
-        "inventory hostlist importer shell_command transport local_transport ssh_transport "
-        "exec_transport hops hostkeys known_hosts sshconnect pool standalone"
-    ),
-    "rules": (
-        "subject rulekit findings.record "
-        + " ".join(f"findings.{m}" for m in FINDING_MODULES)
-        + " findings.registry rules completeness symptoms"
-    ),
-    "plans": (
-        "fixes fixes.confine fixes.steplock fixes.plan fixes.shell fixes.envset "
-        "fixes.env_targets fixes.toolkit "
-        "fixes.workarounds fixes.compatpath fixes.extension fixes.jitcache fixes.libpath "
-        "fixes.torchcuda fixes.triton fixes.wheels fixes.pipplan fixes.restart fixes.unitenv "
-        "fixes.current_shell fixes.activate "
-        "fixes.undo fixes.record fixes.simulate fixes.mig fixes.flashinfer_upgrade fixes.registry"
-    ),
-    "judge": "diagnosis whatif judged host_stack explain",
-    "records": (
-        "transcript transcript_index probe_json finding_model report issue_report fixes.journal "
-        "fixes.history "
-        "history verdicts prometheus checks history_diff history_causes history_view drift"
-    ),
-    "run": (
-        "runner deep gpu_now service symptom_source ingest validate validate_result "
-        "validate_records "
-        "validate_markdown pending fixes.envread fixes.executor fixes.fleet fixes.fleet_group "
-        "fixes.outcome_words fixes.render"
-    ),
+# lowest first: each stage and its packages under tui/core ("" is tui/core/*.py itself)
+STAGES: dict[str, tuple[str, ...]] = {
+    "base": ("",),
+    "tables": ("tables",),
+    "facts": ("facts",),
+    "reach": ("reach",),
+    "rules": ("rules", "findings"),
+    "plans": ("fixes",),
+    "judge": ("judge",),
+    "records": ("records",),
+    "run": ("run",),
 }
 ORDER = list(STAGES)
-STAGE_OF = {module: stage for stage, names in STAGES.items() for module in names.split()}
+STAGE_OF = {pkg: stage for stage, pkgs in STAGES.items() for pkg in pkgs}
 FRONT_ENDS = ("tui.ui", "tui.commands", "textual")
+MAX_BASE_MODULES = 15
 
 
 def _name(path: Path) -> str:
-    """``fixes.executor`` for tui/core/fixes/executor.py, ``fixes`` for its __init__."""
-    parts = path.relative_to(CORE).with_suffix("").parts
+    """``tui.core.run.fix_executor`` for tui/core/run/fix_executor.py, ``tui.core.run`` for
+    its __init__."""
+    parts = path.relative_to(REPO).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path: Path, *, annotations: bool) -> Iterator[str]:
-    """Every module an import names (``from tui.core import x`` names ``tui.core.x``);
+def _modules(top: Path) -> dict[str, Path]:
+    return {_name(p): p for p in sorted(top.rglob("*.py")) if "fixtures" not in p.parts}
+
+
+CORE_MODULES = _modules(CORE)
+ALL_MODULES = {**_modules(REPO / "tui"), **_modules(REPO / "probes")}
+
+
+def _imports(path: Path, known: dict[str, Path], *, annotations: bool) -> Iterator[str]:
+    """Every module an import names (``from tui.core.run import service`` names
+    ``tui.core.run.service``, ``from tui.core.facts import Facts`` names ``tui.core.facts``);
     with ``annotations=False`` not those under ``if TYPE_CHECKING:``."""
 
     def visit(node: ast.AST) -> Iterator[str]:
@@ -87,11 +65,10 @@ def _imports(path: Path, *, annotations: bool) -> Iterator[str]:
                 and "TYPE_CHECKING" in ast.unparse(child.test)
             ):
                 continue
-            if isinstance(child, ast.ImportFrom) and child.module:
-                if child.module in PACKAGE_NAMES:
-                    yield from (f"{child.module}.{a.name}" for a in child.names)
-                else:
-                    yield child.module
+            if isinstance(child, ast.ImportFrom) and child.module and not child.level:
+                for alias in child.names:
+                    sub = f"{child.module}.{alias.name}"
+                    yield sub if sub in known else child.module
             elif isinstance(child, ast.Import):
                 yield from (a.name for a in child.names)
             yield from visit(child)
@@ -99,82 +76,61 @@ def _imports(path: Path, *, annotations: bool) -> Iterator[str]:
     yield from visit(ast.parse(path.read_text(encoding="utf-8")))
 
 
-def _core_key(module: str) -> str | None:
+def _package(module: str) -> str | None:
+    """The stage package of a tui.core module: ``run`` for tui.core.run.service, ``""`` for
+    tui.core.redact; None outside tui.core."""
     parts = module.split(".")
     if parts[:2] != ["tui", "core"] or len(parts) < 3:
         return None
-    return ".".join(parts[2:4]) if parts[2] in PACKAGES else parts[2]
+    return parts[2] if (CORE / parts[2]).is_dir() else ""
 
 
-def _modules() -> list[Path]:
-    files = [p for p in sorted(CORE.rglob("*.py")) if p != CORE / "__init__.py"]
-    assert len(files) > 50, "is the package layout broken?"
-    return files
+def test_every_package_has_a_stage() -> None:
+    packages = sorted(p.name for p in CORE.iterdir() if (p / "__init__.py").exists())
+    unplaced = [p for p in packages if p not in STAGE_OF]
+    assert not unplaced, f"place these packages in STAGES (tests/test_core_stages.py): {unplaced}"
+    gone = sorted(set(STAGE_OF) - {"", *packages})
+    assert not gone, f"STAGES names packages that no longer exist: {gone}"
+    nested = [m for m, p in CORE_MODULES.items() if len(p.relative_to(CORE).parts) > 2]
+    assert not nested, f"one level of stage packages, no deeper: {nested}"
 
 
-def test_every_core_module_has_a_stage() -> None:
-    unplaced = [_name(p) for p in _modules() if _name(p) not in STAGE_OF]
-    assert not unplaced, f"place these in STAGES (tests/test_core_stages.py): {unplaced}"
-    gone = sorted(set(STAGE_OF) - {_name(p) for p in _modules()})
-    assert not gone, f"STAGES names modules that no longer exist: {gone}"
+def test_few_modules_directly_in_core() -> None:
+    base = sorted(p.stem for p in CORE.glob("*.py") if p.stem != "__init__")
+    assert len(base) <= MAX_BASE_MODULES, f"{len(base)} modules in tui/core itself: {base}"
 
 
 def test_no_import_runs_up_the_stages() -> None:
     upward = []
-    for path in _modules():
-        me = _name(path)
-        for module in _imports(path, annotations=False):
-            other = _core_key(module)
-            if other is None or other == me or other not in STAGE_OF:
+    for me, path in CORE_MODULES.items():
+        mine = _package(me)
+        if mine is None:
+            continue
+        for module in _imports(path, ALL_MODULES, annotations=False):
+            other = _package(module)
+            if other is None:
                 continue
-            if ORDER.index(STAGE_OF[other]) > ORDER.index(STAGE_OF[me]):
-                upward.append(f"{me} ({STAGE_OF[me]}) imports {module} ({STAGE_OF[other]})")
+            if ORDER.index(STAGE_OF[other]) > ORDER.index(STAGE_OF[mine]):
+                upward.append(f"{me} ({STAGE_OF[mine]}) imports {module} ({STAGE_OF[other]})")
     assert not upward, "imports from a higher stage:\n" + "\n".join(upward)
 
 
 def test_core_never_imports_a_front_end() -> None:
     found = [
-        f"{_name(path)} imports {module}"
-        for path in _modules()
-        for module in _imports(path, annotations=True)
+        f"{me} imports {module}"
+        for me, path in CORE_MODULES.items()
+        for module in _imports(path, ALL_MODULES, annotations=True)
         if module.startswith(FRONT_ENDS)
     ]
     assert not found, "\n".join(found)
 
 
-def _module_level_imports(path: Path) -> set[str]:
-    """The core modules imported when ``path`` is imported (not in functions, not for
-    annotations)."""
-    found = set()
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.ImportFrom) and node.module:
-            names = (
-                [f"{node.module}.{a.name}" for a in node.names]
-                if node.module in PACKAGE_NAMES
-                else [node.module]
-            )
-            found.update(k for k in map(_core_key, names) if k in STAGE_OF)
-        elif isinstance(node, ast.Import):
-            found.update(k for k in (_core_key(a.name) for a in node.names) if k in STAGE_OF)
-    return found
-
-
-def test_no_import_cycle_between_core_modules() -> None:
-    """Importing any core module never comes back to itself (the executor/undo cycle is gone;
-    a cycle inside a stage would go unnoticed by the stage order)."""
-    graph = {_name(p): _module_level_imports(p) - {_name(p)} for p in _modules()}
-
-    def reaches(start: str, goal: str) -> list[str] | None:
-        seen, stack = set(), [(start, [start])]
-        while stack:
-            node, path = stack.pop()
-            for nxt in graph.get(node, ()):
-                if nxt == goal:
-                    return [*path, nxt]
-                if nxt not in seen:
-                    seen.add(nxt)
-                    stack.append((nxt, [*path, nxt]))
-        return None
-
-    cycles = [" → ".join(c) for m in graph if (c := reaches(m, m))]
-    assert not cycles, "\n".join(cycles)
+def test_the_stage_test_sees_an_upward_import(tmp_path: Path) -> None:
+    """The checker itself: a base module importing the runner is caught."""
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f():\n    from tui.core.run.runner import Session\n", encoding="utf-8")
+    found = list(_imports(bad, ALL_MODULES, annotations=False))
+    assert found == ["tui.core.run.runner"]
+    runner, redact = _package(found[0]), _package("tui.core.redact")
+    assert runner == "run" and redact == ""
+    assert ORDER.index(STAGE_OF[runner]) > ORDER.index(STAGE_OF[redact])

@@ -18,14 +18,14 @@ import pytest
 import yaml
 
 from tui.cli import main
-from tui.core.deep import CUINIT_SENTINEL, cuinit_runs, deep_script, parse_deep
-from tui.core.diagnosis import Diagnosis, diagnose, with_findings
-from tui.core.explain import explain
 from tui.core.findings.cuda_init_fails import CUINIT_ERRORS, ID, cuinit_findings
 from tui.core.findings.registry import FINDING_IDS
 from tui.core.hosts import Host
-from tui.core.judged import Judged
-from tui.core.runner import ProbeResult
+from tui.core.judge.diagnosis import Diagnosis, diagnose, with_findings
+from tui.core.judge.explain import explain
+from tui.core.judge.judged import Judged
+from tui.core.run.deep import CUINIT_SENTINEL, cuinit_runs, deep_script, parse_deep
+from tui.core.run.runner import ProbeResult
 from tui.demo import fakehost
 from tui.demo.neighbours import stub_on_library_path
 
@@ -159,7 +159,7 @@ def test_diagnose_deep_on_a_fake_unit(tmp_path: Path, capsys: pytest.CaptureFixt
 
 def test_runs_once_per_interpreter_and_environment(tmp_path: Path) -> None:
     from probes import probe_env, probe_script
-    from tui.core.factbuild import facts_from_output
+    from tui.core.facts.build import facts_from_output
 
     fake = fakehost.build_fake_host(tmp_path / "h", stub_on_library_path("/opt/driver"))
     env = {**fake.env, **probe_env(fake.pythons, root=str(fake.root), tree_exec=True)}

@@ -14,12 +14,12 @@ import pytest
 from probes import probe_env, probe_script
 from tui.cli import main
 from tui.core import exitcodes
-from tui.core.diagnosis import diagnose
-from tui.core.explain import explain
-from tui.core.factbuild import facts_from_output
+from tui.core.facts.build import facts_from_output
 from tui.core.hosts import Host
-from tui.core.judged import Judged
-from tui.core.runner import ProbeResult
+from tui.core.judge.diagnosis import diagnose
+from tui.core.judge.explain import explain
+from tui.core.judge.judged import Judged
+from tui.core.run.runner import ProbeResult
 from tui.demo import fakehost
 from tui.demo.neighbours import container_lost_gpus, stub_on_library_path, visible_devices_server
 

@@ -1,4 +1,4 @@
-"""One list of the CUDA libraries the probe looks for: ``tui.core.torch_libs.CUDA_LIBS``. The
+"""One list of the CUDA libraries the probe looks for: ``tui.core.tables.torch_libs.CUDA_LIBS``. The
 probe cannot import it (POSIX sh, and ``pyfacts.py`` runs on the host alone), so each place that
 spells the names there is checked against it: ``pyfacts.py``'s wheel prefixes, ``probe.sh``'s
 LD_LIBRARY_PATH globs, its ld.so cache patterns and its ``/proc/PID/maps`` expression."""
@@ -10,7 +10,7 @@ import re
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from tui.core.torch_libs import CUDA_LIBS
+from tui.core.tables.torch_libs import CUDA_LIBS
 
 PROBES = Path(__file__).resolve().parents[1] / "probes"
 PROBE_SH = (PROBES / "probe.sh").read_text(encoding="utf-8")

@@ -14,10 +14,10 @@ import yaml
 
 from probes import probe_env, probe_script
 from tui.cli import main
-from tui.core.diagnosis import diagnose
-from tui.core.factbuild import facts_from_output
 from tui.core.facts import Facts
-from tui.core.subject import judging_context
+from tui.core.facts.build import facts_from_output
+from tui.core.judge.diagnosis import diagnose
+from tui.core.rules.subject import judging_context
 from tui.demo import fakehost
 
 C128 = "/usr/local/cuda-12.8"

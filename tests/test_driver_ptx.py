@@ -15,8 +15,8 @@ from factsmaker import make_facts
 
 from tui.cli import main
 from tui.core import exitcodes
-from tui.core.diagnosis import diagnose
-from tui.core.rules import evaluate
+from tui.core.judge.diagnosis import diagnose
+from tui.core.rules.evaluate import evaluate
 from tui.demo import fakehost
 
 ID = "driver-too-old-for-torch"

@@ -23,8 +23,8 @@ import pytest
 import yaml
 
 from tui.cli import build_parser
-from tui.core.checks import NPD_MAX_BYTES
-from tui.core.prometheus import FAMILIES, PREFIX
+from tui.core.records.checks import NPD_MAX_BYTES
+from tui.core.records.prometheus import FAMILIES, PREFIX
 from tui.core.systemd_syntax import split_exec_start
 
 REPO = Path(__file__).resolve().parents[1]

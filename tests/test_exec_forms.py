@@ -22,10 +22,10 @@ from exec_engines import (
 )
 from sshd import gone, unique_sleep
 
-from tui.core.exec_transport import MAX_ARG_BYTES, exec_argv
 from tui.core.hosts import SCRIPT_WORD, Host
-from tui.core.inventory import exec_template
-from tui.core.runner import Session
+from tui.core.reach.exec_transport import MAX_ARG_BYTES, exec_argv
+from tui.core.reach.inventory import exec_template
+from tui.core.run.runner import Session
 from tui.core.ssh_argv import remote_command_start
 from tui.demo.fakehost import build_fake_host, reference_ct200
 

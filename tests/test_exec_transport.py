@@ -23,10 +23,10 @@ from exec_engines import (
 from sshd import gone, unique_sleep
 
 from tui.cli import main
-from tui.core.exec_transport import MAX_ARG_BYTES
 from tui.core.hosts import SCRIPT_WORD, Host
-from tui.core.runner import Session
-from tui.core.transcript import Transcript, read_events
+from tui.core.reach.exec_transport import MAX_ARG_BYTES
+from tui.core.records.transcript import Transcript, read_events
+from tui.core.run.runner import Session
 from tui.demo.fakehost import build_fake_host, reference_ct200
 
 

@@ -18,13 +18,13 @@ from conftest import SSHEnv
 
 from tui.cli import main as cli_main
 from tui.core import exitcodes
-from tui.core.explain import NEEDS, explain
 from tui.core.findings.registry import FINDING_IDS
 from tui.core.hosts import Host
-from tui.core.runner import Session
-from tui.core.service import probe_and_judge_many
-from tui.core.symptom_source import read_log
-from tui.core.symptoms import catalogue, match_text
+from tui.core.judge.explain import NEEDS, explain
+from tui.core.rules.symptoms import catalogue, match_text
+from tui.core.run.runner import Session
+from tui.core.run.service import probe_and_judge_many
+from tui.core.run.symptom_source import read_log
 from tui.demo.fleet import demo_fleet
 
 # (text as the thread reported it, signature, the cause its maintainers found), each from

@@ -18,14 +18,14 @@ from prometheus_client.parser import text_string_to_metric_families
 from tui.cli import main
 from tui.commands.verdict_probe import verdicts_of
 from tui.core import exitcodes
-from tui.core.checks import NPD_MAX_BYTES, nagios, npd
 from tui.core.hosts import Host
-from tui.core.ingest import Capture, result_of
-from tui.core.prometheus import exposition
+from tui.core.records.checks import NPD_MAX_BYTES, nagios, npd
+from tui.core.records.prometheus import exposition
+from tui.core.records.verdicts import STACK_KEYS, HostVerdict, host_verdict
 from tui.core.redact import redact
-from tui.core.runner import ProbeResult
-from tui.core.service import judge_facts
-from tui.core.verdicts import STACK_KEYS, HostVerdict, host_verdict
+from tui.core.run.ingest import Capture, result_of
+from tui.core.run.runner import ProbeResult
+from tui.core.run.service import judge_facts
 from tui.demo.fleet import DEMO_HOSTS, demo_fleet
 
 SERIES = (

@@ -22,13 +22,13 @@ from wheel_ranges import CACHE_ROOT, wheel_members
 
 from tui.cli import main
 from tui.core import exitcodes
-from tui.core.diagnosis import diagnose
-from tui.core.extensions import declared
 from tui.core.facts import ExtensionBuild, Facts
+from tui.core.facts.extensions import declared
 from tui.core.fixes import build_plan
 from tui.core.fixes.pipplan import LEFTOVERS, SNAPSHOT, WAIT
 from tui.core.hosts import Host
-from tui.core.rules import evaluate
+from tui.core.judge.diagnosis import diagnose
+from tui.core.rules.evaluate import evaluate
 from tui.demo.fakehost import VenvSpec, build_fake_host, healthy_h100
 from tui.demo.neighbours import extension_for_other_torch
 
@@ -139,7 +139,7 @@ def test_whatif_torch_follows_a_serving_engine() -> None:
     d = diagnose(facts_with("2.9.1+cu128", vllm))
     params = [dict(x.params) for x in d.findings[0].fixes]
     assert params == [{"package": "vllm"}]  # least invasive of the two that resolve it
-    from tui.core.whatif import apply_fix
+    from tui.core.judge.whatif import apply_fix
 
     after = apply_fix(
         facts_with("2.9.1+cu128", vllm),

@@ -19,16 +19,16 @@ import yaml
 from probes import probe_env, probe_script
 from tui.cli import main
 from tui.core import exitcodes
-from tui.core.diagnosis import diagnose
-from tui.core.explain import explain
-from tui.core.fabric import parse_fabric
-from tui.core.factbuild import facts_from_output
 from tui.core.facts import GpuFabric
+from tui.core.facts.build import facts_from_output
+from tui.core.facts.fabric import parse_fabric
 from tui.core.findings.fabric_manager_not_running import upstream_version
 from tui.core.hosts import Host
-from tui.core.judged import Judged
-from tui.core.report import host_json
-from tui.core.runner import ProbeResult
+from tui.core.judge.diagnosis import diagnose
+from tui.core.judge.explain import explain
+from tui.core.judge.judged import Judged
+from tui.core.records.report import host_json
+from tui.core.run.runner import ProbeResult
 from tui.demo import fakehost
 from tui.demo.neighbours import fabric_manager_stopped
 

@@ -18,10 +18,10 @@ import asyncssh
 import pytest
 from sshd import gone, processes_with, unique_sleep
 
-from tui.core import transport
 from tui.core.hosts import Host
-from tui.core.runner import Session
-from tui.core.transcript import Transcript, read_events
+from tui.core.reach import transport
+from tui.core.records.transcript import Transcript, read_events
+from tui.core.run.runner import Session
 from tui.demo.unreachable import NeverAnswers
 
 

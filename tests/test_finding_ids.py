@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from probes import probe_env, probe_script
-from tui.core.diagnosis import DISAGREES, diagnose
-from tui.core.factbuild import facts_from_output
+from tui.core.facts.build import facts_from_output
 from tui.core.findings.registry import FINDING_IDS
+from tui.core.judge.diagnosis import DISAGREES, diagnose
 from tui.demo import fakehost
 
 REPO = Path(__file__).resolve().parents[1]

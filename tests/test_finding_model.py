@@ -1,6 +1,7 @@
-"""One model renders a finding for the CLI, the report and the TUI (``tui.core.finding_model``):
-made from a ``Finding`` or from its contract JSON it is the same, and the three texts carry the
-same title, evidence and fixes in the same order, redacted, on the real ct200 diagnosis."""
+"""One model renders a finding for the CLI, the report and the TUI
+(``tui.core.records.finding_model``): made from a ``Finding`` or from its contract JSON it is the
+same, and the three texts carry the same title, evidence and fixes in the same order, redacted, on
+the real ct200 diagnosis."""
 
 from __future__ import annotations
 
@@ -11,12 +12,12 @@ from pathlib import Path
 from rich.console import Console
 
 from tui.commands.diagnose import print_host
-from tui.core.diagnosis import diagnose
-from tui.core.finding_model import FindingModel
 from tui.core.hosts import Host
-from tui.core.issue_report import finding_markdown
-from tui.core.report import host_json
-from tui.core.runner import ProbeResult, Session
+from tui.core.judge.diagnosis import diagnose
+from tui.core.records.finding_model import FindingModel
+from tui.core.records.issue_report import finding_markdown
+from tui.core.records.report import host_json
+from tui.core.run.runner import ProbeResult, Session
 from tui.demo.fakehost import build_fake_host, reference_ct200
 from tui.ui.widgets.finding_view import finding_content
 

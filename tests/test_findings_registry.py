@@ -21,12 +21,12 @@ from factsmaker import make_facts
 
 from tui.cli import main
 from tui.core import exitcodes
-from tui.core.diagnosis import diagnose
 from tui.core.facts import Facts
 from tui.core.findings.markdown import README_END, README_START, findings_markdown, readme_table
 from tui.core.findings.record import BOXES, VALUE_KEYS
 from tui.core.findings.registry import BY_ID, FINDING_IDS, FINDINGS
 from tui.core.fixes.registry import FIX_IDS
+from tui.core.judge.diagnosis import diagnose
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "tui" / "core" / "findings"

@@ -15,7 +15,7 @@ from step_shims import tree_standins
 
 from tui.cli import main
 from tui.core import exitcodes
-from tui.core import inventory as inventory_module
+from tui.core.reach import inventory as inventory_module
 from tui.demo.fakehost import SYSTEMCTL_LOG, build_fake_host, healthy_h100, reference_ct200
 
 PLAIN_LOAD = inventory_module.load_inventory  # an inventory as it is: no stand-ins

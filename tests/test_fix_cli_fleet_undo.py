@@ -18,7 +18,7 @@ from tui.cli import main
 from tui.core import exitcodes
 from tui.core.fixes.undo import list_records, records_dir
 from tui.core.locations import sessions_dir
-from tui.core.transcript import read_events
+from tui.core.records.transcript import read_events
 from tui.demo.fakehost import SYSTEMCTL_LOG, build_fake_host, healthy_h100, reference_ct200
 
 DROPIN = "etc/systemd/system/sglang.service.d/50-detective-tui-cuda.conf"

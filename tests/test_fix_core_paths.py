@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from tui.core.diagnosis import Diagnosis, diagnose
 from tui.core.facts import Facts
-from tui.core.fixes import fleet
-from tui.core.fixes.executor import FixOutcome
-from tui.core.fixes.fleet import plan_fleet
-from tui.core.fixes.outcome_words import status_line, undo_restored, verdict_lines
 from tui.core.fixes.plan import FixPlan
 from tui.core.fixes.restart import restart_after
 from tui.core.hosts import Host
-from tui.core.runner import Session
+from tui.core.judge.diagnosis import Diagnosis, diagnose
+from tui.core.run import fleet
+from tui.core.run.fix_executor import FixOutcome
+from tui.core.run.fleet import plan_fleet
+from tui.core.run.outcome_words import status_line, undo_restored, verdict_lines
+from tui.core.run.runner import Session
 from tui.demo.fleet import demo_fleet
 
 FIX = "use-installed-toolkit"

@@ -19,7 +19,7 @@ from tui.core.facts import Facts
 from tui.core.fixes import build_plan
 from tui.core.fixes.plan import parse_flags
 from tui.core.hosts import Host
-from tui.core.runner import Session
+from tui.core.run.runner import Session
 from tui.demo import fakehost, neighbours
 
 PIP = "install-cuda-toolkit-pip"

@@ -15,19 +15,19 @@ from pathlib import Path
 import pytest
 from conftest import SSHEnv
 
-from tui.core.diagnosis import diagnose
 from tui.core.facts import Facts
 from tui.core.fixes import build_plan
-from tui.core.fixes.executor import apply_plan, outcome_summary
-from tui.core.fixes.outcome_words import status_line
 from tui.core.fixes.plan import FixPlan, Step
-from tui.core.fixes.render import outcome_text
 from tui.core.fixes.restart import restart_plan
 from tui.core.fixes.steplock import with_step_lock
 from tui.core.fixes.undo import list_records, load_record, mark_undone, undo_plan
 from tui.core.hosts import Host
-from tui.core.runner import Session
-from tui.core.transcript import Transcript, read_events
+from tui.core.judge.diagnosis import diagnose
+from tui.core.records.transcript import Transcript, read_events
+from tui.core.run.fix_executor import apply_plan, outcome_summary
+from tui.core.run.fix_render import outcome_text
+from tui.core.run.outcome_words import status_line
+from tui.core.run.runner import Session
 from tui.demo.fakehost import SYSTEMCTL_LOG, build_fake_host, fixture_text, reference_ct200
 
 pytestmark = pytest.mark.sshd

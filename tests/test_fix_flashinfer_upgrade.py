@@ -9,9 +9,9 @@ import dataclasses
 import pytest
 from factsmaker import make_facts
 
-from tui.core.diagnosis import diagnose
 from tui.core.fixes import FixError, build_plan
 from tui.core.hosts import Host
+from tui.core.judge.diagnosis import diagnose
 
 FIX = "upgrade-flashinfer"
 ARCH = "flashinfer-arch-rejected"

@@ -29,7 +29,7 @@ from tui.cli import main
 from tui.core import exitcodes
 from tui.core.fixes.undo import list_records, records_dir
 from tui.core.locations import sessions_dir
-from tui.core.transcript import read_events
+from tui.core.records.transcript import read_events
 from tui.demo.fakehost import ProcessSpec, build_fake_host, reference_ct200
 
 pytestmark = pytest.mark.sshd

@@ -29,7 +29,7 @@ import yaml
 from tui.cli import main
 from tui.core import exitcodes
 from tui.core.fixes.pipplan import WAIT
-from tui.core.torch_index import INDEX_ENV
+from tui.core.tables.torch_index import INDEX_ENV
 from tui.demo import fakehost
 from tui.demo.neighbours import cpu_torch_on_gpus, extension_for_other_torch
 

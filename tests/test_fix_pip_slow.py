@@ -16,11 +16,11 @@ import pytest
 
 from tui.core.facts import DriverInfo, Gpu
 from tui.core.fixes import build_plan
-from tui.core.fixes.envread import judged_facts, read_envs
-from tui.core.fixes.executor import apply_plan
-from tui.core.flashinfer_replay import replay
 from tui.core.hosts import Host
-from tui.core.runner import Session
+from tui.core.rules.flashinfer_replay import replay
+from tui.core.run.fix_envread import judged_facts, read_envs
+from tui.core.run.fix_executor import apply_plan
+from tui.core.run.runner import Session
 
 pytestmark = pytest.mark.slow
 

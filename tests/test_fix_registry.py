@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 from factsmaker import make_facts
 
-from tui.core import fixes, whatif
+from tui.core import fixes
 from tui.core.findings.registry import FINDINGS
 from tui.core.fixes import FixError, build_plan
 from tui.core.fixes.registry import BY_ID, FIX_IDS, FIXES
 from tui.core.hosts import Host
+from tui.core.judge import whatif
 
 REPO = Path(__file__).resolve().parents[1]
 PY = "/venv/bin/python3"  # the interpreter make_facts builds
@@ -35,7 +36,11 @@ def test_the_old_tables_and_if_chains_are_gone() -> None:
         (whatif, ("FIX_ORDER", "NEEDS_ROOT", "CACHE_FOLLOW_UP", "_title")),
     ):
         assert not [n for n in names if hasattr(module, n)], module.__name__
-    for path in ("tui/core/whatif.py", "tui/core/fixes/__init__.py", "tui/core/diagnosis.py"):
+    for path in (
+        "tui/core/judge/whatif.py",
+        "tui/core/fixes/__init__.py",
+        "tui/core/judge/diagnosis.py",
+    ):
         tree = ast.parse((REPO / path).read_text(encoding="utf-8"))
         spelled = {
             n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and n.value in BY_ID

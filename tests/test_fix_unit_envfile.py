@@ -25,18 +25,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_fix_plans import CT200, CT200_TOOLS, GOLDEN, STAMP, ct200_facts, shown
 
-from tui.core.diagnosis import diagnose
 from tui.core.facts import EnvContext, Facts
+from tui.core.facts.parsers import environment_file_paths, environment_files
 from tui.core.fixes import build_plan
 from tui.core.fixes.envset import env_file_text
-from tui.core.fixes.executor import apply_plan, outcome_summary
-from tui.core.fixes.render import outcome_text, preview_text
 from tui.core.fixes.restart import restart_plan
 from tui.core.fixes.undo import list_records, mark_undone, undo_plan
 from tui.core.fixes.unitenv import parse_environment_file, unit_files_script, unit_start
 from tui.core.hosts import Host
-from tui.core.parsers import environment_file_paths, environment_files
-from tui.core.runner import Session
+from tui.core.judge.diagnosis import diagnose
+from tui.core.run.fix_executor import apply_plan, outcome_summary
+from tui.core.run.fix_render import outcome_text, preview_text
+from tui.core.run.runner import Session
 from tui.demo.fakehost import SYSTEMCTL_LOG, build_fake_host, fake_systemctl, reference_ct200
 
 UNIT = "sglang.service"

@@ -15,8 +15,8 @@ from factsmaker import make_facts
 
 from tui.cli import main
 from tui.core import exitcodes
-from tui.core.diagnosis import diagnose
-from tui.core.flashinfer_pre02 import prebuilt_for
+from tui.core.judge.diagnosis import diagnose
+from tui.core.tables.flashinfer_pre02 import prebuilt_for
 from tui.demo import fakehost
 
 ID = "flashinfer-arch-rejected"

@@ -14,10 +14,10 @@ import pytest
 from conftest import SSHEnv
 
 from tui.core.fixes import build_plan
-from tui.core.fixes.fleet import FleetItem, apply_fleet
 from tui.core.fixes.plan import Step
 from tui.core.hosts import Host
-from tui.core.runner import Session
+from tui.core.run.fleet import FleetItem, apply_fleet
+from tui.core.run.runner import Session
 from tui.demo.fakehost import build_fake_host, reference_ct200
 
 pytestmark = [pytest.mark.sshd, pytest.mark.slow]

@@ -14,12 +14,12 @@ from rich.console import Console
 
 from tui.commands.diagnose import print_host
 from tui.commands.probe import summary_table
-from tui.core.diagnosis import diagnose
 from tui.core.facts import Facts
-from tui.core.gpu_scope import container_scope, scope_note
+from tui.core.facts.gpu_scope import container_scope, scope_note
 from tui.core.hosts import Host
-from tui.core.report import host_json, markdown_report
-from tui.core.runner import ProbeResult, Session
+from tui.core.judge.diagnosis import diagnose
+from tui.core.records.report import host_json, markdown_report
+from tui.core.run.runner import ProbeResult, Session
 from tui.demo.fakehost import FakeHostSpec, build_fake_host, healthy_h100
 from tui.demo.neighbours import container_without_gpus
 

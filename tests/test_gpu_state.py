@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from tui.core.gpu_state import GpuLoad, GpuProcess, parse_gpu_load, parse_gpu_processes
-from tui.core.runner import Session
+from tui.core.facts.gpu_state import GpuLoad, GpuProcess, parse_gpu_load, parse_gpu_processes
+from tui.core.run.runner import Session
 from tui.demo.fakehost import SYNTHETIC_TEMPERATURE_C, fixture_text
 from tui.demo.fleet import demo_fleet
 

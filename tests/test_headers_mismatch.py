@@ -18,16 +18,16 @@ from factsmaker import make_facts
 from probes import probe_env, probe_script
 from tui.cli import main
 from tui.core import exitcodes
-from tui.core.diagnosis import diagnose
-from tui.core.factbuild import facts_from_output
 from tui.core.facts import Facts, Toolkit
+from tui.core.facts.build import facts_from_output
+from tui.core.facts.parsers import parse_cudart_define
 from tui.core.fixes import FixError, build_plan
 from tui.core.fixes.pipplan import SNAPSHOT, WAIT
 from tui.core.fixes.wheels import _check
 from tui.core.hosts import Host
-from tui.core.parsers import parse_cudart_define
-from tui.core.rules import evaluate
-from tui.core.whatif import apply_fix
+from tui.core.judge.diagnosis import diagnose
+from tui.core.judge.whatif import apply_fix
+from tui.core.rules.evaluate import evaluate
 from tui.demo import fakehost
 
 ID = "toolkit-headers-mismatch"

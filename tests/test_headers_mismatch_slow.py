@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tui.core.facts.parsers import parse_cudart_define
 from tui.core.findings.toolkit_headers_mismatch import CCCL_ERROR
-from tui.core.parsers import parse_cudart_define
 from tui.demo import fakehost
 
 pytestmark = pytest.mark.slow

@@ -13,11 +13,11 @@ import pytest
 
 from tui.cli import main
 from tui.core import exitcodes
-from tui.core.drift import drift_json
-from tui.core.history import Snapshot
-from tui.core.history_view import SINCE_OK, WhenError, parse_when
-from tui.core.host_changes import apt_events, dpkg_events, rpm_events
-from tui.core.host_stack import STACK_KEYS
+from tui.core.facts.host_changes import apt_events, dpkg_events, rpm_events
+from tui.core.judge.host_stack import STACK_KEYS
+from tui.core.records.drift import drift_json
+from tui.core.records.history import Snapshot
+from tui.core.records.history_view import SINCE_OK, WhenError, parse_when
 from tui.demo.history import BEFORE_AT
 
 

@@ -1,5 +1,5 @@
-"""The history store (``tui.core.history``): every probe of the one core path keeps a redacted
-snapshot; ``kill -9`` in the middle of writing and a full disk lose no earlier snapshot."""
+"""The history store (``tui.core.records.history``): every probe of the one core path keeps a
+redacted snapshot; ``kill -9`` in the middle of writing and a full disk lose no earlier snapshot."""
 
 from __future__ import annotations
 
@@ -18,11 +18,12 @@ from pathlib import Path
 import pytest
 
 from tui.cli import main
-from tui.core import exitcodes, history
-from tui.core.history import HistoryError, HistoryStore, store_path
-from tui.core.judged import Judged
-from tui.core.runner import ProbeResult, Session
-from tui.core.service import judge_facts, kept
+from tui.core import exitcodes
+from tui.core.judge.judged import Judged
+from tui.core.records import history
+from tui.core.records.history import HistoryError, HistoryStore, store_path
+from tui.core.run.runner import ProbeResult, Session
+from tui.core.run.service import judge_facts, kept
 from tui.demo.fleet import demo_fleet
 
 REPO = Path(__file__).resolve().parents[1]
@@ -129,7 +130,7 @@ def test_a_newer_schema_is_refused_by_name(tmp_path: Path) -> None:
 
 WRITER = """
 import sys
-from tui.core.history import HistoryStore
+from tui.core.records.history import HistoryStore
 store = HistoryStore.open(__import__("pathlib").Path(sys.argv[1]))
 facts = {"blob": "x" * 200000}  # big enough that a kill lands inside a write
 i = 0

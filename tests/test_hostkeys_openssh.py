@@ -15,9 +15,9 @@ from conftest import CertSSHD, SSHEnv, home_with_bashrc, make_ssh_env
 from sshd import SSH_KEYGEN, SSHD, keygen, public_key, sshd_available, start_sshd
 
 from tui.cli import main
-from tui.core.hostkeys import HostKeyRevoked
 from tui.core.hosts import Host
-from tui.core.runner import Session, add_known_host, trust_host
+from tui.core.reach.hostkeys import HostKeyRevoked
+from tui.core.run.runner import Session, add_known_host, trust_host
 
 pytestmark = pytest.mark.sshd
 

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from tui.core.hostlist import HostlistError, expand, fold, is_pattern
+from tui.core.reach.hostlist import HostlistError, expand, fold, is_pattern
 
 # pattern → names (in the order written), or None when it must be refused
 CASES: dict[str, list[str] | None] = {

@@ -13,8 +13,8 @@ import pytest
 
 from tui.cli import main
 from tui.core import exitcodes
-from tui.core.importer import ssh_args_to_config
-from tui.core.inventory import load_inventory
+from tui.core.reach.inventory import load_inventory
+from tui.core.reach.inventory_import import ssh_args_to_config
 
 # what `ansible-inventory -i groups.ini --list` (ansible-core 2.19) printed for GROUPS_INI below
 GROUPS_INI = """\

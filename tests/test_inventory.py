@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tui.core import locations
-from tui.core.inventory import (
+from tui.core.reach.inventory import (
     LOCAL_HOST,
     InventoryError,
     InventoryErrors,

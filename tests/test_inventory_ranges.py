@@ -10,7 +10,7 @@ import pytest
 
 from tui.cli import main
 from tui.core.hosts import SCRIPT_WORD
-from tui.core.inventory import InventoryError, load_inventory, resolve_targets
+from tui.core.reach.inventory import InventoryError, load_inventory, resolve_targets
 
 
 def load(tmp_path: Path, text: str):

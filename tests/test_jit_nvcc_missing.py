@@ -18,11 +18,11 @@ from factsmaker import make_facts, toolkit
 
 from tui.cli import main
 from tui.core import exitcodes
-from tui.core.diagnosis import diagnose
 from tui.core.fixes import build_plan
-from tui.core.flashinfer_prebuilt import coverage, serves
 from tui.core.hosts import Host
-from tui.core.rules import evaluate
+from tui.core.judge.diagnosis import diagnose
+from tui.core.rules.evaluate import evaluate
+from tui.core.tables.flashinfer_prebuilt import coverage, serves
 from tui.demo.fakehost import build_fake_host
 from tui.demo.neighbours import jit_without_nvcc
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from probes import probe_env, probe_script
-from tui.core.factbuild import facts_from_output
 from tui.core.facts import LibFile
+from tui.core.facts.build import facts_from_output
 
 pytestmark = pytest.mark.slow
 

@@ -27,9 +27,9 @@ import pytest
 from test_library_shadowed import ID, OLD121, OLD124, _diagnose, _entry, facts, ids, probe
 
 from tui.core import exitcodes
-from tui.core.diagnosis import diagnose
 from tui.core.facts import LibFile
-from tui.core.rules import evaluate
+from tui.core.judge.diagnosis import diagnose
+from tui.core.rules.evaluate import evaluate
 from tui.demo import fakehost
 
 CU12_WHEELS = {

@@ -18,15 +18,16 @@ from plan_golden import shown as plan_shown
 
 from probes import probe_env, probe_script
 from tui.cli import main
-from tui.core import exitcodes, torch_libs
-from tui.core.diagnosis import diagnose
-from tui.core.factbuild import facts_from_output
+from tui.core import exitcodes
 from tui.core.facts import EnvContext, Facts, LibFile
+from tui.core.facts.build import facts_from_output
 from tui.core.findings.cuda_library_shadowed import lib_of
 from tui.core.fixes import FixError, build_plan
 from tui.core.hosts import Host
-from tui.core.rules import evaluate
-from tui.core.whatif import apply_fix
+from tui.core.judge.diagnosis import diagnose
+from tui.core.judge.whatif import apply_fix
+from tui.core.rules.evaluate import evaluate
+from tui.core.tables import torch_libs
 from tui.demo import fakehost
 
 ID = "cuda-library-shadowed"

@@ -19,8 +19,8 @@ from step_shims import tree_standins
 from tui.cli import main
 from tui.core import exitcodes
 from tui.core.facts import MigDevice
-from tui.core.mig import parse_mig_devices, parse_mig_modes
-from tui.core.rules import evaluate
+from tui.core.facts.mig import parse_mig_devices, parse_mig_modes
+from tui.core.rules.evaluate import evaluate
 from tui.demo.fakehost import build_fake_host, mig_uuid
 from tui.demo.neighbours import mig_without_selection
 

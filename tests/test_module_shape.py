@@ -107,7 +107,7 @@ def test_the_graph_is_read() -> None:
     assert "tui.ui.ingested" in graph["tui.ui.launch"]
     assert "tui.ui.app" in graph["tui.ui.ingested"]
     # a TYPE_CHECKING import is not
-    assert "tui.core.fixes.executor" not in graph["tui.ui.control.fixing"]
+    assert "tui.core.run.fix_executor" not in graph["tui.ui.control.fixing"]
 
 
 def test_cycles_are_found() -> None:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from factsmaker import make_facts
 
-from tui.core import ptxas_targets
-from tui.core.rules import evaluate
+from tui.core.rules.evaluate import evaluate
+from tui.core.tables import ptxas_targets
 
 ID = "nvcc-too-old-for-gpu"
 

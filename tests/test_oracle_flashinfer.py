@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from shared_fixtures import shared_fixture
 
-from tui.core.flashinfer_replay import Nvcc, ReplayInput, run
+from tui.core.rules.flashinfer_replay import Nvcc, ReplayInput, run
 
 pytestmark = pytest.mark.slow
 

@@ -4,10 +4,10 @@ unsaid — for any script and for a fix's step."""
 
 from __future__ import annotations
 
-from tui.core.fixes.executor import STEP_OUTPUT_CHARS, run_steps
 from tui.core.fixes.plan import FixPlan, Step
 from tui.core.hosts import Host
-from tui.core.runner import Session
+from tui.core.run.fix_executor import STEP_OUTPUT_CHARS, run_steps
+from tui.core.run.runner import Session
 
 LINE = "abcdefghi"  # 10 characters with its newline
 LINES = 200_000  # 2,000,000 characters

@@ -1,4 +1,5 @@
-"""Every nvcc/, nvidia-smi/, proc/ fixture and every torch version.py through tui.core.parsers."""
+"""Every nvcc/, nvidia-smi/, proc/ fixture and every torch version.py through
+tui.core.facts.parsers."""
 
 from __future__ import annotations
 
@@ -10,10 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from shared_fixtures import SHARED_FIXTURES, needs_shared
 
-from tui.core import parsers
-from tui.core.factbuild import ARITY, FactBuilder
-from tui.core.facts import Facts
-from tui.core.gpu_table import cc_for_name
+from tui.core.facts import Facts, parsers
+from tui.core.facts.build import ARITY, FactBuilder
+from tui.core.tables.gpu_table import cc_for_name
 
 PACKAGED = Path(__file__).resolve().parents[1] / "tui" / "demo" / "fixtures"
 

@@ -18,7 +18,7 @@ from tui.core.fixes import FixError, build_plan
 from tui.core.fixes.pipplan import FREEZE_NAMES, FREEZE_PINS, LEFTOVERS, SNAPSHOT, STATE_DIR
 from tui.core.fixes.undo import new_record, undo_plan, undo_steps_of
 from tui.core.hosts import Host
-from tui.core.torch_index import INDEX_ENV, TORCH_INDEX, IndexSettingError, index_url
+from tui.core.tables.torch_index import INDEX_ENV, TORCH_INDEX, IndexSettingError, index_url
 
 # `pip freeze --all` as pip 23–25 print it: pins, a wheel installed from a file, an
 # editable install, the comment pip adds before it

@@ -16,17 +16,17 @@ from plan_golden import shown as plan_shown
 from test_fix_plans import CT200, GOLDEN, STAMP, ct200_facts
 
 from probes import probe_env, probe_script
-from tui.core.factbuild import FactBuilder, facts_from_output
 from tui.core.facts import EnvContext, Facts
+from tui.core.facts.build import FactBuilder, facts_from_output
+from tui.core.facts.probe_records import unescape_arg, unescape_field
 from tui.core.fixes import FixError, build_plan
-from tui.core.fixes.executor import apply_plan
-from tui.core.fixes.render import outcome_text
 from tui.core.fixes.restart import restart_plan
 from tui.core.fixes.unitenv import parse_exec_argv
 from tui.core.hosts import Host
-from tui.core.probe_records import unescape_arg, unescape_field
 from tui.core.redact import is_secret_name
-from tui.core.runner import Session
+from tui.core.run.fix_executor import apply_plan
+from tui.core.run.fix_render import outcome_text
+from tui.core.run.runner import Session
 from tui.core.systemd_syntax import exec_start_value, quote_exec_arg, split_exec_start
 from tui.demo import fakehost
 from tui.demo.fakehost import FakeHost

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from probes import probe_env, probe_script
-from tui.core.factbuild import facts_from_output
+from tui.core.facts.build import facts_from_output
 
 SYSTEM_PYTHON = Path("/usr/bin/python3")
 

@@ -15,8 +15,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from probes import PROBE_VERSION, probe_env, probe_script
-from tui.core.factbuild import FactBuilder, ProbeProgress, facts_from_output
 from tui.core.facts import Facts
+from tui.core.facts.build import FactBuilder, ProbeProgress, facts_from_output
 from tui.demo import fakehost
 from tui.demo.fakehost import (
     CUDA_130,

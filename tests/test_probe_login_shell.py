@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from probes import probe_env, probe_script
-from tui.core.factbuild import facts_from_output
 from tui.core.facts import Facts
+from tui.core.facts.build import facts_from_output
 from tui.demo import fakehost
 
 pytestmark = pytest.mark.skipif(not shutil.which("getent"), reason="no getent on this machine")

@@ -16,11 +16,11 @@ from conftest import _start, home_with_bashrc, make_ssh_env
 from sshd import SSHD, gone, processes_with, unique_sleep
 
 from probes import probe_env, probe_script
-from tui.core.factbuild import facts_from_output
 from tui.core.facts import Facts
+from tui.core.facts.build import facts_from_output
 from tui.core.hosts import Host
-from tui.core.runner import Session
-from tui.core.transport import TMPDIR_MARK
+from tui.core.reach.transport import TMPDIR_MARK
+from tui.core.run.runner import Session
 
 SSH = shutil.which("ssh")
 pytestmark = pytest.mark.skipif(SSH is None, reason="OpenSSH's ssh client is not installed")

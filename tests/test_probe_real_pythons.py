@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 
 from probes import probe_env, probe_script
-from tui.core.factbuild import facts_from_output
 from tui.core.facts import Facts, PythonEnv
+from tui.core.facts.build import facts_from_output
 
 PYENV = Path(os.environ.get("PYENV_ROOT", str(Path.home() / ".pyenv"))) / "versions"
 MINORS = ("3.6", "3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13")

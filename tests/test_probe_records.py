@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 from sshd import SSHD
 
 from probes import SENTINEL, probe_env, probe_script
-from tui.core.factbuild import FactBuilder, facts_from_output
+from tui.core.facts.build import FactBuilder, facts_from_output
+from tui.core.facts.probe_records import unescape_field
 from tui.core.hosts import Host
-from tui.core.probe_records import unescape_field
-from tui.core.runner import Session
+from tui.core.run.runner import Session
 from tui.demo.fakehost import build_fake_host, reference_ct200
 
 # a process that does not exist, with its own unit, argv and CUDA_HOME (the payload)

@@ -14,7 +14,7 @@ import pytest
 from conftest import SSHEnv
 
 from tui.cli import main
-from tui.core.factbuild import facts_from_output
+from tui.core.facts.build import facts_from_output
 from tui.demo.fakehost import FakeHost, build_fake_host, reference_ct200
 
 

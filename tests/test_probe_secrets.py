@@ -21,9 +21,9 @@ from secret_corpus import corpus_host, leaks
 from probes import probe_env, probe_script
 from tui.cli import main
 from tui.core.hosts import SCRIPT_WORD, Host
+from tui.core.reach.transport import script_with_env
 from tui.core.redact import TEXT_RULES, redact_text
-from tui.core.runner import Session
-from tui.core.transport import script_with_env
+from tui.core.run.runner import Session
 from tui.demo.fakehost import build_fake_host, reference_ct200
 
 TOKEN = "hf_sampledFromTheProcessTable0123456789"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from probes import probe_env, probe_script
-from tui.core.factbuild import facts_from_output
+from tui.core.facts.build import facts_from_output
 from tui.demo import fakehost
 from tui.demo.fakehost import FakeHost
 

@@ -15,7 +15,7 @@ from conftest import home_with_bashrc, make_ssh_env
 from sshd import SSHD, sshd_available, start_sshd
 
 from tui.core.hosts import Host
-from tui.core.runner import ProbeResult, Session
+from tui.core.run.runner import ProbeResult, Session
 from tui.demo import fakehost
 
 UNSHARE = shutil.which("unshare")

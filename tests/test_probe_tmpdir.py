@@ -19,7 +19,7 @@ from secret_corpus import PROCESS_ENV, PROFILE, leaks
 from sshd import SSHD
 
 from tui.core.hosts import Host
-from tui.core.runner import ProbeResult, Session
+from tui.core.run.runner import ProbeResult, Session
 
 SLOW_S = 4
 

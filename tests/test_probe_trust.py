@@ -18,10 +18,10 @@ import pytest
 from conftest import SSHEnv
 
 from probes import probe_env, probe_script
-from tui.core.completeness import unseen
-from tui.core.factbuild import facts_from_output
+from tui.core.facts.build import facts_from_output
 from tui.core.hosts import Host
-from tui.core.runner import Session
+from tui.core.rules.completeness import unseen
+from tui.core.run.runner import Session
 from tui.demo.fakehost import build_fake_host, reference_ct200
 
 USER = 4242  # an unprivileged uid (no passwd entry needed)

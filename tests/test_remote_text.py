@@ -19,9 +19,9 @@ import yaml
 from markdown_it import MarkdownIt
 
 from tui.cli import main
-from tui.core.issue_report import issue_report
 from tui.core.locations import sessions_dir
 from tui.core.md_safe import md_code, md_fence, md_text
+from tui.core.records.issue_report import issue_report
 from tui.core.redact import redact, redact_text, visible
 from tui.demo.fakehost import build_fake_host, reference_ct200
 

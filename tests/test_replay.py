@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from shared_fixtures import SHARED_FIXTURES, shared_fixture
 
-from tui.core import ptxas_targets
 from tui.core.facts import DriverInfo, EnvContext, Facts, Gpu, PythonEnv, Toolkit
-from tui.core.flashinfer_eras import ERAS, era_for
-from tui.core.flashinfer_replay import Nvcc, ReplayInput, replay, run, visible_devices
+from tui.core.rules.flashinfer_replay import Nvcc, ReplayInput, replay, run, visible_devices
+from tui.core.tables import ptxas_targets
+from tui.core.tables.flashinfer_eras import ERAS, era_for
 
 HOME128 = "/usr/local/cuda-12.8"
 HOME130 = "/usr/local/cuda-13.0"

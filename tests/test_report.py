@@ -10,11 +10,17 @@ from datetime import datetime, timezone
 import pytest
 from factsmaker import PY, make_facts
 
-from tui.core.diagnosis import DISAGREES, deep_differences, deep_invocation, diagnose, with_deep
 from tui.core.hosts import Host
-from tui.core.issue_report import tool_version
-from tui.core.report import host_json, markdown_report
-from tui.core.runner import UNREACHABLE, ProbeResult
+from tui.core.judge.diagnosis import (
+    DISAGREES,
+    deep_differences,
+    deep_invocation,
+    diagnose,
+    with_deep,
+)
+from tui.core.records.issue_report import tool_version
+from tui.core.records.report import host_json, markdown_report
+from tui.core.run.runner import UNREACHABLE, ProbeResult
 
 HOST = Host(name="ct200", ssh="root@10.1.2.200")
 
@@ -22,7 +28,7 @@ HOST = Host(name="ct200", ssh="root@10.1.2.200")
 @pytest.fixture(scope="module")
 def demo_hosts_report(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The report of the demo's reference host, through the real probe of its fake tree."""
-    from tui.core.runner import Session
+    from tui.core.run.runner import Session
     from tui.demo.fleet import demo_fleet
 
     (ct200,) = [h for h in demo_fleet(tmp_path_factory.mktemp("demo")) if h.name == "ct200"]

@@ -10,9 +10,9 @@ import pytest
 from factsmaker import PY, SERVICE, make_facts, toolkit
 from shared_fixtures import shared_fixture
 
-from tui.core import compat
-from tui.core.rules import evaluate
-from tui.core.subject import judging_context
+from tui.core.rules.evaluate import evaluate
+from tui.core.rules.subject import judging_context
+from tui.core.tables import support_matrix
 
 C128 = ("/usr/local/cuda-12.8", "12.8")
 C129 = ("/usr/local/cuda-12.9", "12.9")
@@ -250,7 +250,7 @@ def test_pip_toolkit_counts_as_installed() -> None:
     ],
 )
 def test_driver_runs_cuda(driver, driver_cuda, cuda, ok) -> None:
-    assert compat.driver_runs_cuda(driver, driver_cuda, cuda) is ok
+    assert support_matrix.driver_runs_cuda(driver, driver_cuda, cuda) is ok
 
 
 @pytest.mark.parametrize(
@@ -268,7 +268,7 @@ def test_driver_runs_cuda(driver, driver_cuda, cuda, ok) -> None:
     ],
 )
 def test_torch_runs_on(arch_list, cc, ok) -> None:
-    assert compat.torch_runs_on(arch_list, cc) is ok
+    assert support_matrix.torch_runs_on(arch_list, cc) is ok
 
 
 def test_torch_wheel_table_matches_fixture() -> None:
@@ -280,5 +280,5 @@ def test_torch_wheel_table_matches_fixture() -> None:
         tag, version, flags = line.split("\t")
         machine = "aarch64" if tag.endswith("aarch64") else "x86_64"
         cuda = version.split("+cu")[1]
-        listed = compat.torch_arch_list(f"{cuda[:-1]}.{cuda[-1]}", machine)
+        listed = support_matrix.torch_arch_list(f"{cuda[:-1]}.{cuda[-1]}", machine)
         assert listed == tuple(flags.split()), line

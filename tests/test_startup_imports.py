@@ -73,7 +73,7 @@ def test_commands_that_need_no_ssh_never_import_asyncssh_or_textual(
 
 def test_probe_never_imports_the_rules_it_does_not_run(tmp_path: Path) -> None:
     modules = imported_modules(["probe", "local", "--json"], tmp_path)
-    rules = ("tui.core.rules", "tui.core.diagnosis", "tui.core.findings.registry")
+    rules = ("tui.core.rules.evaluate", "tui.core.judge.diagnosis", "tui.core.findings.registry")
     judging = sorted(m for m in modules if m.startswith(rules))
     assert not judging, judging
 

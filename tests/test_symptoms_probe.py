@@ -14,11 +14,11 @@ import pytest
 
 from probes import probe_env, probe_script
 from tui.cli import main
-from tui.core.diagnosis import diagnose
-from tui.core.factbuild import facts_from_output
+from tui.core.facts.build import facts_from_output
 from tui.core.hosts import Host
-from tui.core.report import host_json
-from tui.core.runner import ProbeResult
+from tui.core.judge.diagnosis import diagnose
+from tui.core.records.report import host_json
+from tui.core.run.runner import ProbeResult
 from tui.demo import fakehost
 from tui.demo.journal import journal_path
 

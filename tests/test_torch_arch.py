@@ -7,8 +7,8 @@ import pytest
 from factsmaker import make_facts
 from shared_fixtures import shared_fixture
 
-from tui.core import torch_arch
-from tui.core.rules import evaluate
+from tui.core.rules.evaluate import evaluate
+from tui.core.tables import torch_arch
 
 TSV = "torch/torch-pypi-wheels-CUDA_ARCH_FLAGS-from-libtorch_python.tsv"
 
@@ -68,7 +68,7 @@ def test_the_probe_reads_a_flag_string_merged_into_another(tmp_path) -> None:
     import subprocess
 
     from probes import probe_env, probe_script
-    from tui.core.factbuild import facts_from_output
+    from tui.core.facts.build import facts_from_output
     from tui.demo import fakehost
 
     spec = fakehost.healthy_h100()

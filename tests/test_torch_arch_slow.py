@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from probes import PYFACTS_MODULES, pyfacts_program
-from tui.core import torch_arch, torch_libs
+from tui.core.tables import torch_arch, torch_libs
 
 pytestmark = pytest.mark.slow
 

@@ -19,12 +19,12 @@ from factsmaker import make_facts
 
 from tui.cli import main
 from tui.core import exitcodes
-from tui.core.diagnosis import diagnose
 from tui.core.fixes import FixError, build_plan
 from tui.core.fixes.pipplan import SNAPSHOT, WAIT
 from tui.core.hosts import Host
-from tui.core.rules import evaluate
-from tui.core.torch_variants import cuda_variant_for, is_cpu_build
+from tui.core.judge.diagnosis import diagnose
+from tui.core.rules.evaluate import evaluate
+from tui.core.tables.torch_variants import cuda_variant_for, is_cpu_build
 from tui.demo.fakehost import build_fake_host
 from tui.demo.neighbours import cpu_torch_on_gpus
 

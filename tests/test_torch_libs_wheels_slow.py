@@ -1,11 +1,12 @@
 """The torch loader table against the real wheels: what ``_load_global_deps`` preloads.
 
-Reads, from each torch release of ``tui.core.torch_libs.VERIFIED`` on the package index (x86_64
-cp312 wheels of 0.5–0.9 GB each), only the members these tests and ``test_torch_arch_slow.py``
-read — ``torch/__init__.py``, ``torch/version.py``, ``torch/lib/libtorch_python.so`` and
-``torch/lib/libtorch_global_deps.so``, about 10 MB a wheel — with HTTP Range requests
-(``tests/wheel_ranges.py``), kept in the test cache for the next run. Compares what
-``torch/__init__.py`` preloads and the ``DT_RPATH`` of ``libtorch_global_deps.so`` with the table.
+Reads, from each torch release of ``tui.core.tables.torch_libs.VERIFIED`` on the package index
+(x86_64 cp312 wheels of 0.5–0.9 GB each), only the members these tests and
+``test_torch_arch_slow.py`` read — ``torch/__init__.py``, ``torch/version.py``,
+``torch/lib/libtorch_python.so`` and ``torch/lib/libtorch_global_deps.so``, about 10 MB a wheel —
+with HTTP Range requests (``tests/wheel_ranges.py``), kept in the test cache for the next run.
+Compares what ``torch/__init__.py`` preloads and the ``DT_RPATH`` of ``libtorch_global_deps.so``
+with the table.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 from wheel_ranges import CACHE_ROOT, wheel_members
 
-from tui.core import torch_libs
+from tui.core.tables import torch_libs
 
 pytestmark = pytest.mark.slow
 

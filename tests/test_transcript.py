@@ -15,7 +15,7 @@ import pytest
 
 from tui.cli import main
 from tui.core import locations
-from tui.core.transcript import (
+from tui.core.records.transcript import (
     Transcript,
     TranscriptError,
     export,
@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 WRITER = """
 import sys
 from pathlib import Path
-from tui.core.transcript import Transcript
+from tui.core.records.transcript import Transcript
 tr = Transcript(Path(sys.argv[1]))
 i = 0
 while True:

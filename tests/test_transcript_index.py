@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tui.core.runner import Session
-from tui.core.transcript import Transcript, TranscriptError, read_events
-from tui.core.transcript_index import TranscriptIndex, details, session_label
+from tui.core.records.transcript import Transcript, TranscriptError, read_events
+from tui.core.records.transcript_index import TranscriptIndex, details, session_label
+from tui.core.run.runner import Session
 from tui.demo.fleet import demo_fleet
 
 

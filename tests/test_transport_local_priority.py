@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from tui.core.hosts import Host
-from tui.core.local_transport import LOCAL_NICE, LocalTransport
-from tui.core.transport import command_line
+from tui.core.reach.local_transport import LOCAL_NICE, LocalTransport
+from tui.core.reach.transport import command_line
 
 AUTOGROUP = Path("/proc/self/autogroup")
 

@@ -12,12 +12,12 @@ from conftest import SSHEnv, make_ssh_env
 from sshd import SSHD, gone, keygen, processes_with, start_sshd, unique_sleep
 
 from tui.cli import main
-from tui.core.factbuild import ProbeProgress
 from tui.core.facts import Facts
-from tui.core.hostkeys import HostKeyChanged
+from tui.core.facts.build import ProbeProgress
 from tui.core.hosts import Host
-from tui.core.runner import Session, add_known_host, trust_host
-from tui.core.transcript import Transcript, list_sessions, read_events
+from tui.core.reach.hostkeys import HostKeyChanged
+from tui.core.records.transcript import Transcript, list_sessions, read_events
+from tui.core.run.runner import Session, add_known_host, trust_host
 from tui.demo.fakehost import FakeHost, build_fake_host, reference_ct200
 from tui.demo.unreachable import NeverAnswers
 
@@ -417,7 +417,7 @@ def test_unknown_vs_changed_is_decided_from_known_hosts(tmp_path: Path) -> None:
 
     import asyncssh
 
-    from tui.core.hostkeys import HostKeyInfo, HostKeyUnknown, refusal
+    from tui.core.reach.hostkeys import HostKeyInfo, HostKeyUnknown, refusal
 
     offered = asyncssh.generate_private_key("ssh-ed25519").convert_to_public()
     other = asyncssh.generate_private_key("ssh-ed25519").convert_to_public()

@@ -19,14 +19,14 @@ from test_fix_plans import shown
 from probes import probe_env, probe_script
 from tui.cli import main
 from tui.core import exitcodes
-from tui.core.diagnosis import diagnose
-from tui.core.factbuild import facts_from_output
 from tui.core.facts import Facts, PtxasBinary
+from tui.core.facts.build import facts_from_output
 from tui.core.fixes import FixError, build_plan
 from tui.core.hosts import Host
-from tui.core.rules import evaluate
-from tui.core.triton_ptxas import release_for
-from tui.core.whatif import apply_fix
+from tui.core.judge.diagnosis import diagnose
+from tui.core.judge.whatif import apply_fix
+from tui.core.rules.evaluate import evaluate
+from tui.core.tables.triton_ptxas import release_for
 from tui.demo import fakehost
 
 C128 = ("/usr/local/cuda-12.8", "12.8")

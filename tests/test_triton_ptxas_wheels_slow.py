@@ -1,6 +1,6 @@
 """The Triton table against the real wheels: bundled ptxas versions, selection code, targets.
 
-Reads, from each release of ``tui.core.triton_ptxas.VERIFIED`` on the package index (x86_64,
+Reads, from each release of ``tui.core.tables.triton_ptxas.VERIFIED`` on the package index (x86_64,
 cp312 wheels of 150–270 MB — never installed), only its bundled ptxas binaries,
 ``triton/knobs.py`` and ``triton/backends/nvidia/compiler.py`` (10–28 MB a wheel) with HTTP
 Range requests (``tests/wheel_ranges.py``) into the test cache, runs the ptxas binaries, and
@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from wheel_ranges import CACHE_ROOT, wheel_members
 
-from tui.core import triton_ptxas
-from tui.core.triton_ptxas import PTXAS_BLACKWELL, release_for
+from tui.core.tables import triton_ptxas
+from tui.core.tables.triton_ptxas import PTXAS_BLACKWELL, release_for
 
 pytestmark = pytest.mark.slow
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from tui.core.fixes.fleet import plan_undo_last
 from tui.core.fixes.undo import records_dir
 from tui.core.hosts import Host
-from tui.core.runner import Session
-from tui.core.transcript import Transcript
+from tui.core.records.transcript import Transcript
+from tui.core.run.fleet import plan_undo_last
+from tui.core.run.runner import Session
 
 
 async def test_undo_last_when_every_record_is_undone_says_so() -> None:

@@ -25,11 +25,11 @@ from torch_venv import validate_venv_python
 
 from tui.cli import main
 from tui.core.hosts import Host
-from tui.core.runner import Session
-from tui.core.transcript import Transcript, list_sessions, read_events
-from tui.core.validate import choose_python, context_env, validate_host, validation_script
-from tui.core.validate_markdown import validation_markdown
-from tui.core.validate_records import parse_record, result_from_output
+from tui.core.records.transcript import Transcript, list_sessions, read_events
+from tui.core.run.runner import Session
+from tui.core.run.validate import choose_python, context_env, validate_host, validation_script
+from tui.core.run.validate_markdown import validation_markdown
+from tui.core.run.validate_records import parse_record, result_from_output
 from tui.demo import fakehost
 
 REPO = Path(__file__).resolve().parents[1]

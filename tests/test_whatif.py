@@ -7,12 +7,12 @@ from factsmaker import PY, SERVICE, make_facts, toolkit
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tui.core.diagnosis import diagnose
 from tui.core.fixes import build_plan
-from tui.core.flashinfer_replay import replay
 from tui.core.hosts import Host
-from tui.core.rules import evaluate
-from tui.core.whatif import apply_fix
+from tui.core.judge.diagnosis import diagnose
+from tui.core.judge.whatif import apply_fix
+from tui.core.rules.evaluate import evaluate
+from tui.core.rules.flashinfer_replay import replay
 
 C128 = ("/usr/local/cuda-12.8", "12.8")
 C129 = ("/usr/local/cuda-12.9", "12.9")

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 from test_library_shadowed import _diagnose, _entry, probe
 
-from tui.core.diagnosis import diagnose
 from tui.core.findings.cuda_library_shadowed import lib_of
+from tui.core.judge.diagnosis import diagnose
 from tui.demo import fakehost
 
 ID = "wheel-file-conflict"

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from tui.core.diagnosis import diagnose
 from tui.core.facts import DriverInfo, Facts, Gpu, PythonEnv
 from tui.core.findings import FlashInferReplay
 from tui.core.hosts import Host
-from tui.core.runner import ProbeResult
+from tui.core.judge.diagnosis import diagnose
+from tui.core.run.runner import ProbeResult
 from tui.ui.cuda_boxes import cuda_boxes
 from tui.ui.fleet_state import HostState, host_row
 

@@ -14,7 +14,7 @@ import pytest
 from textual.pilot import Pilot
 
 from tui.core.hosts import Host
-from tui.core.transcript import Transcript
+from tui.core.records.transcript import Transcript
 
 FIXED_NOW = datetime(2026, 1, 2, 3, 4, 5)
 
@@ -68,7 +68,7 @@ def host_root(hosts: Sequence[Host], name: str) -> Path:
 
 def session_factory(**kwargs: Any) -> Callable[[], Any]:
     def make() -> Any:
-        from tui.core.runner import Session
+        from tui.core.run.runner import Session
 
         return Session(transcript=Transcript.open_session(), **kwargs)
 

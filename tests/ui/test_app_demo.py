@@ -8,9 +8,9 @@ from textual.widgets import DataTable, Input, Log, Static, Tree
 
 from tui.core import locations
 from tui.core.hosts import Host
-from tui.core.runner import ProbeResult, Session
-from tui.ui.commands import FleetCommands
+from tui.core.run.runner import ProbeResult, Session
 from tui.ui.messages import ProbeActivity, ProbeFinished
+from tui.ui.palette import FleetCommands
 from tui.ui.screens.help import HelpScreen
 from tui.ui.screens.host import HostScreen
 from tui.ui.screens.hosts import HostsScreen

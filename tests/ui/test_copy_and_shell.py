@@ -9,7 +9,7 @@ import pytest
 
 from tui.core import locations
 from tui.core.hosts import Host
-from tui.core.shell_command import NoShell, ShellCommand, run_session, shell_command
+from tui.core.reach.shell_command import NoShell, ShellCommand, run_session, shell_command
 from tui.demo.unreachable import NeverAnswers
 from tui.ui.screens.host import HostScreen
 from tui.ui.widgets.fleet_table import FleetTable

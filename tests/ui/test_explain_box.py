@@ -7,7 +7,7 @@ from __future__ import annotations
 from textual.widgets import Static, TextArea
 
 from tui.core.hosts import Host
-from tui.ui.commands import FleetCommands
+from tui.ui.palette import FleetCommands
 from tui.ui.screens.explain import PROMPT, ExplainScreen
 from tui.ui.screens.host import HostScreen
 from tui.ui.screens.hosts import HostsScreen

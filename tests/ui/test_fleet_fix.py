@@ -17,9 +17,9 @@ import pytest
 from textual.widgets import Collapsible, DataTable, Tree
 from textual.widgets.data_table import ColumnKey, RowKey
 
-from tui.core.fixes.fleet_group import fix_choices, plan_group
-from tui.core.fixes.render import outcome_text
 from tui.core.hosts import Host
+from tui.core.run.fix_render import outcome_text
+from tui.core.run.fleet_group import fix_choices, plan_group
 from tui.ui.grouping import FindingGroup
 from tui.ui.screens.fleet_fix import FleetFixScreen
 from tui.ui.screens.help import HelpScreen
@@ -190,7 +190,7 @@ async def test_a_host_that_cannot_be_planned_does_not_block_the_others(
 async def test_a_planning_bug_on_one_host_does_not_stop_the_others(
     fleet: tuple[Host, ...], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tui.core.fixes import fleet as fleet_fixes
+    from tui.core.run import fleet as fleet_fixes
 
     real = fleet_fixes.build_plan
 

@@ -15,7 +15,7 @@ from textual.widgets import Collapsible, DataTable, Tree
 
 from tui.core.fixes.undo import list_records, records_dir
 from tui.core.hosts import Host
-from tui.core.transcript import read_events
+from tui.core.records.transcript import read_events
 from tui.ui.grouping import FindingGroup
 from tui.ui.screens.fleet_fix import FleetFixScreen
 from tui.ui.screens.hosts import HostsScreen
@@ -68,7 +68,7 @@ def _offered(screen: FleetFixScreen, key: str) -> bool:
 
 def _palette(app) -> dict[str, Callable[[], Awaitable[object]]]:
     """The palette's commands for the screen's bindings: title → what it runs."""
-    from tui.ui.commands import FleetCommands
+    from tui.ui.palette import FleetCommands
 
     provider = FleetCommands(app.screen)
     return {title: run for title, _, run in provider._binding_commands()}

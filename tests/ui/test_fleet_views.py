@@ -6,11 +6,11 @@ from dataclasses import replace
 
 import pytest
 
-from tui.core.diagnosis import Diagnosis
 from tui.core.facts import DriverInfo, EnvContext, Facts, Gpu, PythonEnv, Toolkit
 from tui.core.findings import Finding, FlashInferReplay
 from tui.core.hosts import Host
-from tui.core.runner import ProbeResult
+from tui.core.judge.diagnosis import Diagnosis
+from tui.core.run.runner import ProbeResult
 from tui.ui.cuda_boxes import cuda_boxes
 from tui.ui.filtering import FilterError, matches, parse_filter, unknown_finding
 from tui.ui.fleet_state import FleetState, HostState, sort_key, status_text

@@ -53,7 +53,7 @@ async def test_history_tab_and_compare_two_marked_hosts(demo_hosts: tuple[Host, 
 
 
 async def test_a_history_that_cannot_be_kept_is_one_warning(demo_hosts: tuple[Host, ...]) -> None:
-    from tui.core.history import store_path
+    from tui.core.records.history import store_path
 
     store_path(demo=True).mkdir(parents=True)  # a directory where the file should be
     hosts = tuple(h for h in demo_hosts if h.name in ("ct200", "h100-node", "ct201"))

@@ -9,8 +9,8 @@ from conftest import CertSSHD, make_ssh_env
 from sshd import SSHD, keygen, public_key
 
 from tui.core.hosts import Host
-from tui.core.runner import Session
-from tui.core.transcript import Transcript, read_events
+from tui.core.records.transcript import Transcript, read_events
+from tui.core.run.runner import Session
 from tui.ui.screens.hostkey import HostKeyChangedScreen, HostKeyRevokedScreen, HostKeyScreen
 from tui.ui.screens.hosts import HostsScreen
 

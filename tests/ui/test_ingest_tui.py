@@ -13,8 +13,8 @@ from textual.widgets import Static
 from tui.cli import build_parser, main
 from tui.core import exitcodes
 from tui.core.hosts import Host
-from tui.core.ingest import CapturedSession
-from tui.core.standalone import standalone_probe
+from tui.core.reach.standalone import standalone_probe
+from tui.core.run.ingest import CapturedSession
 from tui.ui.launch import build_app
 from tui.ui.screens.host import HostScreen
 

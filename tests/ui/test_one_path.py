@@ -1,5 +1,5 @@
 """One path from probe to verdict: the TUI's probe worker and ``detective-tui diagnose`` go
-through ``tui.core.service``, so a host's transcript events are the same from either."""
+through ``tui.core.run.service``, so a host's transcript events are the same from either."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from tui.cli import main
 from tui.core import locations
 from tui.core.hosts import Host
-from tui.core.transcript import read_events
+from tui.core.records.transcript import read_events
 
 from .conftest import make_app, probe_all
 

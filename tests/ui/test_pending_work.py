@@ -9,8 +9,9 @@ from types import SimpleNamespace
 import pytest
 from textual.widgets import DataTable
 
-from tui.core import locations, pending
+from tui.core import locations
 from tui.core.hosts import Host
+from tui.core.run import pending
 from tui.ui.screens.fix_wizard import FixWizardScreen
 from tui.ui.screens.host import HostScreen
 from tui.ui.screens.hosts import HostsScreen

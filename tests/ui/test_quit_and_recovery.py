@@ -22,7 +22,7 @@ from textual.widgets.data_table import ColumnKey
 
 from tui.core.fixes.undo import list_records, records_dir
 from tui.core.hosts import Host
-from tui.core.transcript import read_events
+from tui.core.records.transcript import read_events
 from tui.ui.screens.confirm import ConfirmScreen
 from tui.ui.screens.fix_wizard import FixWizardScreen
 from tui.ui.screens.fleet_fix import FleetFixScreen

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from tui.core.flashinfer_prebuilt import replay_coverage
 from tui.core.hosts import Host
+from tui.core.tables.flashinfer_prebuilt import replay_coverage
 from tui.ui.fleet_state import flashinfer_verdict
 from tui.ui.screens.host import HostScreen
 from tui.ui.widgets.fleet_table import FleetTable

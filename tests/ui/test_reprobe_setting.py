@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from tui.core.hosts import Host
-from tui.ui.commands import FleetCommands
 from tui.ui.config import CONFIG_ENV, REPROBE_ENV, ConfigError, load_settings
 from tui.ui.launch import build_app
+from tui.ui.palette import FleetCommands
 from tui.ui.screens.reprobe import ReprobeScreen
 
 from .conftest import make_app, settle

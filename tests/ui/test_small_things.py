@@ -8,7 +8,7 @@ from textual.widgets import Tree
 
 from tui.core import locations
 from tui.core.hosts import Host
-from tui.ui.commands import FleetCommands
+from tui.ui.palette import FleetCommands
 from tui.ui.screens.fleet_fix import FleetFixScreen
 from tui.ui.screens.host import HostScreen
 from tui.ui.screens.message import MessageScreen

@@ -1,8 +1,8 @@
 """``detective-tui check [TARGET…] --format npd|nagios``: one status line and the exit code of
-that convention (``tui.core.checks``), for node-problem-detector's custom plugins, Nagios-style
-monitors and Slurm health checks. A bad inventory entry is a host that could not be checked
-(unknown, its error in the line); an inventory that cannot be read at all, or bad usage, exits
-3 with the error on stderr."""
+that convention (``tui.core.records.checks``), for node-problem-detector's custom plugins,
+Nagios-style monitors and Slurm health checks. A bad inventory entry is a host that could not be
+checked (unknown, its error in the line); an inventory that cannot be read at all, or bad usage,
+exits 3 with the error on stderr."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from tui.commands import command_help, output
 from tui.commands.host_args import add_fleet_targets
 from tui.commands.verdict_probe import probe_verdicts
 from tui.core import exitcodes
-from tui.core.checks import FORMATS, check
-from tui.core.inventory import InventoryError
+from tui.core.reach.inventory import InventoryError
+from tui.core.records.checks import FORMATS, check
 
 
 def register(sub: argparse._SubParsersAction) -> None:

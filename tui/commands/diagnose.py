@@ -22,18 +22,18 @@ from rich.markup import escape
 from tui.commands import command_help, output
 from tui.commands.host_args import add_fleet_targets, host_flags, hosts_for
 from tui.core import exitcodes
-from tui.core.completeness import partial_verdict, unseen
-from tui.core.explain import symptom_line
-from tui.core.finding_model import FindingModel
-from tui.core.gpu_scope import scope_note
+from tui.core.facts.gpu_scope import scope_note
 from tui.core.hosts import Host
-from tui.core.inventory import InventoryError
-from tui.core.judged import Judged
+from tui.core.judge.explain import symptom_line
+from tui.core.judge.judged import Judged
+from tui.core.reach.inventory import InventoryError
+from tui.core.records.finding_model import FindingModel
+from tui.core.records.report import host_json, markdown_report
+from tui.core.records.transcript import Transcript
 from tui.core.redact import redact_text
-from tui.core.report import host_json, markdown_report
-from tui.core.runner import BAD_INVENTORY, ProbeResult, Session
-from tui.core.service import probe_and_judge_many
-from tui.core.transcript import Transcript
+from tui.core.rules.completeness import partial_verdict, unseen
+from tui.core.run.runner import BAD_INVENTORY, ProbeResult, Session
+from tui.core.run.service import probe_and_judge_many
 
 SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -81,7 +81,7 @@ def warn_notes(results: list[Judged]) -> None:
 
 def exit_code(results: list[Judged]) -> int:
     """1 critical; else 2 when a host could not be reached or probed, or its probe could not
-    see everything (``tui.core.completeness``); else 0."""
+    see everything (``tui.core.rules.completeness``); else 0."""
     if any(j.diagnosis is not None and j.diagnosis.worst() == "critical" for j in results):
         return exitcodes.CRITICAL
     if any(unseen(j.result) for j in results):

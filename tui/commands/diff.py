@@ -3,9 +3,9 @@
 One host: its newest probe against the one before it, or against its probe as of ``--since
 WHEN`` (an ISO-8601 date or time, ``6h``/``2d``…, or ``ok`` — the newest earlier probe without
 a critical finding). Two hosts: TARGET's newest probe against OTHER's. The changes come in the
-words that matter for CUDA (``tui.core.history_diff``), then the findings that appeared and
+words that matter for CUDA (``tui.core.records.history_diff``), then the findings that appeared and
 went away, then — for one host — the likely causes from what the host recorded
-(``tui.core.history_causes``). Exit 0; 2 when there are not two probes to compare; 3 for bad
+(``tui.core.records.history_causes``). Exit 0; 2 when there are not two probes to compare; 3 for bad
 usage or inventory.
 """
 
@@ -16,8 +16,9 @@ import argparse
 from tui.commands import command_help, output
 from tui.commands.host_args import add_host_options, one_host
 from tui.core import exitcodes
-from tui.core.history import HistoryError
-from tui.core.history_view import (
+from tui.core.reach.inventory import InventoryError
+from tui.core.records.history import HistoryError
+from tui.core.records.history_view import (
     WhenError,
     compare_hosts,
     diff_json,
@@ -25,7 +26,6 @@ from tui.core.history_view import (
     parse_when,
     pick_pair,
 )
-from tui.core.inventory import InventoryError
 from tui.demo.history import host_snapshots
 
 

@@ -1,5 +1,5 @@
 """``detective-tui drift [TARGET…] [--all] [--json]``: the fleet grouped by stack, each broken
-group against the nearest healthy one (``tui.core.drift``), from each host's newest probe in
+group against the nearest healthy one (``tui.core.records.drift``), from each host's newest probe in
 the history (nothing is probed; the demo fleet's hosts get their history on first read).
 No TARGET: every inventory host. Exit 0; 3 for bad usage or inventory.
 """
@@ -11,10 +11,10 @@ import argparse
 from tui.commands import command_help, output
 from tui.commands.host_args import add_fleet_targets, hosts_for
 from tui.core import exitcodes
-from tui.core.drift import KEY_WORDS, drift_json
-from tui.core.history import HistoryError
-from tui.core.history_view import judged, reached
-from tui.core.inventory import InventoryError
+from tui.core.reach.inventory import InventoryError
+from tui.core.records.drift import KEY_WORDS, drift_json
+from tui.core.records.history import HistoryError
+from tui.core.records.history_view import judged, reached
 from tui.demo.history import host_snapshots
 
 

@@ -1,9 +1,9 @@
 """``detective-tui explain [TARGET] [--text FILE|-] [--unit U | --container C | --log PATH]``.
 
-Matches an error text against the signature catalogue (``tui.core.symptoms``) and, with a
-TARGET, judges each candidate cause on that host's diagnosis (``tui.core.explain``). The text
+Matches an error text against the signature catalogue (``tui.core.rules.symptoms``) and, with a
+TARGET, judges each candidate cause on that host's diagnosis (``tui.core.judge.explain``). The text
 comes from ``--text FILE`` (``-`` or nothing on a pipe: stdin), or from the host: a unit's
-journal, a container's log or a log file (``tui.core.symptom_source``). Everything printed
+journal, a container's log or a log file (``tui.core.run.symptom_source``). Everything printed
 goes through the one redaction path (``tui.commands.output``).
 
 Exit codes (CONTRACT.md): 0 a cause confirmed; 1 none confirmed (recognised or not); 2 the
@@ -20,12 +20,12 @@ import sys
 from tui.commands import command_help, output
 from tui.commands.host_args import add_host_options, host_flags, one_host
 from tui.core import exitcodes
-from tui.core.explain import explain, explanation_text
 from tui.core.hosts import Host
-from tui.core.inventory import InventoryError
-from tui.core.judged import Judged
-from tui.core.symptom_source import LogText, SourceKind, read_log
-from tui.core.transcript import Transcript
+from tui.core.judge.explain import explain, explanation_text
+from tui.core.judge.judged import Judged
+from tui.core.reach.inventory import InventoryError
+from tui.core.records.transcript import Transcript
+from tui.core.run.symptom_source import LogText, SourceKind, read_log
 
 MAX_TEXT = 4 * 1024 * 1024  # bytes of --text read; a log tail is far smaller
 
@@ -71,15 +71,15 @@ def _read_text(path: str | None) -> tuple[str, str]:
 async def _judge(
     host: Host, source: tuple[SourceKind, str] | None
 ) -> tuple[LogText | None, Judged]:
-    from tui.core.runner import Session
-    from tui.core.service import probe_and_judge
+    from tui.core.run.runner import Session
+    from tui.core.run.service import probe_and_judge
 
     with Transcript.open_session() as transcript:
         transcript.record("cli", command="explain", targets=[host.name])
         async with Session(transcript=transcript) as session:
             log = await read_log(session, host, *source) if source else None
             if log is not None and log.error_kind is not None:  # not reached: no probe either
-                from tui.core.runner import ProbeResult
+                from tui.core.run.runner import ProbeResult
 
                 return log, Judged(ProbeResult(host, None, log.error, log.error_kind))
             return log, await probe_and_judge(session, host)

@@ -1,9 +1,9 @@
 """``detective-tui export prometheus [TARGET…] [--output FILE]``.
 
 Probes the hosts and writes the Prometheus text exposition of their verdicts
-(``tui.core.prometheus``) to stdout, or with ``--output`` to FILE for node_exporter's textfile
-collector: a temp file in FILE's directory, fsynced, renamed over FILE, so the collector reads
-the old file or the new one, never half of one. Exit codes as ``diagnose`` (1 critical, 2 a
+(``tui.core.records.prometheus``) to stdout, or with ``--output`` to FILE for node_exporter's
+textfile collector: a temp file in FILE's directory, fsynced, renamed over FILE, so the collector
+reads the old file or the new one, never half of one. Exit codes as ``diagnose`` (1 critical, 2 a
 host not reached or not fully seen, 0); 3 for bad usage, a bad inventory or a FILE that cannot
 be written (its directory missing, a full disk), which is then left as it was; 3 too after
 writing when an inventory entry is bad (exported as a host that is down, with its error).
@@ -19,9 +19,9 @@ from tui.commands.host_args import add_fleet_targets
 from tui.commands.verdict_probe import probe_verdicts
 from tui.core import exitcodes
 from tui.core.durable import DurableWriteError
-from tui.core.inventory import InventoryError
-from tui.core.prometheus import exposition
-from tui.core.verdicts import HostVerdict
+from tui.core.reach.inventory import InventoryError
+from tui.core.records.prometheus import exposition
+from tui.core.records.verdicts import HostVerdict
 
 
 def register(sub: argparse._SubParsersAction) -> None:

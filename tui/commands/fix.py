@@ -45,20 +45,20 @@ from tui.commands.fix_undo import fleet_undo, undo
 from tui.commands.host_args import add_host_options, hosts_for, report_unfinished
 from tui.core import exitcodes
 from tui.core.fixes import make_stamp
-from tui.core.fixes.executor import apply_plan, outcome_summary
-from tui.core.fixes.fleet import (
+from tui.core.fixes.registry import FIX_IDS
+from tui.core.fixes.restart import restart_after
+from tui.core.hosts import Host
+from tui.core.reach.hostlist import split_list
+from tui.core.reach.inventory import InventoryError
+from tui.core.records.transcript import Transcript
+from tui.core.run.fix_executor import apply_plan, outcome_summary
+from tui.core.run.fix_render import outcome_text, preview_text
+from tui.core.run.fleet import (
     FleetItem,
     apply_fleet,
     plan_fleet,
 )
-from tui.core.fixes.registry import FIX_IDS
-from tui.core.fixes.render import outcome_text, preview_text
-from tui.core.fixes.restart import restart_after
-from tui.core.hostlist import split_list
-from tui.core.hosts import Host
-from tui.core.inventory import InventoryError
-from tui.core.runner import Session
-from tui.core.transcript import Transcript
+from tui.core.run.runner import Session
 
 PYTHON_PARAM = "python"  # NAME=VALUE that picks the interpreter instead of a fix parameter
 

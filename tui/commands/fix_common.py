@@ -10,14 +10,14 @@ from typing import Any
 
 from tui.commands import output
 from tui.core import exitcodes
-from tui.core.fixes.executor import apply_plan, outcome_summary
-from tui.core.fixes.fleet import (
+from tui.core.fixes.restart import restart_after
+from tui.core.run.fix_executor import apply_plan, outcome_summary
+from tui.core.run.fix_render import outcome_text, preview_text
+from tui.core.run.fleet import (
     FleetItem,
     HostFixResult,
 )
-from tui.core.fixes.render import outcome_text, preview_text
-from tui.core.fixes.restart import restart_after
-from tui.core.runner import Session
+from tui.core.run.runner import Session
 
 LAST = "last"  # --undo last: the newest fix still in place on each host
 

@@ -13,8 +13,6 @@ from tui.commands.fix_common import (
     say,
 )
 from tui.core import exitcodes
-from tui.core.fixes.history import journal_lines, record_line
-from tui.core.fixes.journal import now
 from tui.core.fixes.undo import (
     UndoError,
     UndoRecord,
@@ -23,6 +21,8 @@ from tui.core.fixes.undo import (
     mark_done,
 )
 from tui.core.hosts import Host
+from tui.core.records.fix_history import journal_lines, record_line
+from tui.core.records.fix_journal import now
 from tui.core.redact import redact, redact_text
 
 

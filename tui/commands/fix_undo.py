@@ -22,15 +22,6 @@ from tui.commands.fix_common import (
 )
 from tui.core import exitcodes
 from tui.core.fixes import make_stamp
-from tui.core.fixes.executor import apply_plan, outcome_summary
-from tui.core.fixes.fleet import (
-    FleetItem,
-    HostFixResult,
-    plan_undo_last,
-    undo_fleet,
-)
-from tui.core.fixes.outcome_words import undo_restored
-from tui.core.fixes.render import outcome_text, preview_text
 from tui.core.fixes.undo import (
     UndoError,
     load_record,
@@ -38,8 +29,17 @@ from tui.core.fixes.undo import (
     undo_plan,
 )
 from tui.core.hosts import Host
-from tui.core.runner import Session
-from tui.core.transcript import Transcript
+from tui.core.records.transcript import Transcript
+from tui.core.run.fix_executor import apply_plan, outcome_summary
+from tui.core.run.fix_render import outcome_text, preview_text
+from tui.core.run.fleet import (
+    FleetItem,
+    HostFixResult,
+    plan_undo_last,
+    undo_fleet,
+)
+from tui.core.run.outcome_words import undo_restored
+from tui.core.run.runner import Session
 
 
 async def undo(host: Host, args: argparse.Namespace, transcript: Transcript) -> int:

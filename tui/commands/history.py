@@ -13,9 +13,9 @@ import argparse
 from tui.commands import command_help, output
 from tui.commands.host_args import add_host_options, one_host
 from tui.core import exitcodes
-from tui.core.history import HistoryError, store_path
-from tui.core.history_view import entries, stack_words
-from tui.core.inventory import InventoryError
+from tui.core.reach.inventory import InventoryError
+from tui.core.records.history import HistoryError, store_path
+from tui.core.records.history_view import entries, stack_words
 from tui.demo.history import host_snapshots
 
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from tui.core import locations
 from tui.core.hosts import Host
-from tui.core.inventory import (
+from tui.core.reach.inventory import (
     Inventory,
     InventoryError,
     expand_targets,
@@ -102,8 +102,8 @@ def report_unfinished(hosts: Sequence[Host]) -> None:
     if not (locations.state_dir() / "fixes").is_dir():  # no fix ever ran: skip the imports
         return
     from tui.commands.output import warn
-    from tui.core.fixes.history import unfinished_notice
     from tui.core.fixes.undo import unfinished
+    from tui.core.records.fix_history import unfinished_notice
 
     for host in hosts:
         for record in unfinished(host.name):

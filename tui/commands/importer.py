@@ -1,6 +1,6 @@
 """``detective-tui import ansible INVENTORY | slurm FILE | hostfile FILE [--output FILE]
 [--append | --force]``: write ``hosts.yaml`` entries from other tools' host lists
-(``tui.core.importer``).
+(``tui.core.reach.inventory_import``).
 
 Writes ``./hosts.yaml`` unless ``--output`` says otherwise (``-``: stdout). An existing file is
 never overwritten silently: ``--append`` adds to it (names checked), ``--force`` replaces it
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tui.commands import command_help, output
 from tui.core import exitcodes
-from tui.core.importer import (
+from tui.core.reach.inventory_import import (
     ImportProblem,
     ansible_inventory_json,
     from_ansible,

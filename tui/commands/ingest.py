@@ -1,7 +1,7 @@
 """``detective-tui ingest PATH… [--format …] [--hosts FILE] [--json | --markdown]``.
 
 The report and exit codes of ``diagnose``, from probe output other engines captured
-(``tui.core.ingest``). With ``--hosts`` (or ``--demo``) every inventory host is reported, those
+(``tui.core.run.ingest``). With ``--hosts`` (or ``--demo``) every inventory host is reported, those
 with no output as unreachable; without, the hosts found in the output. Warnings (a hostname
 that does not match, skipped files) go to stderr and, per host, into ``--json`` as
 ``warnings``. Exit 3 for a PATH that cannot be read as its format.
@@ -18,13 +18,13 @@ from tui.commands import command_help, output
 from tui.commands.diagnose import exit_code, print_host, warn_notes
 from tui.commands.host_args import add_host_options, hosts_for
 from tui.core import exitcodes
-from tui.core.ingest import FORMATS, Ingested, IngestError, ingest
-from tui.core.inventory import InventoryError
-from tui.core.judged import Judged
+from tui.core.judge.judged import Judged
+from tui.core.reach.inventory import InventoryError
+from tui.core.records.report import host_json, markdown_report
+from tui.core.records.transcript import Transcript
 from tui.core.redact import redact, redact_text
-from tui.core.report import host_json, markdown_report
-from tui.core.service import judge_facts
-from tui.core.transcript import Transcript
+from tui.core.run.ingest import FORMATS, Ingested, IngestError, ingest
+from tui.core.run.service import judge_facts
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -28,17 +28,17 @@ from rich.table import Table
 from tui.commands import command_help, output
 from tui.commands.host_args import add_fleet_targets, hosts_for
 from tui.core import exitcodes
-from tui.core.completeness import unseen
-from tui.core.factbuild import ProbeProgress
 from tui.core.facts import Facts
-from tui.core.history import keep
+from tui.core.facts.build import ProbeProgress
 from tui.core.hosts import Host
-from tui.core.inventory import InventoryError
-from tui.core.judged import Judged
-from tui.core.probe_json import result_json
+from tui.core.judge.judged import Judged
+from tui.core.reach.inventory import InventoryError
+from tui.core.records.history import keep
+from tui.core.records.probe_json import result_json
+from tui.core.records.transcript import Transcript
 from tui.core.redact import redact_text
-from tui.core.runner import ProbeResult, Session
-from tui.core.transcript import Transcript
+from tui.core.rules.completeness import unseen
+from tui.core.run.runner import ProbeResult, Session
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -1,6 +1,6 @@
 """``detective-tui probe-script [TARGET] [--python P]… [--root R] [--step-timeout S]``.
 
-Prints the standalone probe (``tui.core.standalone``) for other engines: with TARGET, the
+Prints the standalone probe (``tui.core.reach.standalone``) for other engines: with TARGET, the
 host's inventory ``env``, ``python`` and ``root`` are baked in (``--python`` adds interpreters,
 ``--root`` replaces the root). An ``env`` value that is a secret (a secret name, a credential
 shape: ``tui.core.redact``) is left out with a warning on stderr — the script is copied to every
@@ -15,10 +15,10 @@ import sys
 from tui.commands import command_help
 from tui.commands.host_args import add_host_options, one_host
 from tui.core import exitcodes
-from tui.core.inventory import InventoryError
+from tui.core.reach.inventory import InventoryError
+from tui.core.reach.standalone import standalone_probe
 from tui.core.redact import is_secret_name, redact_text
-from tui.core.runner import Session
-from tui.core.standalone import standalone_probe
+from tui.core.run.runner import Session
 
 DEFAULTS = Session.__init__.__kwdefaults__ or {}  # the step timeout and deadline `probe` uses
 

@@ -10,7 +10,7 @@ import sys
 
 from tui.commands import command_help, output
 from tui.core import exitcodes, locations
-from tui.core.transcript import (
+from tui.core.records.transcript import (
     EXPORT_FORMATS,
     TranscriptError,
     export,

@@ -15,11 +15,11 @@ import sys
 from tui.commands import command_help, output
 from tui.commands.host_args import one_host
 from tui.core import exitcodes, locations
-from tui.core.hops import fetch_host_key
-from tui.core.hostkeys import HostKeyChanged, HostKeyError, HostKeyRevoked, add_known_host
-from tui.core.inventory import InventoryError
-from tui.core.sshconnect import Unreachable
-from tui.core.transcript import Transcript
+from tui.core.reach.hops import fetch_host_key
+from tui.core.reach.hostkeys import HostKeyChanged, HostKeyError, HostKeyRevoked, add_known_host
+from tui.core.reach.inventory import InventoryError
+from tui.core.reach.sshconnect import Unreachable
+from tui.core.records.transcript import Transcript
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -18,12 +18,12 @@ from tui.commands import command_help, output
 from tui.commands.host_args import add_host_options, one_host
 from tui.core import exitcodes
 from tui.core.hosts import Host
-from tui.core.inventory import InventoryError
-from tui.core.runner import Session
-from tui.core.transcript import Transcript
-from tui.core.validate import DEFAULT_DEADLINE_S, validate_host
-from tui.core.validate_markdown import validation_markdown
-from tui.core.validate_result import ValidationResult
+from tui.core.reach.inventory import InventoryError
+from tui.core.records.transcript import Transcript
+from tui.core.run.runner import Session
+from tui.core.run.validate import DEFAULT_DEADLINE_S, validate_host
+from tui.core.run.validate_markdown import validation_markdown
+from tui.core.run.validate_result import ValidationResult
 
 
 def register(sub: argparse._SubParsersAction) -> None:

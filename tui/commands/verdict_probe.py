@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from tui.commands.diagnose import warn_notes
 from tui.commands.host_args import hosts_for
 from tui.core.hosts import Host
-from tui.core.runner import ProbeResult, Session
-from tui.core.service import probe_and_judge_many
-from tui.core.verdicts import HostVerdict, host_verdict
+from tui.core.records.verdicts import HostVerdict, host_verdict
+from tui.core.run.runner import ProbeResult, Session
+from tui.core.run.service import probe_and_judge_many
 
 
 async def verdicts_of(hosts: Sequence[Host]) -> list[HostVerdict]:

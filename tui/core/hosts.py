@@ -1,4 +1,4 @@
-"""The ``Host`` type: one entry of the inventory (see ``tui.core.inventory`` for loading)."""
+"""The ``Host`` type: one entry of the inventory (see ``tui.core.reach.inventory`` for loading)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tui.core.transport import Transport
+    from tui.core.reach.transport import Transport
 
 DEMO_SOURCE = "demo fleet"  # Host.source of every host of the built-in demo fleet
 DEMO_TARGET = "demo (simulated)"  # what a demo host shows as its connection target

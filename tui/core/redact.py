@@ -3,7 +3,7 @@ format, Markdown reports, transcripts and their exports, the TUI's screens and r
 
 ``redact(value)`` takes a JSON-like value or a string and returns it with secrets masked;
 every writer calls it (``tui.commands.output`` for stdout, ``Transcript.record`` and
-``transcript.export`` for sessions, ``tui.core.report`` for reports, the TUI's widgets).
+``transcript.export`` for sessions, ``tui.core.records.report`` for reports, the TUI's widgets).
 
 Rules, as data:
 - a *name* that looks secret (``HF_TOKEN``, ``AWS_SECRET_ACCESS_KEY``, ``--api-key``,

@@ -14,13 +14,13 @@ import asyncio
 from dataclasses import replace
 from pathlib import Path
 
-from tui.core import history
-from tui.core.diagnosis import diagnose
-from tui.core.history import HistoryStore, Snapshot, store_path
 from tui.core.hosts import Host
-from tui.core.judged import Judged
-from tui.core.runner import ProbeResult, Session
-from tui.core.service import judge_facts
+from tui.core.judge.diagnosis import diagnose
+from tui.core.judge.judged import Judged
+from tui.core.records import history
+from tui.core.records.history import HistoryStore, Snapshot, store_path
+from tui.core.run.runner import ProbeResult, Session
+from tui.core.run.service import judge_facts
 from tui.demo import fakehost
 from tui.demo.fleet import DEMO_HOSTS, demo_host
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 from typing import ClassVar, NoReturn
 
-from tui.core.sshconnect import Unreachable
-from tui.core.transport import Transport
+from tui.core.reach.sshconnect import Unreachable
+from tui.core.reach.transport import Transport
 
 NO_ANSWER = "no answer (simulated demo host)"
 

@@ -30,7 +30,6 @@ from textual.worker import Worker, WorkerState
 from tui.core import durable, locations
 from tui.core.hosts import Host
 from tui.core.redact import redact_text
-from tui.ui.commands import FleetCommands
 from tui.ui.config import (
     Settings,
     config_path,
@@ -44,6 +43,7 @@ from tui.ui.grouping import group_by_finding
 from tui.ui.messages import (
     OpenHost,
 )
+from tui.ui.palette import FleetCommands
 from tui.ui.screens.confirm import ConfirmScreen
 from tui.ui.screens.help import HelpScreen
 from tui.ui.screens.host import READ_ONLY_HIDDEN, HostScreen
@@ -55,7 +55,7 @@ from tui.ui.widgets.fleet_table import FleetTable
 from tui.ui.widgets.list_keys import CURSOR_HELP
 
 if TYPE_CHECKING:
-    from tui.core.runner import Session
+    from tui.core.run.runner import Session
 
 SessionFactory = Callable[[], "Session"]  # entered on mount, left on unmount
 
@@ -75,8 +75,8 @@ CHANGING_GROUPS = ("fix", "fleet-fix")
 
 
 def _default_session() -> Session:
-    from tui.core.runner import Session
-    from tui.core.transcript import Transcript
+    from tui.core.records.transcript import Transcript
+    from tui.core.run.runner import Session
 
     return Session(transcript=Transcript.open_session())
 
@@ -398,7 +398,7 @@ class DetectiveApp(ProbeControl, HostKeyControl, FixControl, App[int]):
 
     def host_report(self, names: Sequence[str]) -> str:
         """The Markdown report of these hosts (their last probe), for the clipboard."""
-        from tui.core.report import markdown_report
+        from tui.core.records.report import markdown_report
 
         results = [
             (self.fleet[n].result, self.fleet[n].diagnosis)
@@ -419,7 +419,7 @@ class DetectiveApp(ProbeControl, HostKeyControl, FixControl, App[int]):
         hosts); the TUI comes back when it exits."""
         from textual.app import SuspendNotSupported
 
-        from tui.core.shell_command import NoShell, run_session, shell_command
+        from tui.core.reach.shell_command import NoShell, run_session, shell_command
 
         if self.read_only:  # a shell can change anything on the host
             self.notify("Read-only mode (--read-only): no shell on a host.", severity="warning")
@@ -461,7 +461,7 @@ class DetectiveApp(ProbeControl, HostKeyControl, FixControl, App[int]):
         )
 
     async def _save_session(self) -> None:
-        from tui.core.report import markdown_report
+        from tui.core.records.report import markdown_report
 
         marked = next((s.marked for s in self.screen_stack if isinstance(s, HostsScreen)), None)
         results = [
@@ -480,7 +480,7 @@ class DetectiveApp(ProbeControl, HostKeyControl, FixControl, App[int]):
         now = self.clock()
 
         def write() -> None:
-            from tui.core.transcript import read_events
+            from tui.core.records.transcript import read_events
 
             path = self.transcript_path
             actions = read_events(path) if path is not None else []

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from textual.screen import Screen
 
-from tui.core.history import HistoryError
-from tui.core.history_view import compare_hosts, diff_lines
 from tui.core.hosts import Host
+from tui.core.records.history import HistoryError
+from tui.core.records.history_view import compare_hosts, diff_lines
 from tui.demo.history import host_snapshots
 from tui.ui.screens.message import MessageScreen
 

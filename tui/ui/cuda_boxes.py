@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 from tui.core.facts import Facts
 from tui.core.findings import SEVERITY_ORDER
 from tui.core.findings.registry import FINDINGS
-from tui.core.host_stack import path_nvcc, primary_python, primary_replay
+from tui.core.judge.host_stack import path_nvcc, primary_python, primary_replay
 
 if TYPE_CHECKING:
-    from tui.core.diagnosis import Diagnosis
+    from tui.core.judge.diagnosis import Diagnosis
 
 
 # finding id → the boxes it points at (each finding record's ``implicates``)

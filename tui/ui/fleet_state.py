@@ -13,19 +13,19 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal
 
-from tui.core.completeness import unseen
 from tui.core.facts import Facts
 from tui.core.findings import SEVERITY_ORDER, FlashInferReplay
-from tui.core.flashinfer_prebuilt import replay_coverage
-from tui.core.host_stack import primary_python, primary_replay
 from tui.core.hosts import Host
+from tui.core.judge.host_stack import primary_python, primary_replay
 from tui.core.redact import visible
+from tui.core.rules.completeness import unseen
+from tui.core.tables.flashinfer_prebuilt import replay_coverage
 from tui.ui.reasons import VALUE_KEYS, reason_line
 
 if TYPE_CHECKING:
-    from tui.core.diagnosis import Diagnosis
-    from tui.core.pending import PendingWork
-    from tui.core.runner import ProbeResult
+    from tui.core.judge.diagnosis import Diagnosis
+    from tui.core.run.pending import PendingWork
+    from tui.core.run.runner import ProbeResult
 
 Status = Literal[
     "idle",

@@ -10,8 +10,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from tui.core.completeness import unseen
 from tui.core.findings import SEVERITY_ORDER, Finding
+from tui.core.rules.completeness import unseen
 from tui.ui.fleet_state import HostState, status_text
 from tui.ui.reasons import VALUE_KEYS, cause
 

@@ -2,7 +2,7 @@
 
 The fleet is the hosts found in the captures (after the ``--hosts`` inventory's, when one is
 given: those without output show as unreachable); every "probe" parses the host's capture
-(``tui.core.ingest.CapturedSession``), so nothing is run anywhere, and the app is read-only.
+(``tui.core.run.ingest.CapturedSession``), so nothing is run anywhere, and the app is read-only.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from tui.core.ingest import CapturedSession, IngestError, fleet_of, read_captures
-from tui.core.inventory import InventoryError, find_inventory, load_inventory
-from tui.core.transcript import Transcript
+from tui.core.reach.inventory import InventoryError, find_inventory, load_inventory
+from tui.core.records.transcript import Transcript
+from tui.core.run.ingest import CapturedSession, IngestError, fleet_of, read_captures
 from tui.ui.app import DetectiveApp
 from tui.ui.config import Settings
 

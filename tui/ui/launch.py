@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from tui.core import exitcodes, locations
 from tui.core.hosts import Host
-from tui.core.inventory import InventoryError, find_inventory, load_inventory
+from tui.core.reach.inventory import InventoryError, find_inventory, load_inventory
 from tui.demo.fleet import demo_fleet
 from tui.ui.app import INVENTORY_NOTICE, DetectiveApp
 from tui.ui.config import ConfigError, Settings, load_settings, reprobe_override

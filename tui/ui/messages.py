@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 from textual.message import Message
 
 if TYPE_CHECKING:
-    from tui.core.diagnosis import Diagnosis
-    from tui.core.fixes.executor import FixOutcome
-    from tui.core.runner import ProbeResult
-    from tui.core.validate_result import ValidationResult
+    from tui.core.judge.diagnosis import Diagnosis
+    from tui.core.run.fix_executor import FixOutcome
+    from tui.core.run.runner import ProbeResult
+    from tui.core.run.validate_result import ValidationResult
 
 
 class ProbeActivity(Message):

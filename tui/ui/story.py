@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tui.core.completeness import partial_verdict
+from tui.core.rules.completeness import partial_verdict
 
 if TYPE_CHECKING:
-    from tui.core.diagnosis import Diagnosis
+    from tui.core.judge.diagnosis import Diagnosis
 
 
 def headline(diagnosis: Diagnosis | None, unseen: tuple[str, ...] = ()) -> tuple[str, str]:
     """(severity, one line) for the top of the host screen. ``unseen``: what the probe could
-    not see (``tui.core.completeness``); then no all-clear is given."""
+    not see (``tui.core.rules.completeness``); then no all-clear is given."""
     if diagnosis is None:
         return "info", "not diagnosed yet"
     if not diagnosis.findings and unseen:

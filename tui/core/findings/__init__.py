@@ -1,7 +1,7 @@
 """Findings: the diagnosis output types here, one module per finding id beside them.
 
 ``Finding``, ``FixSuggestion`` and ``FlashInferReplay`` are the ``findings`` and ``flashinfer``
-objects of the contract, produced by ``tui.core.rules`` / ``tui.core.flashinfer_replay`` and
+objects of the contract, produced by ``tui.core.rules.evaluate`` / ``tui.core.rules.flashinfer_replay`` and
 consumed by the CLI, the report, the fix engine and the UI. What each finding *is* — its rule,
 fixes, reason line and documentation — is its record (``tui.core.findings.record``), one
 module per id, collected by ``tui.core.findings.registry``.

@@ -31,10 +31,10 @@ from typing import TYPE_CHECKING
 from tui.core.facts import Facts
 from tui.core.findings import Finding
 from tui.core.findings.record import FindingRecord
-from tui.core.rulekit import finding
+from tui.core.rules.rulekit import finding
 
 if TYPE_CHECKING:
-    from tui.core.subject import Subject
+    from tui.core.rules.subject import Subject
 
 ID = "container-lost-gpu-access"
 NVML_UNKNOWN = "Failed to initialize NVML: Unknown Error"

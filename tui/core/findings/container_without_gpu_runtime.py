@@ -42,11 +42,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from tui.core.facts import Facts
+from tui.core.facts.gpu_scope import container_scope
 from tui.core.findings import Finding, Severity
 from tui.core.findings.record import FindingRecord
-from tui.core.gpu_scope import container_scope
-from tui.core.rulekit import finding
-from tui.core.subject import Subject
+from tui.core.rules.rulekit import finding
+from tui.core.rules.subject import Subject
 
 # The rule, in short:
 # ``container-without-gpu-runtime``: a container started without the NVIDIA GPU runtime.

@@ -57,12 +57,12 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
-from tui.core.compat import driver_cuda_from_number
 from tui.core.facts import EnvContext, Facts
 from tui.core.findings import Finding
 from tui.core.findings.record import FindingRecord
-from tui.core.rulekit import finding
-from tui.core.subject import Subject
+from tui.core.rules.rulekit import finding
+from tui.core.rules.subject import Subject
+from tui.core.tables.support_matrix import driver_cuda_from_number
 
 # The rule, in short:
 # ``cuda-compat-shadows-driver``: CUDA forward-compatibility libraries load ahead of the

@@ -6,7 +6,7 @@ libraries carry a `DT_RPATH` naming the wheels' `nvidia/*/lib` (searched *before
 not — `libnvJitLink` (cuSPARSE has no RPATH for it), `libcublasLt` (cuBLAS finds it through
 its `RUNPATH`, which `LD_LIBRARY_PATH` precedes) and `libnvrtc` (cuDNN `dlopen`s it) — unless
 torch loads them itself from the wheels right after `libtorch_global_deps.so`. Which it does
-per release is a table read from the real wheels (`tui/core/torch_libs.py`; the slow test
+per release is a table read from the real wheels (`tui/core/tables/torch_libs.py`; the slow test
 `tests/test_torch_libs_wheels_slow.py`):
 
 | torch | loads from the wheels itself | so `LD_LIBRARY_PATH` can shadow |
@@ -75,14 +75,21 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
-from tui.core import ptxas_targets
 from tui.core.facts import EnvContext, Facts, LibFile, PythonEnv
 from tui.core.findings import Finding
 from tui.core.findings.record import FindingRecord
-from tui.core.rulekit import finding as _finding
-from tui.core.rulekit import gpu_evidence as _gpu_evidence
-from tui.core.subject import Subject
-from tui.core.torch_libs import CUDA_LIBS, DISTS, UNPINNED, loader_for, preloads_skipped, unpinned
+from tui.core.rules.rulekit import finding as _finding
+from tui.core.rules.rulekit import gpu_evidence as _gpu_evidence
+from tui.core.rules.subject import Subject
+from tui.core.tables import ptxas_targets
+from tui.core.tables.torch_libs import (
+    CUDA_LIBS,
+    DISTS,
+    UNPINNED,
+    loader_for,
+    preloads_skipped,
+    unpinned,
+)
 
 # The rule, in short:
 # ``cuda-library-shadowed``: a CUDA library torch loads is not the one it was built with.
@@ -90,7 +97,7 @@ from tui.core.torch_libs import CUDA_LIBS, DISTS, UNPINNED, loader_for, preloads
 # For a running server, what ``/proc/PID/maps`` shows is what it loaded (loaded beats installed);
 # otherwise the library is resolved as the loader would for the interpreter's environment:
 # ``LD_LIBRARY_PATH`` directories first for the libraries torch does not pin itself
-# (``tui.core.torch_libs``), then the wheels' copies. It fires only where the difference breaks
+# (``tui.core.tables.torch_libs``), then the wheels' copies. It fires only where the difference breaks
 # something: another CUDA major in the process, an nvJitLink or cuBLASLt older than the one the
 # wheels' cuSPARSE/cuBLAS were built against (``undefined symbol … version libnvJitLink.so.12``
 # at ``import torch``), or an NVRTC older than a visible GPU needs.
@@ -365,7 +372,7 @@ def ld_path_files(facts: Facts, ctx: EnvContext) -> tuple[str, ...]:
 
 def entries(facts: Facts, python: str | None) -> tuple[str, ...]:
     """The LD_LIBRARY_PATH directories a fix must drop for ``python`` (its subject)."""
-    from tui.core.subject import subjects
+    from tui.core.rules.subject import subjects
 
     for s in subjects(facts):
         if s.python is None or (python is not None and s.python.path != python):

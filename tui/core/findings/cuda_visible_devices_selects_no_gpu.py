@@ -35,10 +35,10 @@ from typing import TYPE_CHECKING
 from tui.core.facts import Facts, Gpu
 from tui.core.findings import Finding, Severity
 from tui.core.findings.record import FindingRecord
-from tui.core.rulekit import finding, indices
+from tui.core.rules.rulekit import finding, indices
 
 if TYPE_CHECKING:
-    from tui.core.subject import Subject
+    from tui.core.rules.subject import Subject
 
 ID = "cuda-visible-devices-selects-no-gpu"
 VAR = "CUDA_VISIBLE_DEVICES"

@@ -17,13 +17,13 @@ from collections.abc import Iterable, Sequence
 
 from packaging.version import Version
 
-from tui.core import compat
 from tui.core.facts import Facts
 from tui.core.findings import Finding, Severity
 from tui.core.findings.record import FindingRecord
-from tui.core.rulekit import finding as _finding
-from tui.core.rulekit import toolkit_evidence as _toolkit_evidence
-from tui.core.subject import Subject, toolkit_identity
+from tui.core.rules.rulekit import finding as _finding
+from tui.core.rules.rulekit import toolkit_evidence as _toolkit_evidence
+from tui.core.rules.subject import Subject, toolkit_identity
+from tui.core.tables import support_matrix
 
 ID = "driver-too-old-for-nvcc"
 
@@ -42,7 +42,7 @@ def rule_driver_nvcc(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding]
         if key in seen or Version(v) <= Version(driver_cuda):
             continue
         seen.add(key)
-        major_gap = compat.cuda_major(v) != compat.cuda_major(driver_cuda)
+        major_gap = support_matrix.cuda_major(v) != support_matrix.cuda_major(driver_cuda)
         severity: Severity = "critical" if major_gap else "warning"
         consequence = (
             "code it builds links a CUDA runtime the driver cannot serve: "
@@ -59,7 +59,7 @@ def rule_driver_nvcc(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding]
             f"The JIT toolkit ({s.jit_origin}) is CUDA {v}, but driver "
             f"{d.driver_version or d.proc_version} supports CUDA {driver_cuda} at most: "
             f"{consequence}. Upgrade the driver (CUDA {v} needs ≥ "
-            f"{compat.TOOLKIT_MIN_DRIVER.get(_mm(v), compat.driver_floor_for(v))}) or use a "
+            f"{support_matrix.TOOLKIT_MIN_DRIVER.get(_mm(v), support_matrix.driver_floor_for(v))}) or use a "
             f"toolkit no newer than CUDA {driver_cuda}.",
             [
                 f"driver {d.driver_version or d.proc_version} (CUDA {driver_cuda})",

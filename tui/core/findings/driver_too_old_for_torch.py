@@ -1,5 +1,5 @@
 """The driver's highest CUDA cannot run torch's CUDA build, minor-version compatibility
-considered (CUDA 12.x runs on ≥ 525.60.13, 13.x on ≥ 580.65.06; `tui/core/compat.py`).
+considered (CUDA 12.x runs on ≥ 525.60.13, 13.x on ≥ 580.65.06; `tui/core/tables/support_matrix.py`).
 `critical`. No fix id changes a driver: the explanation says what to upgrade or reinstall.
 
 ```
@@ -17,7 +17,7 @@ from torch's newer toolchain. Every kernel that reaches the driver as PTX fails 
 has no cubin for, and PTX-only kernels of extensions built with that CUDA (vLLM's and
 FlashInfer's AOT wheels, sgl-kernel, flash-attn). `critical` instead when a visible GPU gets
 torch only through a `compute_XY` entry (no torch kernel runs on it). The explanation names
-the driver branch that fixes it (`tui/core/compat.py`'s minimum driver per toolkit, NVIDIA's
+the driver branch that fixes it (`tui/core/tables/support_matrix.py`'s minimum driver per toolkit, NVIDIA's
 table 3). Rule: `tui/core/findings/driver_too_old_for_torch.py`.
 
 ```
@@ -49,14 +49,14 @@ from collections.abc import Iterable, Sequence
 
 from packaging.version import InvalidVersion, Version
 
-from tui.core import compat
 from tui.core.facts import Facts, PythonEnv
 from tui.core.findings import Finding, Severity
 from tui.core.findings.cuda_compat_shadows_driver import forward_compat
 from tui.core.findings.record import FindingRecord
-from tui.core.rulekit import finding as _finding
-from tui.core.rulekit import gpu_evidence as _gpu_evidence
-from tui.core.subject import Subject
+from tui.core.rules.rulekit import finding as _finding
+from tui.core.rules.rulekit import gpu_evidence as _gpu_evidence
+from tui.core.rules.subject import Subject
+from tui.core.tables import support_matrix
 
 # The rule, in short:
 # ``driver-too-old-for-torch`` at ``warning``: the driver runs torch's cubins, not newer PTX.
@@ -65,7 +65,7 @@ from tui.core.subject import Subject
 # everything compiled to SASS with a newer toolkit of that major — but PTX is compiled by the
 # driver, and a driver cannot JIT-compile PTX of a newer ISA than its own CUDA: error 222,
 # ``CUDA_ERROR_UNSUPPORTED_PTX_VERSION``, "the provided PTX was compiled with an unsupported
-# toolchain" (cuda-facts §3.2; vllm-project/vllm#28030). ``tui.core.rules.rule_driver_torch``
+# toolchain" (cuda-facts §3.2; vllm-project/vllm#28030). ``rule_driver_torch``
 # reports a driver that cannot run torch at all (``critical``); this rule the case between.
 # A GPU that torch reaches only through PTX (a ``compute_XY`` entry, no matching cubin) gets no
 # torch kernel at all: then it is ``critical`` too.
@@ -94,7 +94,9 @@ def _mm(text: str | None) -> tuple[int, int] | None:
 def _ptx_only(arch_list: Sequence[str], cc: tuple[int, int]) -> bool:
     """torch reaches this GPU only through a compute_XY (PTX) entry."""
     cubins = [a for a in arch_list if a.startswith("sm_")]
-    return not compat.torch_runs_on(cubins, cc) and compat.torch_runs_on(arch_list, cc)
+    return not support_matrix.torch_runs_on(cubins, cc) and support_matrix.torch_runs_on(
+        arch_list, cc
+    )
 
 
 def _jit_runs(s: Subject, have: tuple[int, int]) -> bool:
@@ -139,15 +141,19 @@ def rule_driver_ptx(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding]:
             continue
         if have[0] != want[0] or have >= want:
             continue  # another major is the critical rule's; same or newer minor is fine
-        if compat.driver_runs_cuda(driver, driver_cuda, py.torch_cuda or "") is False:
+        if support_matrix.driver_runs_cuda(driver, driver_cuda, py.torch_cuda or "") is False:
             continue  # below the minor-version floor: the critical rule reports it
-        arch = py.torch_arch_list or compat.torch_arch_list(py.torch_cuda, facts.host.arch) or ()
+        arch = (
+            py.torch_arch_list
+            or support_matrix.torch_arch_list(py.torch_cuda, facts.host.arch)
+            or ()
+        )
         ptx_gpus = [cc for cc in dict.fromkeys(s.devices) if _ptx_only(arch, cc)]
         if not ptx_gpus and _jit_runs(s, have) and not _ptx_shipping(py):
             continue  # nothing here hands the driver PTX of torch's newer CUDA
         severity: Severity = "critical" if ptx_gpus else "warning"
         tmm = f"{want[0]}.{want[1]}"
-        fixed_by = compat.TOOLKIT_MIN_DRIVER.get(tmm)
+        fixed_by = support_matrix.TOOLKIT_MIN_DRIVER.get(tmm)
         branch = f"a driver ≥ {fixed_by} (the CUDA {tmm} branch)" if fixed_by else "a newer driver"
         text = (
             f"torch {py.torch_version} is built with CUDA {tmm}; driver {driver} supports CUDA "
@@ -195,10 +201,10 @@ def rule_driver_torch(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding
         if py is None or not py.torch_cuda:
             continue
         libcuda, libcuda_cuda, fwd = _effective(facts, s)
-        if compat.driver_runs_cuda(libcuda, libcuda_cuda, py.torch_cuda) is not False:
+        if support_matrix.driver_runs_cuda(libcuda, libcuda_cuda, py.torch_cuda) is not False:
             continue
-        floor = compat.driver_floor_for(py.torch_cuda)
-        have = compat.parse_cc(d.driver_cuda)  # "12.8" → 12080, as the CUDA API reports it
+        floor = support_matrix.driver_floor_for(py.torch_cuda)
+        have = support_matrix.parse_cc(d.driver_cuda)  # "12.8" → 12080, as the CUDA API reports it
         found = f"{have[0] * 1000 + have[1] * 10}" if have else "?"
         yield _finding(
             ID,
@@ -206,7 +212,7 @@ def rule_driver_torch(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding
             f"Driver {driver} (CUDA {facts.driver.max_cuda or '?'}) cannot run torch built for "
             f"CUDA {py.torch_cuda}",
             f"torch {py.torch_version} needs a driver that supports CUDA {py.torch_cuda}; with "
-            f"minor-version compatibility any CUDA {compat.cuda_major(py.torch_cuda)}.x build "
+            f"minor-version compatibility any CUDA {support_matrix.cuda_major(py.torch_cuda)}.x build "
             f"runs on driver ≥ {floor}, but this driver is {driver} (highest CUDA "
             f"{facts.driver.max_cuda or '?'}). torch.cuda.is_available() is False and CUDA "
             f"initialisation warns 'The NVIDIA driver on your system is too old (found version "

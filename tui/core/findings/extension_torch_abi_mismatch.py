@@ -57,17 +57,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from tui.core.extensions import declared
 from tui.core.facts import ExtensionBuild, Facts, PythonEnv
+from tui.core.facts.extensions import declared
 from tui.core.findings import Finding, Severity
 from tui.core.findings.record import FindingRecord
-from tui.core.rulekit import finding
-from tui.core.subject import Subject
+from tui.core.rules.rulekit import finding
+from tui.core.rules.subject import Subject
 
 # The rule, in short:
 # ``extension-torch-abi-mismatch``: a compiled extension built against another torch.
 #
-# The verdict comes from the ``.so`` files first (``tui.core.extensions``): a torch symbol that
+# The verdict comes from the ``.so`` files first (``tui.core.facts.extensions``): a torch symbol that
 # no library of the installed torch exports, or a torch library the installed build does not
 # have, fails ``import`` for certain. Otherwise what the extension declares decides: a pin or a
 # local version for another torch is ``critical`` across a minor release (torch's C++ ABI changes

@@ -44,10 +44,10 @@ from typing import TYPE_CHECKING
 from tui.core.facts import FABRIC_STATES, Facts
 from tui.core.findings import Finding
 from tui.core.findings.record import FindingRecord
-from tui.core.rulekit import finding
+from tui.core.rules.rulekit import finding
 
 if TYPE_CHECKING:
-    from tui.core.subject import Subject
+    from tui.core.rules.subject import Subject
 
 ID = "fabric-manager-not-running"
 

@@ -37,7 +37,7 @@ nvcc can build: `12.0a` with nvcc 12.8, never `12.0f` (that needs 12.9).
 (`flashinfer-0.1.6+cu124torch2.4`) carries kernels compiled for the `TORCH_CUDA_ARCH_LIST` of
 its release workflow — `8.0 8.9 9.0+PTX` for 0.1.0 – 0.1.5, `7.5 8.0 8.9 9.0+PTX` for 0.1.6
 (flashinfer-ai/flashinfer `.github/workflows/release_wheel.yml` at each tag;
-`tui/core/flashinfer_pre02.py`). A visible GPU outside that list is
+`tui/core/tables/flashinfer_pre02.py`). A visible GPU outside that list is
 `flashinfer-arch-rejected` (`critical`; `info` below SM 7.5, which FlashInfer never ran on),
 saying that no toolkit or environment change helps; the `flashinfer` entry lists the wheel's
 arch list as `target_cuda_archs`. In the wild: sgl-project/sglang#1058 — a T4 (SM 7.5) with
@@ -54,19 +54,19 @@ from dataclasses import replace
 
 from packaging.version import Version
 
-from tui.core import compat
 from tui.core.facts import Facts
 from tui.core.findings import Finding, FlashInferReplay, Severity
 from tui.core.findings.record import FindingRecord
-from tui.core.flashinfer_eras import SM120_CUDA128_FIXED_IN
-from tui.core.flashinfer_pre02 import prebuilt_for
-from tui.core.flashinfer_replay import ReplayTrace, trace
-from tui.core.rulekit import cc_text as _cc
-from tui.core.rulekit import finding as _finding
-from tui.core.rulekit import gpu_evidence as _gpu_evidence
-from tui.core.rulekit import gpu_names as _gpu_names
-from tui.core.rulekit import toolkit_evidence as _toolkit_evidence
-from tui.core.subject import Subject
+from tui.core.rules.flashinfer_replay import ReplayTrace, trace
+from tui.core.rules.rulekit import cc_text as _cc
+from tui.core.rules.rulekit import finding as _finding
+from tui.core.rules.rulekit import gpu_evidence as _gpu_evidence
+from tui.core.rules.rulekit import gpu_names as _gpu_names
+from tui.core.rules.rulekit import toolkit_evidence as _toolkit_evidence
+from tui.core.rules.subject import Subject
+from tui.core.tables import support_matrix
+from tui.core.tables.flashinfer_eras import SM120_CUDA128_FIXED_IN
+from tui.core.tables.flashinfer_pre02 import prebuilt_for
 
 ID = "flashinfer-arch-rejected"
 SAMPLER_OFF_ENV = ("VLLM_USE_FLASHINFER_SAMPLER", "0")  # vLLM samples without FlashInfer
@@ -150,7 +150,7 @@ def rule_flashinfer_arch(facts: Facts, subs: Sequence[Subject]) -> Iterable[Find
         evidence += _gpu_evidence(facts, s.devices)
         evidence.append(f"TARGET_CUDA_ARCHS = {list(r.target_cuda_archs)}")
         chain = _arch_chain(s, r, tr)
-        unsupported = [cc for cc in s.devices if not compat.flashinfer_supports_cc(cc)]
+        unsupported = [cc for cc in s.devices if not support_matrix.flashinfer_supports_cc(cc)]
         severity: Severity = "critical"
         title = f"FlashInfer {r.version} has no usable target for {_gpu_names(facts, s.devices)}"
         if r.import_error:
@@ -236,7 +236,7 @@ def _arch_chain(s: Subject, r: FlashInferReplay, tr: ReplayTrace) -> str:
 
 
 # FlashInfer before 0.2 had no JIT: its wheels carry kernels for a fixed arch list
-# (``tui.core.flashinfer_pre02``), so no toolkit or environment change helps
+# (``tui.core.tables.flashinfer_pre02``), so no toolkit or environment change helps
 def rule_flashinfer_prebuilt(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding]:
     for s in subs:
         r, tr = s.replay, s.trace
@@ -245,7 +245,7 @@ def rule_flashinfer_prebuilt(facts: Facts, subs: Sequence[Subject]) -> Iterable[
         pre = prebuilt_for(r.version)
         if pre is not None and tr.dropped:
             missing = tr.dropped
-            unsupported = all(not compat.flashinfer_supports_cc(cc) for cc in missing)
+            unsupported = all(not support_matrix.flashinfer_supports_cc(cc) for cc in missing)
             yield _finding(
                 ID,
                 "info" if unsupported else "critical",

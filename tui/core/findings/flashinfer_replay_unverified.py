@@ -1,6 +1,6 @@
 """The installed FlashInfer is newer than the newest release the replay was checked against
-(`tui/core/flashinfer_pre02.py`'s `NEWEST_READ`): it is replayed with the newest era's rules
-(`tui/core/flashinfer_eras.py`), which FlashInfer may have changed since. `info`; run
+(`tui/core/tables/flashinfer_pre02.py`'s `NEWEST_READ`): it is replayed with the newest era's rules
+(`tui/core/tables/flashinfer_eras.py`), which FlashInfer may have changed since. `info`; run
 `diagnose --deep` to have the installed FlashInfer decide itself (a disagreement is
 `flashinfer-replay-disagrees`). Before this id existed the note was an `info`
 `flashinfer-arch-rejected`: one id, one meaning.
@@ -13,10 +13,10 @@ from collections.abc import Iterable, Sequence
 from tui.core.facts import Facts
 from tui.core.findings import Finding
 from tui.core.findings.record import FindingRecord
-from tui.core.flashinfer_eras import ERAS
-from tui.core.flashinfer_pre02 import NEWEST_READ, newer_than_read
-from tui.core.rulekit import finding
-from tui.core.subject import Subject
+from tui.core.rules.rulekit import finding
+from tui.core.rules.subject import Subject
+from tui.core.tables.flashinfer_eras import ERAS
+from tui.core.tables.flashinfer_pre02 import NEWEST_READ, newer_than_read
 
 ID = "flashinfer-replay-unverified"
 

@@ -11,7 +11,7 @@ in SGLang/vLLM) does. The replay's `compiles` is `false` (`null` for a relative 
 - `critical`: no prebuilt module spares the build.
 - `warning`: a `flashinfer-jit-cache` of the same version is installed, but the architectures
   it was built for are not recorded for its CUDA variant.
-- silent: prebuilt modules cover the case (`tui/core/flashinfer_prebuilt.py`, from
+- silent: prebuilt modules cover the case (`tui/core/tables/flashinfer_prebuilt.py`, from
   flashinfer-logic.md §8): 0.2.x AOT wheels (`+cuXYZtorchX.Y`); in 0.4.0 – 0.7.0.post1 a
   `flashinfer-jit-cache` whose version is flashinfer's (or starts with it; any version with
   `FLASHINFER_DISABLE_VERSION_CHECK=1`); from 0.7.1 one whose build (`7.5 8.0 8.9 9.0a 10.0a
@@ -59,9 +59,9 @@ from packaging.version import Version
 from tui.core.facts import Facts, PythonEnv
 from tui.core.findings import Finding, FlashInferReplay, Severity
 from tui.core.findings.record import FindingRecord
-from tui.core.flashinfer_prebuilt import JIT_CACHE_ERA, coverage, jit_cache_archs, serves
-from tui.core.rulekit import finding, gpu_evidence, gpu_names, toolkit_evidence
-from tui.core.subject import Subject
+from tui.core.rules.rulekit import finding, gpu_evidence, gpu_names, toolkit_evidence
+from tui.core.rules.subject import Subject
+from tui.core.tables.flashinfer_prebuilt import JIT_CACHE_ERA, coverage, jit_cache_archs, serves
 
 # The rule, in short:
 # ``jit-nvcc-missing``: FlashInfer will JIT-compile for a visible GPU and finds no nvcc.
@@ -71,7 +71,7 @@ from tui.core.subject import Subject
 # failure waits for the first JIT build — in SGLang/vLLM the first sampling call. The replay
 # knows which nvcc that build would run (``compiles`` is false when it is missing); this rule
 # says why it is missing (a malformed ``CUDA_HOME``, a runtime-only tree, no toolkit at all)
-# and whether prebuilt modules (``tui.core.flashinfer_prebuilt``) make the build unnecessary.
+# and whether prebuilt modules (``tui.core.tables.flashinfer_prebuilt``) make the build unnecessary.
 
 ID = "jit-nvcc-missing"
 

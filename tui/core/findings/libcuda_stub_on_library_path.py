@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING
 from tui.core.facts import Facts
 from tui.core.findings import Finding, Severity
 from tui.core.findings.record import FindingRecord
-from tui.core.rulekit import finding
+from tui.core.rules.rulekit import finding
 
 if TYPE_CHECKING:
-    from tui.core.subject import Subject
+    from tui.core.rules.subject import Subject
 
 ID = "libcuda-stub-on-library-path"
 VAR = "LD_LIBRARY_PATH"

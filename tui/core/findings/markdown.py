@@ -34,15 +34,15 @@ HOW_JUDGED = """- **Each interpreter in the environment it really runs under.** 
   cron, a service started from it) would resolve the JIT toolkit differently, an `info`
   `toolkit-shadowed` finding says so, and every finding judged in the current shell carries a
   line of evidence "a login shell resolves … instead of …" (`tui/core/findings/toolkit_shadowed.py`).
-- **FlashInfer is replayed, not imported.** `tui/core/flashinfer_replay.py` re-enacts the
+- **FlashInfer is replayed, not imported.** `tui/core/rules/flashinfer_replay.py` re-enacts the
   installed FlashInfer version's own `get_cuda_path()`, `get_cuda_version()`,
   `_normalize_cuda_arch`, `check_cuda_arch()` and ninja flags (per release era, see
-  `tui/core/flashinfer_eras.py`), from the probed facts. The slow test
+  `tui/core/tables/flashinfer_eras.py`), from the probed facts. The slow test
   `tests/test_oracle_flashinfer.py` checks the replay against the real FlashInfer code of
   0.5.3 – 0.7.2.post1 on ~170 generated cases. `diagnose --deep` runs the host's own
   FlashInfer as ground truth.
 - **Fixes are checked by simulation.** For every finding, each applicable fix of CONTRACT.md is
-  applied to a copy of the facts (`tui.core.whatif.apply_fix`: the environments it changes,
+  applied to a copy of the facts (`tui.core.judge.whatif.apply_fix`: the environments it changes,
   the serving process after its restart included) and the rules run again. `resolves` lists
   the findings that are gone afterwards (or only `info`); fixes that resolve nothing, or that
   bring a new critical finding (say, a toolkit newer than the driver), are not proposed. Fixes

@@ -56,8 +56,8 @@ from collections.abc import Iterable, Sequence
 from tui.core.facts import Facts, MigDevice
 from tui.core.findings import Finding, Severity
 from tui.core.findings.record import FindingRecord
-from tui.core.rulekit import finding
-from tui.core.subject import Subject
+from tui.core.rules.rulekit import finding
+from tui.core.rules.subject import Subject
 
 # The rule, in short:
 # ``mig-device-not-selected``: a GPU is in MIG mode and the serving environment names no MIG

@@ -22,8 +22,8 @@ from collections.abc import Iterable, Sequence
 from tui.core.facts import Facts
 from tui.core.findings import Finding, Severity, container_without_gpu_runtime
 from tui.core.findings.record import FindingRecord
-from tui.core.rulekit import finding as _finding
-from tui.core.subject import Subject
+from tui.core.rules.rulekit import finding as _finding
+from tui.core.rules.subject import Subject
 
 ID = "no-nvidia-driver"
 BROKEN_DRIVER = {  # driver state → what it means

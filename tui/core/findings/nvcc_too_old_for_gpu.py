@@ -1,5 +1,5 @@
 """The toolkit a JIT would use cannot emit code for a visible GPU's SM (ptxas target tables in
-`tui/core/ptxas_targets.py`, derived from the real `ptxas --help` of each release), or
+`tui/core/tables/ptxas_targets.py`, derived from the real `ptxas --help` of each release), or
 FlashInfer passes its own check with targets its nvcc cannot build (`12.0f` or `10.3a` with
 nvcc 12.8). `critical` when FlashInfer is installed (it JIT-compiles at run time), `warning`
 otherwise, `info` when a `flashinfer-jit-cache` would serve the modules without compiling.
@@ -13,7 +13,7 @@ torch.utils.cpp_extension, Triton with this ptxas) fails with 'Unsupported gpu a
 
 Toolkits back to CUDA 10.2 are judged: the rows 11.7 and 12.0 come from real ptxas binaries
 (the `nvidia-cuda-nvcc-cu11`/`-cu12` wheels), 10.2, 11.0 and 11.1 from cited public sources
-(`tui/core/ptxas_targets.py`: NVIDIA's 11.1 release notes, clang's CUDA version table, the LLVM
+(`tui/core/tables/ptxas_targets.py`: NVIDIA's 11.1 release notes, clang's CUDA version table, the LLVM
 commit recording that CUDA 11.0 removed sm_30/sm_32, nixpkgs' per-SM CUDA ranges); a release
 between two rows is answered where they agree. So an nvcc 11.4 with an L40S or an H100 fires
 (`SM 8.9 needs nvcc ≥ 11.8`), and the stated need is never a wrong minimum: a GPU a newer
@@ -26,16 +26,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from tui.core import ptxas_targets
 from tui.core.facts import Facts
 from tui.core.findings import Finding, Severity
 from tui.core.findings.record import FindingRecord
-from tui.core.rulekit import cc_text as _cc
-from tui.core.rulekit import finding as _finding
-from tui.core.rulekit import gpu_evidence as _gpu_evidence
-from tui.core.rulekit import gpu_names as _gpu_names
-from tui.core.rulekit import toolkit_evidence as _toolkit_evidence
-from tui.core.subject import Subject
+from tui.core.rules.rulekit import cc_text as _cc
+from tui.core.rules.rulekit import finding as _finding
+from tui.core.rules.rulekit import gpu_evidence as _gpu_evidence
+from tui.core.rules.rulekit import gpu_names as _gpu_names
+from tui.core.rules.rulekit import toolkit_evidence as _toolkit_evidence
+from tui.core.rules.subject import Subject
+from tui.core.tables import ptxas_targets
 
 ID = "nvcc-too-old-for-gpu"
 

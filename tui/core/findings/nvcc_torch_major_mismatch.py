@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from tui.core import compat
 from tui.core.facts import Facts
 from tui.core.findings import Finding
 from tui.core.findings.record import FindingRecord
-from tui.core.rulekit import finding as _finding
-from tui.core.rulekit import toolkit_evidence as _toolkit_evidence
-from tui.core.subject import Subject
+from tui.core.rules.rulekit import finding as _finding
+from tui.core.rules.rulekit import toolkit_evidence as _toolkit_evidence
+from tui.core.rules.subject import Subject
+from tui.core.tables import support_matrix
 
 ID = "nvcc-torch-major-mismatch"
 
@@ -31,7 +31,7 @@ def rule_major_mismatch(facts: Facts, subs: Sequence[Subject]) -> Iterable[Findi
         py, v = s.python, s.jit_version
         if py is None or not py.torch_cuda or v is None:
             continue
-        if compat.cuda_major(py.torch_cuda) == compat.cuda_major(v):
+        if support_matrix.cuda_major(py.torch_cuda) == support_matrix.cuda_major(v):
             continue
         yield _finding(
             ID,
@@ -42,7 +42,7 @@ def rule_major_mismatch(facts: Facts, subs: Sequence[Subject]) -> Iterable[Findi
             "version. torch's BuildExtension refuses that combination ('The detected CUDA "
             "version mismatches the version that was used to compile PyTorch'), and JIT "
             "modules compiled by it link a different CUDA runtime than torch loads. Point "
-            f"CUDA_HOME at a CUDA {compat.cuda_major(py.torch_cuda)}.x toolkit and clear the "
+            f"CUDA_HOME at a CUDA {support_matrix.cuda_major(py.torch_cuda)}.x toolkit and clear the "
             "FlashInfer JIT cache afterwards.",
             [
                 f"torch {py.torch_version} (torch.version.cuda {py.torch_cuda})",

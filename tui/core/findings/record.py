@@ -18,7 +18,7 @@ from tui.core.facts import Facts
 from tui.core.findings import Finding, Severity
 
 if TYPE_CHECKING:
-    from tui.core.subject import Subject
+    from tui.core.rules.subject import Subject
 
 Rule = Callable[[Facts, "Sequence[Subject]"], Iterable[Finding]]
 BOXES = ("driver", "torch", "path", "jit")  # the CUDA boxes of the host screen

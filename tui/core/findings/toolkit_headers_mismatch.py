@@ -49,8 +49,8 @@ from packaging.version import InvalidVersion, Version
 from tui.core.facts import Facts, PythonEnv, Toolkit
 from tui.core.findings import Finding, Severity
 from tui.core.findings.record import FindingRecord
-from tui.core.rulekit import finding as _finding
-from tui.core.subject import Subject, toolkit_identity
+from tui.core.rules.rulekit import finding as _finding
+from tui.core.rules.subject import Subject, toolkit_identity
 
 # The rule, in short:
 # ``toolkit-headers-mismatch``: the parts of the toolkit a JIT build uses disagree.

@@ -22,8 +22,8 @@ from packaging.version import Version
 from tui.core.facts import EnvContext, Facts, Toolkit
 from tui.core.findings import Finding, Severity
 from tui.core.findings.record import FindingRecord
-from tui.core.rulekit import finding
-from tui.core.subject import Subject, subject_in, toolkit_by_nvcc, toolkit_identity
+from tui.core.rules.rulekit import finding
+from tui.core.rules.subject import Subject, subject_in, toolkit_by_nvcc, toolkit_identity
 
 # The rule, in short:
 # The `local` target's own environment against a login shell's.

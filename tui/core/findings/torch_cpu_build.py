@@ -10,7 +10,7 @@ stay silent.
 
 Fix `install-cuda-torch` (param `cuda=`): the CUDA build of the *same* torch release, the
 newest variant PyTorch publishes for it (stable and experimental, RELEASE.md's compatibility
-matrix as recorded in cuda-facts §5.1, `tui/core/torch_variants.py`) that the driver runs
+matrix as recorded in cuda-facts §5.1, `tui/core/tables/torch_variants.py`) that the driver runs
 (minor-version compatibility considered) and that has kernels for every visible GPU. A pip plan
 from that variant's index; undo reinstalls the recorded `+cpu` build from the cpu index.
 
@@ -38,9 +38,9 @@ from collections.abc import Iterable, Sequence
 from tui.core.facts import Facts, PythonEnv
 from tui.core.findings import Finding
 from tui.core.findings.record import FindingRecord
-from tui.core.rulekit import finding, gpu_evidence, gpu_names
-from tui.core.subject import Subject
-from tui.core.torch_variants import cuda_variant_for, is_cpu_build
+from tui.core.rules.rulekit import finding, gpu_evidence, gpu_names
+from tui.core.rules.subject import Subject
+from tui.core.tables.torch_variants import cuda_variant_for, is_cpu_build
 
 # The rule, in short:
 # ``torch-cpu-build``: a CPU-only torch where a GPU is visible and a GPU server is installed.
@@ -48,7 +48,7 @@ from tui.core.torch_variants import cuda_variant_for, is_cpu_build
 # A ``+cpu`` wheel (PyPI's aarch64 default up to 2.10, PyTorch's cpu index, a requirements file
 # that pinned it) has ``torch.version.cuda = None``: ``torch.cuda.is_available()`` is False, so
 # vLLM/SGLang find no CUDA device and FlashInfer sees no GPU. The fix installs the CUDA build of
-# the same release that the driver runs (``tui.core.torch_variants``).
+# the same release that the driver runs (``tui.core.tables.torch_variants``).
 
 ID = "torch-cpu-build"
 

@@ -13,7 +13,7 @@ cu128 or newer).
 ```
 
 When the probe could not read the list, the fallback is keyed by (torch version, CUDA variant,
-machine) (`tui/core/torch_arch.py`): the PyPI default wheels of 2.4.0 – 2.14.0 (x86_64, and
+machine) (`tui/core/tables/torch_arch.py`): the PyPI default wheels of 2.4.0 – 2.14.0 (x86_64, and
 aarch64 for 2.11.0 and 2.14.0) from their own `libtorch_python.so`; another variant of a
 release (cu118, cu126 … from PyTorch's own index, which the test machines cannot reach) falls
 back to the per-variant table, and the evidence says which row was used. The probe reads the
@@ -25,15 +25,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from tui.core import compat, torch_arch
 from tui.core.facts import Facts
 from tui.core.findings import Finding
 from tui.core.findings.record import FindingRecord
-from tui.core.rulekit import cc_text as _cc
-from tui.core.rulekit import finding as _finding
-from tui.core.rulekit import gpu_evidence as _gpu_evidence
-from tui.core.rulekit import gpu_names as _gpu_names
-from tui.core.subject import Subject
+from tui.core.rules.rulekit import cc_text as _cc
+from tui.core.rules.rulekit import finding as _finding
+from tui.core.rules.rulekit import gpu_evidence as _gpu_evidence
+from tui.core.rules.rulekit import gpu_names as _gpu_names
+from tui.core.rules.subject import Subject
+from tui.core.tables import support_matrix, torch_arch
 
 ID = "torch-lacks-gpu-arch"
 
@@ -51,7 +51,7 @@ def rule_torch_arch(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding]:
                 continue
             listed, source = found
         missing = tuple(
-            dict.fromkeys(cc for cc in s.devices if not compat.torch_runs_on(listed, cc))
+            dict.fromkeys(cc for cc in s.devices if not support_matrix.torch_runs_on(listed, cc))
         )
         if not missing:
             continue

@@ -4,7 +4,7 @@ and it picks that ptxas itself: the one its override variable names, when that f
 prints its release, else the one in its wheel (`triton/backends/nvidia/bin/`). From 3.3 the
 wheels carry a second one, `ptxas-blackwell`, for GPUs from SM 10.0 (from SM 9.0 in 3.9), with
 its own variable. Which binary, which variable and which ptxas releases each Triton accepts are
-a table read from the real wheels 3.0.0 – 3.9.0 (`tui/core/triton_ptxas.py`; the slow test
+a table read from the real wheels 3.0.0 – 3.9.0 (`tui/core/tables/triton_ptxas.py`; the slow test
 `tests/test_triton_ptxas_wheels_slow.py` downloads them, runs their ptxas and their own
 selection code):
 
@@ -24,7 +24,7 @@ The probe runs each bundled ptxas and each `TRITON_PTXAS*` override it finds (`-
 under the step deadline); a binary that cannot run here — another machine's architecture, a
 noexec mount — is read instead (its `Cuda compilation tools, release …` string), and without
 the file the table's version is used; the evidence says which. The ptxas target table is
-`tui/core/ptxas_targets.py` (from real `ptxas --help`). `critical` when vLLM or SGLang is
+`tui/core/tables/ptxas_targets.py` (from real `ptxas --help`). `critical` when vLLM or SGLang is
 installed in that interpreter (their Triton kernels run while serving), `warning` otherwise
 (torch.compile and direct Triton users). It also fires when an override names a ptxas whose
 CUDA release that Triton has no PTX version for (a CUDA 13 ptxas under triton ≤ 3.4: every
@@ -69,15 +69,15 @@ import posixpath
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from tui.core import ptxas_targets
 from tui.core.facts import EnvContext, Facts, PythonEnv
 from tui.core.findings import Finding, Severity
 from tui.core.findings.record import FindingRecord
-from tui.core.rulekit import finding as _finding
-from tui.core.rulekit import gpu_evidence as _gpu_evidence
-from tui.core.rulekit import gpu_names as _gpu_names
-from tui.core.subject import Subject
-from tui.core.triton_ptxas import (
+from tui.core.rules.rulekit import finding as _finding
+from tui.core.rules.rulekit import gpu_evidence as _gpu_evidence
+from tui.core.rules.rulekit import gpu_names as _gpu_names
+from tui.core.rules.subject import Subject
+from tui.core.tables import ptxas_targets
+from tui.core.tables.triton_ptxas import (
     RELEASES,
     ReleaseMatch,
     TritonRelease,
@@ -90,7 +90,7 @@ from tui.core.triton_ptxas import (
 #
 # Triton compiles every kernel to PTX and assembles it with a ptxas it picks itself: the one its
 # override variable names (``TRITON_PTXAS_PATH``, or the Blackwell one of 3.3+), else the one in
-# its wheel (``tui.core.triton_ptxas``, read from the real wheels). A ptxas that predates a GPU's
+# its wheel (``tui.core.tables.triton_ptxas``, read from the real wheels). A ptxas that predates a GPU's
 # ``sm_XYa`` fails every Triton kernel — torch.compile, and the Triton kernels of vLLM and
 # SGLang — while eager torch works. The same happens when the override names a ptxas whose CUDA
 # release this Triton has no PTX version for (``ptx_get_version`` raises).
@@ -204,7 +204,7 @@ def broken_gpus(facts: Facts, py: PythonEnv, ctx: EnvContext | None, devices: Se
 
 def override_vars(facts: Facts, python: str | None) -> tuple[str, ...]:
     """The override variables whose ptxas fails for a visible GPU of ``python`` (its subject)."""
-    from tui.core.subject import subjects  # the subjects are the rules' own view of the host
+    from tui.core.rules.subject import subjects  # the subjects are the rules' own view of the host
 
     for s in subjects(facts):
         if s.python is None or (python is not None and s.python.path != python):

@@ -38,8 +38,8 @@ from packaging.version import InvalidVersion, Version
 from tui.core.facts import Facts
 from tui.core.findings import Finding
 from tui.core.findings.record import FindingRecord
-from tui.core.rulekit import finding
-from tui.core.subject import Subject
+from tui.core.rules.rulekit import finding
+from tui.core.rules.subject import Subject
 
 ID = "wheel-file-conflict"
 

@@ -2,8 +2,8 @@
 
 ``build_plan`` turns a fix id and its parameters into a ``FixPlan`` for one host, without
 touching the host: the fix's record (``tui.core.fixes.registry``) plans it.
-``tui.core.fixes.executor.apply_plan`` runs it; ``tui.core.fixes.undo``
-keeps what is needed to reverse it; ``tui.core.fixes.fleet`` applies one fix to many hosts.
+``tui.core.run.fix_executor.apply_plan`` runs it; ``tui.core.fixes.undo``
+keeps what is needed to reverse it; ``tui.core.run.fleet`` applies one fix to many hosts.
 
 How a plan is written
 - Every step is exact POSIX sh with every argument ``shlex.quote``d. Host paths are rendered

@@ -23,7 +23,7 @@ from tui.core.fixes.record import Fix
 from tui.core.fixes.shell import say_changed, say_unchanged, write_path
 from tui.core.fixes.simulate import with_env
 from tui.core.hosts import Host
-from tui.core.subject import judging_context
+from tui.core.rules.subject import judging_context
 
 FIX_ID = "drop-cuda-compat-path"
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from tui.core.facts import EnvContext, Facts, PythonEnv
-from tui.core.facts_contexts import SYSTEMD_DEFAULT_PATH
+from tui.core.facts.contexts import SYSTEMD_DEFAULT_PATH
 from tui.core.fixes.plan import FixError
 
 SERVING_KINDS = ("process", "unit")

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from tui.core import extensions
-from tui.core.facts import ExtensionBuild, Facts, PythonEnv
+from tui.core.facts import ExtensionBuild, Facts, PythonEnv, extensions
 from tui.core.findings import extension_torch_abi_mismatch
 from tui.core.findings.extension_torch_abi_mismatch import extension_params
 from tui.core.fixes.env_targets import env_targets, pick_python
@@ -22,7 +21,7 @@ from tui.core.fixes.plan import FixError, FixPlan
 from tui.core.fixes.record import Fix, Param
 from tui.core.fixes.simulate import python_env, with_python
 from tui.core.hosts import Host
-from tui.core.torch_index import variant
+from tui.core.tables.torch_index import variant
 
 FIX_ID = "match-extension-to-torch"
 VERIFY = (extension_torch_abi_mismatch.ID,)

@@ -26,9 +26,9 @@ from tui.core.fixes.plan import FixError, FixPlan
 from tui.core.fixes.record import Fix, Param
 from tui.core.fixes.shell import host_path, q
 from tui.core.fixes.simulate import python_env, with_python
-from tui.core.flashinfer_eras import SM120_CUDA128_FIXED_IN
 from tui.core.hosts import Host
-from tui.core.subject import subjects
+from tui.core.rules.subject import subjects
+from tui.core.tables.flashinfer_eras import SM120_CUDA128_FIXED_IN
 
 FIX_ID = "upgrade-flashinfer"
 PACKAGE = "flashinfer-python"

@@ -29,7 +29,7 @@ from tui.core.fixes.env_targets import SYSTEM_PREFIXES
 from tui.core.fixes.plan import FixError, Step
 from tui.core.fixes.shell import host_path, q, say_changed, say_unchanged, write_path
 from tui.core.hosts import Host
-from tui.core.torch_index import IndexSettingError, index_url
+from tui.core.tables.torch_index import IndexSettingError, index_url
 
 STATE_DIR = ".detective-tui"
 _NAME = "[A-Za-z0-9._-][A-Za-z0-9._-]*"

@@ -1,7 +1,7 @@
 """Fix plans as data: the exact shell each step runs, what it changes, and how to undo it.
 
 A plan is built without touching the host (``tui.core.fixes.build_plan``), shown to the
-user as a preview, and only then run by ``tui.core.fixes.executor.apply_plan``.
+user as a preview, and only then run by ``tui.core.run.fix_executor.apply_plan``.
 
 Step commands print ``@@dt changed <what>`` when they change something and
 ``@@dt unchanged <why>`` when a guard found the work already done; the executor uses these

@@ -3,7 +3,7 @@
 A record holds the fix's whole definition — its id, its typed ``NAME=VALUE`` parameters with
 their defaults, its place in the least-invasive-first order, how the what-if simulates it on a
 copy of the facts, which parameters the what-if tries on a host, how it is planned for a host,
-and its title. ``tui.core.fixes.registry`` collects them; ``tui.core.whatif`` and
+and its title. ``tui.core.fixes.registry`` collects them; ``tui.core.judge.whatif`` and
 ``tui.core.fixes.build_plan`` iterate the records, never a list of ids.
 """
 

@@ -1,7 +1,7 @@
 """The fix registry: every fix record, one line each, in the order CONTRACT.md lists them.
 
 A new fix is a ``FIX = Fix(...)`` in its module (``tui.core.fixes.record``) and one line below.
-``build_plan``, the ``fix`` command's list of ids and the what-if (``tui.core.whatif``: which
+``build_plan``, the ``fix`` command's list of ids and the what-if (``tui.core.judge.whatif``: which
 parameters to try, how to simulate, the least-invasive-first order, the titles) read ``FIXES``.
 """
 

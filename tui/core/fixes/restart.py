@@ -10,8 +10,8 @@ from tui.core.hosts import Host
 
 if TYPE_CHECKING:
     from tui.core.facts import Facts
-    from tui.core.fixes.executor import FixOutcome
-    from tui.core.pending import PendingWork
+    from tui.core.run.fix_executor import FixOutcome
+    from tui.core.run.pending import PendingWork
 
 
 def restart_plan(host: Host, units: tuple[str, ...], *, sudo: bool, stamp: str) -> FixPlan:
@@ -59,7 +59,7 @@ def restart_after(outcome: FixOutcome, stamp: str | None = None) -> FixPlan | No
 
 
 def restart_pending(host: Host, work: PendingWork, facts: Facts | None, stamp: str) -> FixPlan:
-    """The restart a past run left pending (``tui.core.pending``): through sudo when that
+    """The restart a past run left pending (``tui.core.run.pending``): through sudo when that
     run was, or when the host's probe says the user is not root."""
     sudo = work.sudo or (facts is not None and not facts.host.is_root)
     return restart_plan(host, work.units, sudo=sudo, stamp=stamp)

@@ -1,5 +1,5 @@
 """The what-if's shared moves: which environments a fix changes, and changing them on a copy
-of the facts (each fix record's ``simulate`` is made of these; ``tui.core.whatif`` runs them).
+of the facts (each fix record's ``simulate`` is made of these; ``tui.core.judge.whatif`` runs them).
 
 A fix for an interpreter changes the shells (``SHELL_KINDS``) and the serving processes and
 units that run it (``serves``); a restarted server sees the new environment.

@@ -32,7 +32,7 @@ from tui.core.fixes.shell import (
 )
 from tui.core.fixes.simulate import add_toolkit, mm, point_at, python_env
 from tui.core.hosts import Host
-from tui.core.subject import subjects, toolkit_identity
+from tui.core.rules.subject import subjects, toolkit_identity
 
 TOOLKIT_FINDINGS = (flashinfer_arch_rejected.ID, nvcc_too_old_for_gpu.ID, jit_nvcc_missing.ID)
 MAJOR_FINDING = nvcc_torch_major_mismatch.ID

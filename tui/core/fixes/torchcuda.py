@@ -1,7 +1,7 @@
 """``install-cuda-torch``: replace a CPU-only torch with the CUDA build of the same release.
 
 The CUDA variant is the newest one PyTorch publishes for that release which the driver runs
-and which has kernels for every GPU (``tui.core.torch_variants``); param ``cuda=12.8``
+and which has kernels for every GPU (``tui.core.tables.torch_variants``); param ``cuda=12.8``
 overrides it. A pip plan (``tui.core.fixes.pipplan``): the CUDA build comes from its variant's
 index, and undo reinstalls the recorded ``+cpu`` build from the cpu index.
 """
@@ -21,8 +21,8 @@ from tui.core.fixes.plan import FixError, FixPlan
 from tui.core.fixes.record import Fix, Param
 from tui.core.fixes.simulate import python_env, with_python
 from tui.core.hosts import Host
-from tui.core.subject import subjects
-from tui.core.torch_variants import CUDA_VARIANTS, is_cpu_build
+from tui.core.rules.subject import subjects
+from tui.core.tables.torch_variants import CUDA_VARIANTS, is_cpu_build
 
 FIX_ID = "install-cuda-torch"
 

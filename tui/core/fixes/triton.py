@@ -1,8 +1,8 @@
 """``use-toolkit-ptxas-for-triton``: point Triton's ptxas override at a toolkit's ptxas.
 
 The variable is the one the installed Triton reads for the GPUs that fail
-(``tui.core.triton_ptxas``): ``TRITON_PTXAS_PATH``, or ``TRITON_PTXAS_BLACKWELL_PATH`` for the
-GPUs a 3.6+ release gives its second ptxas. It is set where the program runs — each serving
+(``tui.core.tables.triton_ptxas``): ``TRITON_PTXAS_PATH``, or ``TRITON_PTXAS_BLACKWELL_PATH`` for
+the GPUs a 3.6+ release gives its second ptxas. It is set where the program runs — each serving
 unit's drop-in and the venv's ``activate`` (or the login profile) — with the undo and backups
 of every environment fix.
 """
@@ -15,7 +15,6 @@ from collections.abc import Callable, Mapping
 
 from packaging.version import InvalidVersion, Version
 
-from tui.core import ptxas_targets
 from tui.core.facts import EnvContext, Facts, PythonEnv
 from tui.core.findings.triton_ptxas_too_old import (
     ID as FINDING_ID,
@@ -33,7 +32,8 @@ from tui.core.fixes.plan import FixError, FixPlan
 from tui.core.fixes.record import Fix, Param
 from tui.core.fixes.simulate import with_env
 from tui.core.hosts import Host
-from tui.core.triton_ptxas import release_for
+from tui.core.tables import ptxas_targets
+from tui.core.tables.triton_ptxas import release_for
 
 FIX_ID = "use-toolkit-ptxas-for-triton"
 

@@ -1,7 +1,7 @@
 """Undo records: what a fix changed (or may have changed) on a host and how to reverse it.
 
 One JSON file per fix run under ``$XDG_STATE_HOME/detective-tui/fixes/<host>/``. Since
-version 2 the record is also the fix's write-ahead journal (``tui.core.fixes.journal``): it
+version 2 the record is also the fix's write-ahead journal (``tui.core.records.fix_journal``): it
 is written before the first step runs and after every step, and holds each step's exact
 command, its undo, what it may change and its outcome. ``steps`` is always the list of undo
 commands to run, newest first: steps that reported a change, and steps that failed or were cut

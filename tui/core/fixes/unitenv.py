@@ -19,9 +19,8 @@ import shlex
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from tui.core import parsers
-from tui.core.facts import EnvContext, Facts
-from tui.core.facts_contexts import SYSTEMD_DEFAULT_PATH
+from tui.core.facts import EnvContext, Facts, parsers
+from tui.core.facts.contexts import SYSTEMD_DEFAULT_PATH
 from tui.core.hosts import Host
 from tui.core.systemd_syntax import split_environment, split_exec_start
 
@@ -169,7 +168,8 @@ def parse_environment_file(text: str) -> dict[str, str]:
 
 def parse_exec_argv(texts: Sequence[str]) -> tuple[str, ...] | None:
     """The argv of the last ``[Service]`` ``ExecStart=`` (an empty one resets), split as
-    systemd splits it (``tui.core.fixes.execstart``); None when the files set none."""
+    systemd splits it (``tui.core.systemd_syntax.split_exec_start``); None when the files set
+    none."""
     argv: tuple[str, ...] | None = None
     for text in texts:
         section = ""

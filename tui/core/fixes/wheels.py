@@ -31,7 +31,7 @@ from tui.core.fixes.record import Fix, Param
 from tui.core.fixes.shell import host_path, q
 from tui.core.fixes.toolkit import PIP_RELEASE_FOR_MINOR
 from tui.core.hosts import Host
-from tui.core.subject import subjects
+from tui.core.rules.subject import subjects
 
 FIX_ID = "align-cuda-wheels"
 EXTRAS = "nvcc,crt,nvvm,cccl"

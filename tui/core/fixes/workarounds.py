@@ -6,7 +6,6 @@ import dataclasses
 import re
 from collections.abc import Mapping
 
-from tui.core import ptxas_targets
 from tui.core.facts import EnvContext, Facts, PythonEnv
 from tui.core.findings import flashinfer_arch_rejected
 from tui.core.findings.flashinfer_arch_rejected import SAMPLER_OFF, SAMPLER_OFF_ENV
@@ -23,8 +22,9 @@ from tui.core.fixes.shell import (
 from tui.core.fixes.simulate import python_env, with_env, with_vars
 from tui.core.hosts import Host
 from tui.core.redact import MASK
-from tui.core.subject import subjects
+from tui.core.rules.subject import subjects
 from tui.core.systemd_syntax import exec_start_value
+from tui.core.tables import ptxas_targets
 
 # FlashInfer splits on single spaces and needs MAJOR.MINOR with an optional letter suffix;
 # anything else raises at `import flashinfer` (flashinfer-logic.md §4a).

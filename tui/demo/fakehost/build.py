@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from tui.core.facts_contexts import SYSTEMD_DEFAULT_PATH
+from tui.core.facts.contexts import SYSTEMD_DEFAULT_PATH
 from tui.core.fixes.unitenv import FILE_MARK, UNIT_DIRS, unit_files_script, unit_start
 from tui.core.hosts import Host
 from tui.demo.fakehost.spec import (

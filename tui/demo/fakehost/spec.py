@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from tui.core.gpu_state import STATE_FIELDS
+from tui.core.facts.gpu_state import STATE_FIELDS
 
 DEMO_PACKAGE = "tui.demo"  # the fixtures and captures are its data
 FIXTURES = "fixtures"

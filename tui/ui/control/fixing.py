@@ -29,7 +29,7 @@ from tui.ui.screens.hosts import HostsScreen
 from tui.ui.screens.message import MessageScreen
 
 if TYPE_CHECKING:
-    from tui.core.fixes.executor import FixOutcome
+    from tui.core.run.fix_executor import FixOutcome
 
 # The fix, undo, report and validation modules are imported where first used.
 
@@ -119,7 +119,7 @@ class FixControl:
 
     def _runs_finished(self, outcomes: Sequence[tuple[str, FixOutcome | None]]) -> None:
         """The newest run on a host says what it left pending (a restart, or nothing)."""
-        from tui.core.pending import after_run
+        from tui.core.run.pending import after_run
 
         changed = [
             replace(self.fleet[name], pending=after_run(outcome))
@@ -132,7 +132,7 @@ class FixControl:
     async def _read_journal(self) -> None:
         """Fixes that were cut or stopped mid-run (a crash, kill -9, a dropped link), marked in
         the table until they are undone or accepted."""
-        from tui.core.pending import interrupted
+        from tui.core.run.pending import interrupted
 
         found = await asyncio.to_thread(lambda: {name: interrupted(name) for name in self._hosts})
         changed = [replace(self.fleet[n], pending=w[0]) for n, w in found.items() if w]
@@ -207,14 +207,14 @@ class FixControl:
         )
 
     async def _validate(self, host: Host, python: str | None) -> None:
-        from tui.core.validate import validate_host
+        from tui.core.run.validate import validate_host
 
         facts = self.fleet[host.name].facts
         result = await validate_host(self.session, host, facts, python=python)
         self.post_message(ValidationFinished(host.name, result))
 
     def _on_validation_finished(self, message: ValidationFinished) -> None:
-        from tui.core.validate_markdown import validation_markdown
+        from tui.core.run.validate_markdown import validation_markdown
 
         result = message.result
         verdict = getattr(result, "verdict", "error")

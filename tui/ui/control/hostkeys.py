@@ -61,7 +61,7 @@ class HostKeyControl:
         self._key_prompt_done()
 
     async def _trust(self, state: HostState) -> None:
-        from tui.core.runner import add_known_host
+        from tui.core.run.runner import add_known_host
 
         key = state.result.hostkey if state.result else None
         if key is None:

@@ -82,7 +82,7 @@ class ProbeControl:
         async with self._slots:
             self._buffer(host.name, status="connecting")
             result = await self.session.probe(host, self._on_progress)
-        from tui.core.service import judge
+        from tui.core.run.service import judge
 
         judged = await judge(self.session, result)
         self.post_message(ProbeFinished(result, judged.diagnosis))

@@ -1,6 +1,6 @@
 """The explain box (``x``): paste an error and see it traced to its cause on one host.
 
-The text is matched as it changes (``tui.core.explain``, no command runs anywhere) and each
+The text is matched as it changes (``tui.core.judge.explain``, no command runs anywhere) and each
 candidate cause is judged on the host's last probe; what is shown goes through the one
 redaction path. ``esc`` closes the box.
 """
@@ -16,8 +16,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static, TextArea
 
-from tui.core.explain import Explanation, explain, explanation_text
-from tui.core.judged import Judged
+from tui.core.judge.explain import Explanation, explain, explanation_text
+from tui.core.judge.judged import Judged
 from tui.core.redact import redact_text
 from tui.ui.fleet_state import HostState
 

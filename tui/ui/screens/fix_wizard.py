@@ -1,10 +1,10 @@
 """The fix wizard: preview → confirm → live output → before/after verdict → undo / restart offer.
 
-Self-contained: ``FixWizardScreen(host, plan, session)`` needs a ``tui.core.runner.Session``
+Self-contained: ``FixWizardScreen(host, plan, session)`` needs a ``tui.core.run.runner.Session``
 and a plan from ``tui.core.fixes.build_plan`` (or, with ``undoing=record``, the undo plan of
 that record: its first run is then that undo, journaled in the record). It dismisses with the
 last ``FixOutcome`` (``None`` when nothing ran). Every run goes through
-``tui.core.fixes.executor.apply_plan``, so the transcript gets the commands, their output and
+``tui.core.run.fix_executor.apply_plan``, so the transcript gets the commands, their output and
 the user's decisions.
 """
 
@@ -25,19 +25,19 @@ from textual.worker import Worker, WorkerState
 
 from tui.core.facts import Facts
 from tui.core.fixes import make_stamp
-from tui.core.fixes.executor import FixOutcome, apply_plan
-from tui.core.fixes.outcome_words import plan_kind, status_line
 from tui.core.fixes.plan import FixPlan
-from tui.core.fixes.render import outcome_text, plan_heading, preview_text
 from tui.core.fixes.restart import restart_after
 from tui.core.fixes.undo import UndoError, UndoRecord, load_record, undo_plan
 from tui.core.hosts import Host
 from tui.core.redact import redact_text
+from tui.core.run.fix_executor import FixOutcome, apply_plan
+from tui.core.run.fix_render import outcome_text, plan_heading, preview_text
+from tui.core.run.outcome_words import plan_kind, status_line
 from tui.ui.footer_fit import FitFooter
 from tui.ui.widgets.redacted_log import RedactedLog
 
 if TYPE_CHECKING:
-    from tui.core.runner import Session
+    from tui.core.run.runner import Session
 
 Stage = Literal["preview", "running", "done", "failed"]
 

@@ -5,7 +5,7 @@ app knows them (their probe and diagnosis). The fixes offered are the union of w
 host's diagnosis proposed for the finding; each host is planned with its own proposed
 parameters. A host where the fix was not proposed, or cannot be planned, or is not probed,
 is listed with the reason and left out; the others go on. The run goes through
-``tui.core.fixes.fleet.apply_fleet`` (one failing host never stops the others, every
+``tui.core.run.fleet.apply_fleet`` (one failing host never stops the others, every
 command lands in the transcript), and when it ends the screen asks the app to probe the
 hosts again, so the fleet table and the groups show the new verdicts. Where the fix left a
 systemd unit running with the old environment, ``r`` previews and (after ``a``) runs the
@@ -34,8 +34,10 @@ from textual.widgets import Collapsible, DataTable, Log, Static
 from textual.worker import Worker, WorkerState
 
 from tui.core.fixes import make_stamp
-from tui.core.fixes.fleet import FleetItem, HostFixResult, apply_fleet, undo_fleet, undo_items
-from tui.core.fixes.fleet_group import (
+from tui.core.redact import redact_text
+from tui.core.run.fix_render import outcome_text, preview_text
+from tui.core.run.fleet import FleetItem, HostFixResult, apply_fleet, undo_fleet, undo_items
+from tui.core.run.fleet_group import (
     FixChoice,
     fix_choices,
     plan_group,
@@ -44,8 +46,6 @@ from tui.core.fixes.fleet_group import (
     undo_lines,
     undoable,
 )
-from tui.core.fixes.render import outcome_text, preview_text
-from tui.core.redact import redact_text
 from tui.ui.fleet_state import HostState
 from tui.ui.footer_fit import FitFooter
 from tui.ui.messages import ProbeRequested, RunsFinished
@@ -53,7 +53,7 @@ from tui.ui.screens.message import MessageScreen
 from tui.ui.widgets.redacted_log import RedactedLog
 
 if TYPE_CHECKING:
-    from tui.core.runner import Session
+    from tui.core.run.runner import Session
 
 Stage = Literal["choose", "planning", "preview", "running", "done", "failed"]
 Kind = Literal["fix", "restart", "undo"]  # what the preview / run / results are about

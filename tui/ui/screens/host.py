@@ -16,12 +16,12 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Log, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
-from tui.core.completeness import partial_verdict, unseen
-from tui.core.explain import symptom_line, symptoms
 from tui.core.findings import Finding, FixSuggestion
 from tui.core.hosts import Host
-from tui.core.judged import Judged
+from tui.core.judge.explain import symptom_line, symptoms
+from tui.core.judge.judged import Judged
 from tui.core.redact import redact_text
+from tui.core.rules.completeness import partial_verdict, unseen
 from tui.ui.cuda_boxes import cuda_boxes
 from tui.ui.disabled import ExplainsDisabledKeys
 from tui.ui.fleet_state import (
@@ -334,8 +334,8 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
         )
 
     def _read_history(self) -> None:
-        from tui.core.history import HistoryError
-        from tui.core.history_view import entries
+        from tui.core.records.history import HistoryError
+        from tui.core.records.history_view import entries
         from tui.demo.history import host_snapshots
 
         view = self.query_one(HistoryView)
@@ -473,7 +473,7 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
             self.run_worker(self._read_gpus(host), group="gpu-now", exit_on_error=False)
 
     async def _read_gpus(self, host: Host) -> None:
-        from tui.core.gpu_now import read_gpu_now  # imports the runner: not before it is used
+        from tui.core.run.gpu_now import read_gpu_now  # imports the runner: not before it is used
 
         fresh = await read_gpu_now(self.app.session, host, self.app.clock())
         self.query_one(GpuView).refreshed(fresh)
@@ -503,8 +503,8 @@ class HostScreen(ExplainsDisabledKeys, Screen[None]):
         if state is None or state.result is None or highlighted is None or not self._findings:
             self.notify("No finding to copy.", severity="warning")
             return
-        from tui.core.issue_report import finding_markdown
-        from tui.core.report import host_json  # imports the runner: not before it is used
+        from tui.core.records.issue_report import finding_markdown
+        from tui.core.records.report import host_json  # imports the runner: not before it is used
 
         data = host_json(state.result, state.diagnosis)
         finding = data["findings"][highlighted]

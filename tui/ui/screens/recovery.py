@@ -19,9 +19,9 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Static
 
-from tui.core.fixes.history import journal_lines, unfinished_notice
-from tui.core.fixes.journal import now
 from tui.core.fixes.undo import UndoError, UndoRecord, mark_done
+from tui.core.records.fix_history import journal_lines, unfinished_notice
+from tui.core.records.fix_journal import now
 from tui.core.redact import redact_text
 from tui.ui.messages import UndoRecordRequested
 from tui.ui.screens.message import MessageScreen

@@ -2,7 +2,7 @@
 as readable lines (time, host, what, exit status, duration), filtered by host and kind;
 enter opens an event whole (its command, script and output).
 
-A session is indexed, not parsed (``tui.core.transcript_index``): a 10 MB session opens in a
+A session is indexed, not parsed (``tui.core.records.transcript_index``): a 10 MB session opens in a
 fraction of a second and only the rows on screen are decoded.
 """
 
@@ -21,9 +21,9 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, Log, OptionList, Static
 from textual.widgets.option_list import Option
 
-from tui.core import transcript
-from tui.core.transcript import TranscriptError
-from tui.core.transcript_index import TranscriptIndex, details, session_label
+from tui.core.records import transcript
+from tui.core.records.transcript import TranscriptError
+from tui.core.records.transcript_index import TranscriptIndex, details, session_label
 from tui.ui.footer_fit import FitFooter, fit_footer
 from tui.ui.widgets.event_list import EventList
 

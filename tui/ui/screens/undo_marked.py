@@ -1,6 +1,6 @@
 """Undo the newest fix still in place on each marked host: per-host preview → ``a`` → results.
 
-The plans come from ``tui.core.fixes.fleet.plan_undo_last`` (each host's own undo record; the
+The plans come from ``tui.core.run.fleet.plan_undo_last`` (each host's own undo record; the
 hosts that have one are probed), the run from ``undo_fleet`` (a record is set aside only where
 its undo applied, one failing host never stops the others), as ``fix a,b,c --undo last`` does.
 Afterwards the hosts are probed again and their pending restarts noted.
@@ -26,8 +26,8 @@ from tui.core.hosts import Host
 from tui.ui.messages import ProbeRequested, RunsFinished
 
 if TYPE_CHECKING:
-    from tui.core.fixes.fleet import FleetItem, HostFixResult
-    from tui.core.runner import Session
+    from tui.core.run.fleet import FleetItem, HostFixResult
+    from tui.core.run.runner import Session
 
 Stage = Literal["planning", "preview", "running", "done"]
 
@@ -79,12 +79,12 @@ class UndoMarkedScreen(Screen[None]):
 
     @work(exclusive=True, group="undo-marked-plan", exit_on_error=False)
     async def _plan(self) -> None:
-        from tui.core.fixes.fleet import plan_undo_last
+        from tui.core.run.fleet import plan_undo_last
 
         self.post_message(UndoPlanned(await plan_undo_last(self.session, self.hosts)))
 
     def on_undo_planned(self, message: UndoPlanned) -> None:
-        from tui.core.fixes.render import preview_text
+        from tui.core.run.fix_render import preview_text
 
         self.items = message.items
         widgets = []
@@ -136,7 +136,7 @@ class UndoMarkedScreen(Screen[None]):
 
     @work(exclusive=True, group="undo-marked-run", exit_on_error=False)
     async def _run(self) -> None:
-        from tui.core.fixes.fleet import undo_fleet
+        from tui.core.run.fleet import undo_fleet
 
         concurrency = getattr(getattr(self.app, "settings", None), "concurrency", 8)
         results = await undo_fleet(self.session, self.items, None, concurrency=concurrency)

@@ -16,7 +16,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from tui.core.transcript_index import TranscriptIndex
+from tui.core.records.transcript_index import TranscriptIndex
 from tui.ui.widgets.list_keys import list_bindings
 
 

@@ -6,8 +6,8 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from tui.core.finding_model import FindingModel
 from tui.core.findings import Finding
+from tui.core.records.finding_model import FindingModel
 
 SEVERITY_STYLE = {"critical": "bold $error", "warning": "bold $warning", "info": "bold $primary"}
 

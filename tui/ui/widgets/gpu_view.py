@@ -12,7 +12,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from tui.core.facts import Facts
-from tui.core.gpu_state import GpuNow
+from tui.core.facts.gpu_state import GpuNow
 from tui.core.redact import redact_text
 from tui.ui.fleet_state import short_gpu_name
 

@@ -8,8 +8,8 @@ from textual.widgets import Static
 
 from tui.core.facts import Facts
 from tui.core.findings import FlashInferReplay
-from tui.core.flashinfer_prebuilt import replay_coverage
 from tui.core.redact import redact_text
+from tui.core.tables.flashinfer_prebuilt import replay_coverage
 
 
 def _row(label: str, value: str, style: str = "") -> list[str | tuple[str, str]]:

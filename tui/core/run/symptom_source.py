@@ -1,0 +1,100 @@
+"""Read the text ``explain`` matches from a host: a unit's journal, a container's log, or a log
+file — the last ``TAIL_LINES`` lines, through the host's transport, under a deadline, every
+name shell-quoted. Nothing read here runs anything: it is only matched (and redacted before
+it is shown).
+
+A host with a root prefix is an inspected filesystem, not a running system: a log file is
+read under the root, while a journal or a container log is refused — except for a fake tree
+detective-tui built (``Host.fake_tree``: the inventory says so, never the tree), whose own
+``usr/bin/journalctl`` stands in for journald.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from tui.core.fixes.shell import host_path, q
+
+if TYPE_CHECKING:
+    from tui.core.hosts import Host
+    from tui.core.run.runner import Session
+
+SourceKind = Literal["unit", "container", "log"]
+TAIL_LINES = 300
+DEADLINE_S = 30.0
+NOT_FOUND = 66  # the script's exit status when there is nothing to read (EX_NOINPUT)
+
+
+@dataclass(frozen=True)
+class LogText:
+    text: str
+    source: str  # "unit sglang.service on ct200"
+    error: str | None = None  # why nothing (or not all) could be read
+    error_kind: str | None = None  # the transport's (unreachable, timeout…) when not reached
+
+
+def check_name(kind: SourceKind, name: str) -> str | None:
+    """Why ``name`` cannot be read as a ``kind`` (None: it can)."""
+    if not name or any(c in name for c in "\0\n\r"):
+        return f"--{kind} takes a non-empty name on one line"
+    if name.startswith("-"):
+        return f"--{kind} {name!r}: a name cannot start with '-'"
+    if kind == "log" and not name.startswith("/"):
+        return f"--log {name!r}: give the file's absolute path on the host"
+    return None
+
+
+def read_script(host: Host, kind: SourceKind, name: str) -> str:
+    """The shell that prints the text (stderr merged), or exits ``NOT_FOUND`` with why."""
+    n = str(TAIL_LINES)
+    root = (host.root or "").rstrip("/")
+    refuse = (
+        f"echo {q(f'{host.name} is a filesystem under {root}, not a running system: read the')}"
+        f" {q(f'{kind} on the machine that runs it')} >&2; exit {NOT_FOUND}"
+    )
+    if kind == "log":
+        path = host_path(host, name)
+        return (
+            f"if [ -r {path} ]; then tail -n {n} -- {path} 2>&1; else "
+            f"echo {q(f'{name}: no such readable file')} >&2; exit {NOT_FOUND}; fi"
+        )
+    if kind == "unit":
+        journalctl = "journalctl"
+        if root:
+            if not host.fake_tree:
+                return refuse
+            journalctl = host_path(host, "/usr/bin/journalctl")
+            return f"{journalctl} -u {q(name)} -n {n} --no-pager 2>&1"
+        return (
+            f"if command -v journalctl >/dev/null 2>&1; then "
+            f"journalctl -u {q(name)} -n {n} --no-pager 2>&1; else "
+            f"echo 'journalctl is not installed here' >&2; exit {NOT_FOUND}; fi"
+        )
+    if root:
+        return refuse
+    return (
+        f"if command -v docker >/dev/null 2>&1; then docker logs --tail {n} {q(name)} 2>&1; "
+        f"elif command -v podman >/dev/null 2>&1; then podman logs --tail {n} {q(name)} 2>&1; "
+        f"else echo 'neither docker nor podman is installed here' >&2; exit {NOT_FOUND}; fi"
+    )
+
+
+async def read_log(session: Session, host: Host, kind: SourceKind, name: str) -> LogText:
+    """The text, or why it could not be read (never raises for host trouble)."""
+    source = f"{kind} {name} on {host.name}"
+    bad = check_name(kind, name)
+    if bad:
+        return LogText("", source, bad)
+    result = await session.run_script(
+        host, read_script(host, kind, name), env=dict(host.env), deadline_s=DEADLINE_S
+    )
+    if result.exit_status is None and not result.timed_out:
+        return LogText("", source, result.error or "no answer", result.error_kind or "unreachable")
+    if result.timed_out:
+        why = f"reading it took longer than {DEADLINE_S:.0f} s"
+        return LogText(result.output, source, why, "timeout")
+    if result.exit_status != 0:
+        why = result.output.strip().splitlines()[-1:] or [f"exit status {result.exit_status}"]
+        return LogText(result.output, source, f"{source}: {why[0]}")
+    return LogText(result.output, source)
