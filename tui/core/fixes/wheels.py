@@ -29,9 +29,9 @@ from tui.core.fixes.pipplan import pip_step
 from tui.core.fixes.plan import FixError, FixPlan
 from tui.core.fixes.record import Fix, Param
 from tui.core.fixes.shell import host_path, q
-from tui.core.fixes.toolkit import PIP_RELEASE_FOR_MINOR
 from tui.core.hosts import Host
 from tui.core.rules.subject import subjects
+from tui.core.tables.cuda_toolkits import PIP_RELEASE_FOR_MINOR
 
 FIX_ID = "align-cuda-wheels"
 EXTRAS = "nvcc,crt,nvvm,cccl"
