@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import asyncssh
-import pytest
 from sshd import gone, processes_with, unique_sleep
 
+from tui.core.fixes.plan import FixPlan, Step
 from tui.core.hosts import Host
 from tui.core.reach import transport
 from tui.core.records.transcript import Transcript, read_events
+from tui.core.run.fix_executor import run_steps
 from tui.core.run.runner import Session
 from tui.demo.unreachable import NeverAnswers
 
@@ -114,13 +116,6 @@ async def faulty_host(
                 await child.wait()
 
 
-@pytest.fixture
-def short_grace(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The client waits deadline + KILL_AFTER_S + CLIENT_GRACE_S; keep fault tests short."""
-    monkeypatch.setattr(transport, "KILL_AFTER_S", 0.2)
-    monkeypatch.setattr(transport, "CLIENT_GRACE_S", 0.2)
-
-
 async def test_connection_dropped_mid_probe(tmp_path: Path) -> None:
     transcript = Transcript(tmp_path / "t.jsonl")
     async with faulty_host(tmp_path, "drop", after_lines=6, transcript=transcript) as f:
@@ -137,7 +132,7 @@ async def test_connection_dropped_mid_probe(tmp_path: Path) -> None:
 
 
 async def test_stalled_channel_hits_the_deadline_and_kills_over_a_second_channel(
-    tmp_path: Path, short_grace: None
+    tmp_path: Path,
 ) -> None:
     n = unique_sleep()
     async with faulty_host(tmp_path, "hang", after_lines=2) as f:  # the pgid line, "first"
@@ -153,7 +148,7 @@ async def test_stalled_channel_hits_the_deadline_and_kills_over_a_second_channel
     assert kill.startswith(f"kill -TERM -{pgid} ")  # no "--": dash's kill refuses it
 
 
-async def test_blackhole_session_still_returns(tmp_path: Path, short_grace: None) -> None:
+async def test_blackhole_session_still_returns(tmp_path: Path) -> None:
     async with faulty_host(tmp_path, "blackhole") as f:
         result = await f.session.run_script(f.host, "echo hi", deadline_s=1)
     assert result.timed_out and result.exit_status is None and result.output == ""
@@ -161,7 +156,7 @@ async def test_blackhole_session_still_returns(tmp_path: Path, short_grace: None
     assert "never reported a process id" in result.error
 
 
-async def test_one_bad_host_never_stops_the_others(tmp_path: Path, short_grace: None) -> None:
+async def test_one_bad_host_never_stops_the_others(tmp_path: Path) -> None:
     async with faulty_host(tmp_path, "drop", after_lines=2, probe_deadline_s=30) as f:
         hosts = [
             f.host,
@@ -183,3 +178,68 @@ async def test_a_dropped_connection_is_replaced_on_the_next_command(tmp_path: Pa
         again = await f.session.run_script(f.host, "echo one; echo two")
     assert dropped.error_kind == "connection-lost" and dropped.exit_status is None
     assert again.ok and again.output == "one\ntwo\n"
+
+
+SLACK_S = 0.5  # scheduling on a loaded machine; the old client took deadline + 10 s + kill + close
+
+
+def test_the_quoted_deadline_is_split_so_that_everything_ends_within_it() -> None:
+    plan = transport.budget(120)
+    assert (plan.remote_s, plan.kill_after_s, plan.wait_s) == (105, 5, 115)
+    line = transport.command_line("sh -s", deadline_s=120)
+    assert line.endswith(" detective-tui 105 5 sh -s")  # TERM at 105 s, KILL at 110 s
+    for deadline in (1, 2, 5, 30, 60, 300, 3600):
+        plan = transport.budget(deadline)
+        assert plan.wait_s < deadline and plan.remote_s >= 1 and plan.kill_after_s >= 1
+        if deadline >= 5:  # the remote timeout ends the command first, its KILL included
+            assert plan.remote_s + plan.kill_after_s < plan.wait_s
+
+
+async def test_a_stall_after_the_session_starts_ends_within_the_quoted_deadline(
+    tmp_path: Path,
+) -> None:
+    n = unique_sleep()
+    async with faulty_host(tmp_path, "hang", after_lines=1) as f:  # the pgid line, then no more
+        started = time.monotonic()
+        result = await f.session.run_script(f.host, f"echo first; sleep {n}", deadline_s=2)
+        elapsed = time.monotonic() - started
+        assert processes_with("sleep", n) == [] or await gone("sleep", n)
+    assert elapsed <= 2 + SLACK_S
+    assert result.timed_out and result.duration_s <= 2
+    assert result.error.startswith("no result within 2 s; the remote process group was killed")
+    assert len(f.server.kills) == 1  # the kill went over a second channel, inside the budget
+
+
+async def test_a_fix_step_that_stalls_fails_within_the_deadline_its_error_quotes(
+    tmp_path: Path,
+) -> None:
+    n = unique_sleep()
+    # the step lock under tmp_path: other runs' steps on this machine never make it wait
+    async with faulty_host(tmp_path, "hang", after_lines=1) as f:
+        host = Host(name="faulty", ssh="faulty", env={"TMPDIR": str(tmp_path)})
+        step = Step(title="stall", command=f"echo started; sleep {n}", undo=None, changes="-",
+                    needs_root=False, deadline_s=3)  # fmt: skip
+        plan = FixPlan(fix_id="stall", host=host, params={}, steps=(step,), verify_gone=())
+        started = time.monotonic()
+        (result,), error = await run_steps(f.session, host, plan)
+        elapsed = time.monotonic() - started
+        assert processes_with("sleep", n) == [] or await gone("sleep", n)
+    assert elapsed <= 3 + SLACK_S
+    assert result.status == "failed"
+    assert error == "step 1 (stall) failed: timed out after 3 s"
+    assert result.output == ""  # "started" was held back by the stalled channel
+
+
+async def test_the_remote_timeout_stops_a_command_first_and_the_result_quotes_the_deadline() -> (
+    None
+):
+    n = unique_sleep()
+    host = Host(name="local", local=True)
+    started = time.monotonic()
+    async with Session() as session:
+        result = await session.run_script(host, f"echo up; exec sleep {n}", deadline_s=5)
+    elapsed = time.monotonic() - started
+    assert result.exit_status == 124 and result.timed_out  # coreutils timeout: TERM at 2 s
+    assert result.error == "stopped by its 5 s deadline"
+    assert result.output == "up\n"
+    assert 2 <= elapsed < 5

@@ -2,21 +2,24 @@
 
 Every command runs as::
 
-    exec sh -c '<print pgid>; exec timeout -k 5 N "$@"' detective-tui N \\
+    exec sh -c '<print pgid>; exec timeout -k K N "$@"' detective-tui N K \\
         [env NAME=value…] INTERPRETER…
 
-so it has a remote deadline (``timeout -k 5 N``; plain exec where ``timeout`` is missing), and it
-prints its process-group id first. sshd makes each session's process a session and group
-leader, and ``exec`` keeps that pid, so on cancel or when the client-side deadline passes the
-whole group (and session) is killed over a *second* channel — sshd refuses signals for root
-logins and closing a channel does not stop the remote command. Variables travel on stdin, ahead
-of the script (``script_with_env``: exported assignments, then the script itself or, for another
-interpreter, ``exec INTERPRETER`` fed the script as a here-document), never on the command line,
-where every local user could read them in ``/proc/PID/cmdline``; sshd drops ``env=`` without
-``AcceptEnv`` anyway. A script passed as an argument (``stdin=`` given) gets them on stdin too:
-``sh -c ENV_READER`` reads the assignments up to the line ``ENV_END``, then execs the
-interpreter, which reads the rest. The ``exec`` transport, whose stdin goes into its program
-(an argument), sends the assignments on the engine's stdin instead (``env_head``).
+so it has a remote deadline (``timeout -k K N``; plain exec where ``timeout`` is missing), and it
+prints its process-group id first. The deadline a caller gives (and quotes) bounds the whole command
+as the operator waits for it, killing and closing included (``budget``): the remote ``timeout`` gets
+what is left after the client's own margins, the client gives up a margin before the deadline and
+kills the group with the rest. sshd makes each session's process a session and group leader, and
+``exec`` keeps that pid, so on cancel or when the client-side deadline passes the whole group (and
+session) is killed over a *second* channel — sshd refuses signals for root logins and closing a
+channel does not stop the remote command. Variables travel on stdin, ahead of the script
+(``script_with_env``: exported assignments, then the script itself or, for another interpreter,
+``exec INTERPRETER`` fed the script as a here-document), never on the command line, where every
+local user could read them in ``/proc/PID/cmdline``; sshd drops ``env=`` without ``AcceptEnv``
+anyway. A script passed as an argument (``stdin=`` given) gets them on stdin too: ``sh -c
+ENV_READER`` reads the assignments up to the line ``ENV_END``, then execs the interpreter, which
+reads the rest. The ``exec`` transport, whose stdin goes into its program (an argument), sends the
+assignments on the engine's stdin instead (``env_head``).
 The two transports run it: ``LocalTransport`` (``tui.core.reach.local_transport``: ``sh -c`` in a
 new session, at a lower CPU priority) and ``SSHTransport`` (``tui.core.reach.ssh_transport``: one
 reused asyncssh connection, its jump hosts from ``tui.core.reach.hops``).
@@ -43,15 +46,15 @@ PGID_MARK = "@@detective-tui-pgid "
 # a script's own temp dir (``@@detective-tui-tmpdir PATH``): removed by the kill path too
 TMPDIR_MARK = "@@detective-tui-tmpdir "
 _TMPDIR = re.compile(r"^/(?:[^/\0\n]+/)*detective-tui\.[0-9]+\.[A-Za-z0-9]{6,}$")
-KILL_AFTER_S = 5  # timeout -k: SIGKILL this long after SIGTERM
-CLIENT_GRACE_S = 5  # the client waits deadline + KILL_AFTER_S + this before killing it itself
-KILL_DEADLINE_S = 10.0  # the kill command itself
+KILL_AFTER_S = 5  # timeout -k: SIGKILL this long after SIGTERM (at most; see budget)
+MARGIN_S = 5.0  # each of the deadline's margins (see budget), at most; an eighth of short ones
+KILL_DEADLINE_S = 10.0  # the kill command itself after a cancel (no deadline left to fit in)
 OPEN_ATTEMPTS = 5  # a refused channel open is retried (sshd frees session slots lazily)
 MAX_OUTPUT_CHARS = 16 * 1024 * 1024  # what one command's output may keep, unless told less
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _WRAPPER = (
-    f'printf "%s%s\\n" "{PGID_MARK}" "$$"; d=$1; shift; '
-    f'if command -v timeout >/dev/null 2>&1; then exec timeout -k {KILL_AFTER_S} "$d" "$@"; fi; '
+    f'printf "%s%s\\n" "{PGID_MARK}" "$$"; d=$1; k=$2; shift 2; '
+    'if command -v timeout >/dev/null 2>&1; then exec timeout -k "$k" "$d" "$@"; fi; '
     'exec "$@"'
 )
 
@@ -86,6 +89,30 @@ class CommandResult:
         return self.exit_status == 0 and self.error is None
 
 
+@dataclass(frozen=True)
+class Budget:
+    """How one deadline is spent, so that everything ends within it (120 s: the remote TERM at
+    105 s, its KILL at 110 s, the client's own kill at 115 s, the channel closed by 120 s). The
+    remote ``timeout`` also ends a command whose client was killed before the deadline."""
+
+    deadline_s: float  # the figure quoted: the command's whole wall time, kill and close included
+    remote_s: int  # the remote ``timeout``: SIGTERM after this many seconds
+    kill_after_s: int  # ``timeout -k``: SIGKILL this long after the SIGTERM
+    wait_s: float  # the client waits this long for the result, then kills the group itself
+
+
+def budget(deadline_s: float) -> Budget:
+    """Split ``deadline_s``: a margin (``MARGIN_S``, an eighth of a short deadline) at the end
+    for the client's kill and close, one between the remote SIGKILL and the client giving up,
+    and the remote ``timeout`` gets the rest (at least 1 s: a deadline under about 4 s is
+    enforced by the client alone)."""
+    margin = min(MARGIN_S, deadline_s / 8)
+    wait = deadline_s - margin
+    kill_after = max(1, min(KILL_AFTER_S, math.floor(margin)))
+    remote = max(1, math.floor(wait - margin - kill_after))
+    return Budget(deadline_s, remote, kill_after, wait)
+
+
 def command_line(
     interpreter: str = "sh -s",
     *,
@@ -95,7 +122,8 @@ def command_line(
 ) -> str:
     """The exact command line sent to the host (see the module docstring); ``env_on_stdin``:
     the interpreter is started by ``ENV_READER``, which reads the variables from stdin first."""
-    argv = ["sh", "-c", _WRAPPER, "detective-tui", str(max(1, math.ceil(deadline_s)))]
+    plan = budget(deadline_s)
+    argv = ["sh", "-c", _WRAPPER, "detective-tui", str(plan.remote_s), str(plan.kill_after_s)]
     if env_on_stdin:
         argv += ["sh", "-c", ENV_READER + 'exec "$@"', "sh"]
     argv += shlex.split(interpreter)
@@ -232,13 +260,15 @@ class Transport(abc.ABC):
     async def close(self) -> None:
         return None
 
-    async def kill_group(self, pgid: int | None, tmpdirs: Sequence[str] = ()) -> None:
-        """Best effort, bounded: TERM then KILL the command's process group and session, and
-        remove the temp dirs it announced."""
-        if pgid is None:
+    async def kill_group(
+        self, pgid: int | None, tmpdirs: Sequence[str] = (), within_s: float = KILL_DEADLINE_S
+    ) -> None:
+        """Best effort, bounded by ``within_s``: TERM then KILL the command's process group and
+        session, and remove the temp dirs it announced."""
+        if pgid is None or within_s <= 0:
             return
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(self._run_kill(kill_command(pgid, tmpdirs)), KILL_DEADLINE_S)
+            await asyncio.wait_for(self._run_kill(kill_command(pgid, tmpdirs)), within_s)
 
     async def execute(
         self,
@@ -253,8 +283,12 @@ class Transport(abc.ABC):
         """Run one command line built by ``command_line``; raises ``Unreachable`` or a
         ``HostKeyError`` when no connection can be made, otherwise returns a result. ``env``
         (``env_head``) is sent on stdin ahead of ``stdin``. Output past ``max_output_chars``
-        is counted, not kept (``dropped_chars``, and a note)."""
+        is counted, not kept (``dropped_chars``, and a note). The result comes within
+        ``deadline_s`` of the call (``budget``), the kill after a timeout and the close included;
+        the command line must be built with the same ``deadline_s``."""
         started = time.monotonic()
+        plan = budget(deadline_s)
+        end = started + deadline_s
         proc = await self._spawn(command)
         out = _Collector(on_line, max_output_chars)
         status: int | None = None
@@ -270,7 +304,7 @@ class Transport(abc.ABC):
             return await proc.wait()
 
         try:
-            status = await asyncio.wait_for(pump(), deadline_s + KILL_AFTER_S + CLIENT_GRACE_S)
+            status = await asyncio.wait_for(pump(), plan.wait_s - (time.monotonic() - started))
         except asyncio.TimeoutError:
             timed_out = True
             error = f"no result within {deadline_s:g} s; " + (
@@ -279,7 +313,7 @@ class Transport(abc.ABC):
                 else "the host never reported a process id, so nothing could be killed"
             )
             error_kind = "timeout"
-            await self.kill_group(out.pgid, out.tmpdirs)
+            await self.kill_group(out.pgid, out.tmpdirs, end - time.monotonic())
         except asyncio.CancelledError:
             await asyncio.shield(self.kill_group(out.pgid, out.tmpdirs))
             raise
@@ -291,9 +325,9 @@ class Transport(abc.ABC):
             raise
         finally:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(proc.close(), KILL_DEADLINE_S)
+                await asyncio.wait_for(proc.close(), max(0.0, end - time.monotonic()))
         duration = time.monotonic() - started
-        if status == 124 or (status in (137, -9) and duration >= deadline_s):
+        if status == 124 or (status in (137, -9) and duration >= plan.remote_s):
             timed_out = True
             error = f"stopped by its {deadline_s:g} s deadline"
             error_kind = "timeout"
