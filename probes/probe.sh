@@ -75,6 +75,44 @@ run() {
   _rc=$?
 }
 
+# run_cap WHAT CAP CMD ARGS… — run(), keeping the first CAP bytes of the output: the rest is
+# read (the command runs to its end, never cut by a SIGPIPE) and counted by wc, not kept, and a
+# `cut` record says how much (a partial last line is dropped with it). The exit status comes
+# back on fd 3, the kept bytes and the count on fd 4, so nothing interleaves.
+run_cap() {
+  _cw=$1 _cap=$2
+  shift 2
+  _out=$(
+    {
+      _st=$(
+        {
+          { deadline "$@" 2>&1 </dev/null; echo "$?" >&3; } |
+            { head -c "$_cap"; printf '\n%s' "$(($(wc -c)))"; } >&4
+        } 3>&1
+      )
+      printf '\n%s' "$_st"
+    } 4>&1
+  )
+  _rc=${_out##*"$NL"}
+  _out=${_out%"$NL"*}
+  _cut=${_out##*"$NL"}
+  _out=${_out%"$NL"*}
+  [ "$_cut" -gt 0 ] 2>/dev/null || return 0
+  case $_out in
+    *"$NL") ;;
+    *"$NL"*)
+      _cp=${_out##*"$NL"}
+      _out=${_out%"$NL"*}
+      _cut=$((_cut + ${#_cp}))
+      ;;
+    *)
+      _cut=$((_cut + ${#_out}))
+      _out=
+      ;;
+  esac
+  rec cut "$_cw" "$_cut" "$_cap"
+}
+
 # run_pyfacts INDEX INTERPRETER — pyfacts.py on the interpreter's stdin; like run().
 # With a third argument CID, the import-path part of that serving process's environment goes
 # along as DT_PROC_* (the interpreter runs with -E; pyfacts applies them). With _drop set
@@ -1489,7 +1527,10 @@ elif DT_HOSTPY=$(command -v python3 2>/dev/null) && [ -n "$DT_HOSTPY" ]; then
   DETACH=python
 fi
 
-# the nvidia-smi part runs in the background (it is the slowest, and can hang)
+# the nvidia-smi part runs in the background (it is the slowest, and can hang); each call keeps
+# at most SMI_CAP bytes of its output (the largest real table in shared/fixtures, 8 H200s, is
+# 4538 bytes; 256 KiB holds about 2800 more 91-byte process lines)
+SMI_CAP=262144
 SMI_PID=
 LOGIN_PID=
 smi_job() {
@@ -1520,7 +1561,7 @@ smi_job() {
     rec notrun nvidia-smi "$_smi: $_tw"
     return 0
   fi
-  run "$R$_smi"
+  run_cap "nvidia-smi table" "$SMI_CAP" "$R$_smi"
   _tbl=$_out
   emit_lines smi table "$_out"
   rec smirc table "$_rc"
@@ -1534,7 +1575,7 @@ smi_job() {
   esac
   # one call for the query, live-state and fabric fields (split into the records the three
   # calls below give); a refused field (an older nvidia-smi) falls back to those calls
-  run "$R$_smi" --query-gpu="$SMI_ALL" --format=csv,noheader
+  run_cap "nvidia-smi --query-gpu" "$SMI_CAP" "$R$_smi" --query-gpu="$SMI_ALL" --format=csv,noheader
   case $_rc in
     0) if smi_split "$_out"; then
       emit_lines smi query "$_sq"
@@ -1551,7 +1592,8 @@ smi_job() {
       return 0
       ;;
   esac
-  run "$R$_smi" --query-gpu=index,name,compute_cap,memory.total,uuid --format=csv,noheader
+  run_cap "nvidia-smi --query-gpu" "$SMI_CAP" "$R$_smi" \
+    --query-gpu=index,name,compute_cap,memory.total,uuid --format=csv,noheader
   emit_lines smi query "$_out"
   rec smirc query "$_rc"
   _qry=$_out
@@ -1560,7 +1602,8 @@ smi_job() {
       # two or more GPUs: each one's NVLink fabric registration (probe_fabric)
       case $_qry in *"$NL"*) probe_fabric ;; esac
       # live state, as nvitop shows it (the processes come from the table above)
-      run "$R$_smi" --query-gpu=index,utilization.gpu,memory.used,memory.total,temperature.gpu \
+      run_cap "nvidia-smi state" "$SMI_CAP" "$R$_smi" \
+        --query-gpu=index,utilization.gpu,memory.used,memory.total,temperature.gpu \
         --format=csv,noheader,nounits
       emit_lines smi state "$_out"
       rec smirc state "$_rc"
@@ -1577,7 +1620,7 @@ smi_job() {
 }
 
 smi_list() {
-  run "$R$_smi" -L
+  run_cap "nvidia-smi -L" "$SMI_CAP" "$R$_smi" -L
   emit_lines smi list "$_out"
   rec smirc list "$_rc"
 }
@@ -1640,7 +1683,8 @@ probe_fabric() {
   if [ $# -gt 0 ]; then
     _out=$1 _rc=0
   else
-    run "$R$_smi" --query-gpu=index,fabric.state,fabric.status --format=csv,noheader
+    run_cap "nvidia-smi fabric" "$SMI_CAP" "$R$_smi" \
+      --query-gpu=index,fabric.state,fabric.status --format=csv,noheader
   fi
   emit_lines smi fabric "$_out"
   rec smirc fabric "$_rc"

@@ -256,6 +256,9 @@ class ProbeMeta:
     # programs the trust rule kept from running ("python /home/u/venv/bin/python3: …owned by
     # uid 1000…"): what they would have told is missing unless a file said it
     not_run: tuple[str, ...] = ()
+    # output a step printed past its cap, counted, not kept ("nvidia-smi table: 768 more bytes
+    # of output not kept (over its 262144-byte cap)"): what it would have told may be missing
+    cut: tuple[str, ...] = ()
     complete: bool = True  # False: the stream ended before the end record
 
 

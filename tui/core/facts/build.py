@@ -102,6 +102,7 @@ ARITY: Mapping[str, int] = {
     "maplib": 2,
     "ldcache": 2,
     "timeout": 1,
+    "cut": 3,
     "error": 2,
     "end": 1,
 }
@@ -129,6 +130,7 @@ class FactBuilder:
         self._ptxas: dict[str, PtxasRecords] = {}
         self._ldcache: dict[str, str] = {}
         self._timeouts: list[str] = []
+        self._cut: list[str] = []
         self._errors: list[str] = []
         self._notrun: dict[str, str] = {}
         self._ctr: dict[str, list[str]] = {"marker": [], "dev": [], "lib": []}
@@ -358,6 +360,10 @@ class FactBuilder:
     def _on_timeout(self, step: str) -> None:
         self._timeouts.append(step)
 
+    def _on_cut(self, what: str, dropped: str, cap: str) -> None:
+        note = f"{what}: {dropped} more bytes of output not kept (over its {cap}-byte cap)"
+        self._cut.append(note)
+
     def _on_error(self, step: str, message: str) -> None:
         self._errors.append(f"{step}: {message}")
 
@@ -493,6 +499,7 @@ class FactBuilder:
             duration_s=elapsed / 1000 if elapsed is not None else None,
             timed_out=tuple(self._timeouts),
             errors=tuple(self._errors),
+            cut=tuple(self._cut),
             not_run=tuple(f"{what}: {why}" for what, why in self._notrun.items()),
             complete=self._end is not None,
         )

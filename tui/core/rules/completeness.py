@@ -30,6 +30,7 @@ def unseen(result: ProbeResult | None) -> tuple[str, ...]:
     reasons += [f"{step}: no answer before the step deadline" for step in probe.timed_out]
     reasons += list(probe.errors)
     reasons += [f"{what} (not run)" for what in probe.not_run]
+    reasons += list(probe.cut)
     return tuple(dict.fromkeys(reasons))
 
 
