@@ -11,13 +11,13 @@ import subprocess
 from pathlib import Path
 
 from probes import probe_env, probe_script
-from tui.core.completeness import unseen
-from tui.core.factbuild import facts_from_output
+from tui.core.facts.build import facts_from_output
 from tui.core.hosts import Host
-from tui.core.runner import ProbeResult
+from tui.core.rules.completeness import unseen
+from tui.core.run.runner import ProbeResult
 from tui.demo import fakehost
 
-CAP = int(re.search(r"^SMI_CAP=(\d+)$", probe_script(), re.MULTILINE).group(1))  # type: ignore[union-attr]
+(CAP,) = map(int, re.findall(r"^SMI_CAP=(\d+)$", probe_script(), re.MULTILINE))
 ROWS = 12_000  # 91-byte process rows: about 1.1 MB, four times the cap
 EMPTY = "|  No running processes found" + " " * 61 + "|\n"
 
