@@ -120,3 +120,21 @@ unset GONE
         "LD_LIBRARY_PATH": "/lib",
         "TRITON_PTXAS_PATH": "/bin/ptxas",
     }
+
+
+def test_quoted_values_with_spaces_are_one_word(tmp_path: Path) -> None:
+    """A venv under a directory with a space (python -m venv quotes its path) and a fix's block
+    that quotes the toolkit path: each quoted value is one word, as sh reads it."""
+    venv = tmp_path / "throwaway venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    home = f"{venv}/lib/nvidia/cu13"
+    text = (venv / "bin" / "activate").read_text() + (
+        f"# >>> detective-tui cuda >>>\nexport CUDA_HOME='{home}'\n"
+        f"export PATH='{home}/bin':\"$PATH\"  # the toolkit first\n"
+        'NOTE="a; b | c" ; export NOTE\n# <<< detective-tui cuda <<<\n'
+    )
+    env = activated_env(text, {"PATH": "/usr/bin"})
+    assert env["VIRTUAL_ENV"] == str(venv)
+    assert env["CUDA_HOME"] == home
+    assert env["PATH"] == f"{home}/bin:{venv}/bin:/usr/bin"
+    assert env["NOTE"] == "a; b | c"

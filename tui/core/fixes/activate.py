@@ -95,14 +95,58 @@ _CLOSERS = ("fi", "done", "}")
 _CASE_ARM = re.compile(r"^\(?([^\s=()]*)\)\s*(.*)$")
 
 
+def _words(line: str) -> list[str] | None:
+    """The line split as sh splits words, quotes kept inside each word (``_expand`` removes
+    them), ``;``/``&``/``|`` runs as words of their own, a ``#`` word and what follows dropped;
+    ``None`` for an unbalanced quote."""
+    words: list[str] = []
+    cur: list[str] = []
+    i, n = 0, len(line)
+    while i < n:
+        c = line[i]
+        if c in " \t\r\n":
+            if cur:
+                words.append("".join(cur))
+                cur = []
+            i += 1
+        elif c == "#" and not cur:
+            break
+        elif c in ";&|":
+            if cur:
+                words.append("".join(cur))
+                cur = []
+            j = i
+            while j < n and line[j] == c:
+                j += 1
+            words.append(line[i:j])
+            i = j
+        elif c == "'":
+            end = line.find("'", i + 1)
+            if end < 0:
+                return None
+            cur.append(line[i : end + 1])
+            i = end + 1
+        elif c == '"':
+            j = i + 1
+            while j < n and line[j] != '"':
+                j += 2 if line[j] == "\\" else 1
+            if j >= n:
+                return None
+            cur.append(line[i : j + 1])
+            i = j + 1
+        else:
+            step = 2 if c == "\\" and i + 1 < n else 1
+            cur.append(line[i : i + step])
+            i += step
+    if cur:
+        words.append("".join(cur))
+    return words
+
+
 def _commands(line: str) -> list[list[str]]:
     """The line's simple commands (split at ``;``); a line sh alone could read gives none."""
-    lex = shlex.shlex(line, posix=False, punctuation_chars=";&|")
-    lex.whitespace_split = True
-    lex.commenters = "#"
-    try:
-        words = list(lex)
-    except ValueError:  # an unbalanced quote
+    words = _words(line)
+    if words is None:
         return []
     out: list[list[str]] = [[]]
     for w in words:
