@@ -527,7 +527,9 @@ def test_without_the_timeout_command(build, tmp_path: Path) -> None:
     """Where coreutils' timeout is missing the steps run plainly, and the probe still completes."""
     tools = tmp_path / "tools"
     tools.mkdir()
-    for name in ("env", "uname", "id", "grep", "tr", "readlink", "mktemp", "rm", "cat", "sleep"):
+    # head and wc keep the cap on what nvidia-smi prints (probe.sh run_cap)
+    tool_names = ("env", "uname", "id", "grep", "tr", "readlink", "mktemp", "rm", "cat", "sleep")
+    for name in (*tool_names, "head", "wc"):
         (tools / name).symlink_to(shutil.which(name))
     fake = build(fakehost.reference_ct200())
     facts, _ = run_probe(replace(fake, env={**fake.env, "PATH": str(tools)}))
