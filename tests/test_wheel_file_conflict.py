@@ -1,6 +1,6 @@
 """wheel-file-conflict and the NCCL package's name (issue 22, item 6, in part).
 
-The wheels' file lists are real: ``tui/demo/fixtures/packaging/wheel-filelist-nvidia_nccl_cu12-
+The wheels' file lists are real: ``tests/fixtures/packaging/wheel-filelist-nvidia_nccl_cu12-
 2.27.5.tsv`` and ``…_cu13-2.27.7.tsv``, the zip central directories of
 ``nvidia_nccl_cu12-2.27.5-py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64.whl`` (sha256
 ad730cf1…) and ``nvidia_nccl_cu13-2.27.7-…`` (sha256 b28a524a…) read from the package index with
@@ -26,12 +26,14 @@ from tui.demo import fakehost
 
 ID = "wheel-file-conflict"
 NCCL = "nvidia/nccl/lib/libnccl.so.2"
+# read from the index by the test author, not copies of ../shared/fixtures (which the demo packages)
+FILELISTS = Path(__file__).parent / "fixtures" / "packaging"
 WHEELS = {"nvidia-nccl-cu12": "2.27.5", "nvidia-nccl-cu13": "2.27.7"}
 
 
 def filelist(dist: str, version: str) -> tuple[str, ...]:
-    name = f"packaging/wheel-filelist-{dist.replace('-', '_')}-{version}.tsv"
-    rows = fakehost.fixture_text(name).splitlines()[1:]
+    name = f"wheel-filelist-{dist.replace('-', '_')}-{version}.tsv"
+    rows = (FILELISTS / name).read_text().splitlines()[1:]
     return tuple(row.split("\t")[1] for row in rows)
 
 
