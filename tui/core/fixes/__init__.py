@@ -20,7 +20,7 @@ How a plan is written
   runs the interpreter (restart is a separate, confirmed plan), plus the venv's ``activate``
   (or the login profile when there is no venv) for interactive use.
 
-How it is verified (``executor``): the host is re-probed and diagnosed as the fixed
+How it is verified (``tui.core.run.fix_executor``): the host is re-probed and diagnosed as the fixed
 environments will see it — each changed unit as it will start next time (its unit files and
 drop-ins), the venv as ``activate`` leaves it — and the live process is reported as
 "restart pending" while it still runs with the old environment.
