@@ -6,10 +6,6 @@ import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from tui.core.reach.transport import Transport
 
 DEMO_SOURCE = "demo fleet"  # Host.source of every host of the built-in demo fleet
 DEMO_TARGET = "demo (simulated)"  # what a demo host shows as its connection target
@@ -28,8 +24,9 @@ class Host:
     # (nvidia-smi, nvcc) may run
     simulate: str | None = None
     # a transport of the host's own instead of SSH, local or exec (the demo fleet's host that
-    # never answers: tui.demo.unreachable); never set from an inventory
-    transport: Callable[[Host], Transport] | None = None
+    # never answers: tui.demo.unreachable); never set from an inventory. It makes a
+    # tui.core.reach.transport.Transport, which the pool checks (the base sits below reach)
+    transport: Callable[[Host], object] | None = None
     source: str | None = None  # "hosts.yaml:12" — where it was defined, for error messages
     exec: tuple[str, ...] = ()  # a command (argv) that runs the script instead of SSH; one
     # word is SCRIPT_WORD (the script as one argument), ``{name}`` already filled in

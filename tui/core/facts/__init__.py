@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
-from tui.core.facts.gpu_state import GpuLoad, GpuProcess
+from tui.core.facts.gpu_state import GpuLoad, GpuProcess, MigDevice
 from tui.core.facts.host_changes import DistInstall, HostChanges
 from tui.core.tables.support_matrix import driver_cuda_from_number
 
@@ -90,16 +90,6 @@ class Gpu:
     memory_mib: int | None = None
     uuid: str | None = None
     mig_mode: str | None = None  # the table's "MIG M.": Enabled, Disabled, N/A
-
-
-@dataclass(frozen=True)
-class MigDevice:
-    """A MIG device (GPU instance + compute instance) as ``nvidia-smi -L`` lists it."""
-
-    gpu: int  # the parent GPU's index
-    device: int  # its index under that GPU
-    profile: str  # "1g.10gb"
-    uuid: str  # "MIG-feb88891-…": what CUDA_VISIBLE_DEVICES takes
 
 
 @dataclass(frozen=True)

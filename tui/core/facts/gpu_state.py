@@ -10,10 +10,6 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from tui.core.facts import MigDevice
 
 # what the probe asks for, in this order (csv, noheader, nounits)
 STATE_FIELDS = "index,utilization.gpu,memory.used,memory.total,temperature.gpu"
@@ -23,6 +19,16 @@ _PROCESS = re.compile(
     r"^\|\s+(?P<gpu>\d+|N/A)\s+\S+\s+\S+\s+(?P<pid>\d+)\s+(?P<type>[CGM+]+)\s+"
     r"(?P<name>.+?)\s+(?P<mem>\d+|N/A)(?:MiB)?\s*\|$"
 )
+
+
+@dataclass(frozen=True)
+class MigDevice:
+    """A MIG device (GPU instance + compute instance) as ``nvidia-smi -L`` lists it."""
+
+    gpu: int  # the parent GPU's index
+    device: int  # its index under that GPU
+    profile: str  # "1g.10gb"
+    uuid: str  # "MIG-feb88891-…": what CUDA_VISIBLE_DEVICES takes
 
 
 @dataclass(frozen=True)

@@ -63,7 +63,7 @@ class ConnectionPool:
         found = self._transports.get(key)
         if found is None:
             found = (
-                host.transport(host)
+                _own_transport(host)
                 if host.transport is not None
                 else ExecTransport(host)
                 if host.exec
@@ -92,3 +92,15 @@ class ConnectionPool:
         await asyncio.gather(*(t.close() for t in transports), return_exceptions=True)
         self.jumps.close()  # after the hosts whose connections run through them
         await self.jumps.wait_closed()
+
+
+def _own_transport(host: Host) -> Transport:
+    """The transport ``host`` names for itself (code-built hosts only: the demo, tests)."""
+    assert host.transport is not None
+    made = host.transport(host)
+    if not isinstance(made, Transport):
+        raise TypeError(
+            f"{host.name}: Host.transport made a {type(made).__name__}, not a "
+            "tui.core.reach.transport.Transport"
+        )
+    return made

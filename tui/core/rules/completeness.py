@@ -4,16 +4,24 @@ in "No problems found"."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from tui.core.facts import Facts
 from tui.core.hosts import Host
 
-if TYPE_CHECKING:
-    from tui.core.run.runner import ProbeResult
+
+class Probed(Protocol):
+    """What a probe left: its facts (None: none collected) and its error. The runner's
+    ``ProbeResult`` is one (the rules stay below the runner that produces it)."""
+
+    @property
+    def facts(self) -> Facts | None: ...
+
+    @property
+    def error(self) -> str | None: ...
 
 
-def unseen(result: ProbeResult | None) -> tuple[str, ...]:
+def unseen(result: Probed | None) -> tuple[str, ...]:
     """Why the facts of ``result`` may be missing something, one reason a line (empty: the
     probe saw everything it looks at)."""
     if result is None:
