@@ -151,6 +151,23 @@ class Elf:
                     out.append(self.string(val).decode("ascii", "replace"))
         return out
 
+    def search_path(self):
+        """("rpath" or "runpath", the value) of the dynamic section, or None: the folders the
+        loader searches for what this file needs (DT_RPATH before LD_LIBRARY_PATH, DT_RUNPATH
+        after it)."""
+        dynamic = next((x for x in self.sections if x[0] == 6), None)
+        found = {}
+        if dynamic is not None:
+            for pos in range(dynamic[1], dynamic[1] + dynamic[2], 16):
+                tag, val = struct.unpack_from("<qQ", self.mm, pos)
+                if tag == 0:
+                    break
+                if tag in (15, 29):  # DT_RPATH, DT_RUNPATH
+                    found[tag] = self.string(val).decode("ascii", "replace")
+        if 29 in found:  # the loader ignores DT_RPATH when DT_RUNPATH is there
+            return "runpath", found[29]
+        return ("rpath", found[15]) if 15 in found else None
+
     def undefined(self, prefixes):
         """Undefined, non-weak symbols whose names start with one of ``prefixes``."""
         _typ, off, size, _link = self.dynsym

@@ -9,6 +9,7 @@ Paths are reported as host paths: the probe root prefix DT_ROOT is stripped.
 import os
 import site
 import sys
+from itertools import islice
 
 from pybinaries import (
     EXTENSIONS,
@@ -305,12 +306,15 @@ def report_dist(sdir, entry, meta, count):
     path = os.path.join(sdir, entry)
     if os.path.isdir(path):  # an old-style .egg-info may be the PKG-INFO file itself
         path = os.path.join(path, meta)
+    torch = entry.startswith("torch-")
     try:
-        for line in file_lines(path, 40):
+        for line in file_lines(path, 200 if torch else 40):
             if not line.strip():
                 break
             if line.startswith(("Name:", "Version:")):
                 rec("pymeta", INDEX, count, line)
+            elif torch and line.startswith("Requires-Dist: nvidia-cudnn"):
+                rec("py", INDEX, "torch_requires", line[len("Requires-Dist: ") :])
     except OSError as exc:
         rec("py", INDEX, "warning", f"{host(path)}: {exc.strerror or exc}")
 
@@ -472,6 +476,44 @@ def report_wheel_libs(sites):
                         rec("py", INDEX, "nvown", f"{dist} {host(os.path.join(lib, name))}")
 
 
+MAX_TORCH_LIB_NAMES = 400  # names of torch/lib looked at for bundled CUDA libraries
+
+
+def report_torch_lib(sites, editable):
+    """How torch's own libraries find the CUDA libraries they need: the search path of
+    ``torch/lib/libtorch_global_deps.so`` (``torch_rpath``: DT_RPATH or DT_RUNPATH), the CUDA
+    sonames it needs (``torch_needs``) and the CUDA libraries bundled beside it in ``torch/lib``
+    (``torchlib``: the 1.x "fat" wheels), bounded."""
+    path = find_file(sites, editable, os.path.join("torch", "lib", "libtorch_global_deps.so"))
+    if not path:
+        return
+    lib = os.path.dirname(path)
+    rec("py", INDEX, "torch_lib", host(lib))
+    try:
+        elf = Elf(path)
+    except (OSError, ValueError) as exc:
+        rec("py", INDEX, "warning", f"{host(path)}: {exc}")
+        return
+    try:
+        found = elf.search_path()
+        needed = elf.needed()
+    finally:
+        elf.close()
+    if found:
+        rec("py", INDEX, "torch_rpath", f"{found[0]} {found[1]}")
+    for name in needed:
+        if name.startswith(CUDA_LIB_PREFIXES):
+            rec("py", INDEX, "torch_needs", name)
+    try:
+        with os.scandir(lib) as it:
+            names = sorted(e.name for e in islice(it, MAX_TORCH_LIB_NAMES))
+    except OSError:
+        return
+    for name in names:
+        if name.startswith(CUDA_LIB_PREFIXES):
+            rec("py", INDEX, "torchlib", host(os.path.join(lib, name)))
+
+
 def report_pip(sites):
     """Whether ``python -m pip`` can work: a pip package in one of the site dirs."""
     found = any(os.path.isfile(os.path.join(s, "pip", "__init__.py")) for s in sites)
@@ -528,6 +570,7 @@ def main():
     report_extensions(sites, extensions)
     report_triton_ptxas(sites, editable)
     report_wheel_libs(sites)
+    report_torch_lib(sites, editable)
     report_pip(sites)
 
 

@@ -230,6 +230,12 @@ class PythonEnv:
     # (path, dist) for each of cuda_libs: the nvidia-* dist-infos whose RECORD lists it
     lib_owners: tuple[tuple[str, str], ...] = ()
     has_pip: bool | None = None  # a pip package in its site dirs (None: not looked for)
+    torch_lib: str | None = None  # the torch/lib folder holding libtorch_global_deps.so
+    # that library's ("rpath" | "runpath", value): where its CUDA libraries are looked for
+    torch_rpath: tuple[str, str] | None = None
+    torch_needs: tuple[str, ...] = ()  # the CUDA sonames it needs (DT_NEEDED: libcudnn.so.8…)
+    torch_lib_files: tuple[str, ...] = ()  # CUDA libraries bundled in torch/lib (1.x wheels)
+    torch_requires: tuple[str, ...] = ()  # torch's Requires-Dist lines naming nvidia-cudnn
     installs: tuple[DistInstall, ...] = ()  # who installed each reported distribution, when
 
     def __post_init__(self) -> None:

@@ -38,7 +38,7 @@ from tui.core.facts.probe_records import (
     split_record,
     unescape_field,
 )
-from tui.core.facts.pythons import PyRecords, python_env
+from tui.core.facts.pythons import PY_LISTS, PyRecords, python_env
 from tui.core.facts.tools import PtxasRecords, TkRecords, ptxas, toolkit
 
 
@@ -251,6 +251,8 @@ class FactBuilder:
         elif key == "nvown" and " " in value:
             dist, path = value.split(" ", 1)
             py.nvowners.append((path, dist))
+        elif key in PY_LISTS:
+            py.lists.setdefault(key, []).append(value)
         elif key in ("warning", "stderr"):
             py.notes.append(value)
         else:

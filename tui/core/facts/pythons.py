@@ -10,6 +10,8 @@ from tui.core.facts.extensions import extension_builds
 from tui.core.facts.probe_records import record_int
 
 DIST_FLASHINFER = ("flashinfer-python", "flashinfer")
+# ``py`` keys that repeat: each record one more value
+PY_LISTS = ("torch_needs", "torchlib", "torch_requires")
 
 
 @dataclass
@@ -26,6 +28,7 @@ class PyRecords:
     nvlibs: list[str] = field(default_factory=list)
     nvowners: list[tuple[str, str]] = field(default_factory=list)  # (path, dist)
     inst: dict[str, tuple[str, str]] = field(default_factory=dict)  # k → (installer, mtime)
+    lists: dict[str, list[str]] = field(default_factory=dict)  # the PY_LISTS keys' values
 
 
 def python_env(
@@ -73,8 +76,19 @@ def python_env(
         cuda_libs=tuple(py.nvlibs),
         lib_owners=tuple(py.nvowners),
         has_pip={"1": True, "0": False}.get(kv.get("pip", "")),
+        torch_lib=kv.get("torch_lib"),
+        torch_rpath=_search_path(kv.get("torch_rpath")),
+        torch_needs=tuple(py.lists.get("torch_needs", ())),
+        torch_lib_files=tuple(py.lists.get("torchlib", ())),
+        torch_requires=tuple(py.lists.get("torch_requires", ())),
         installs=host_changes.installs(py.dists, named, py.inst),
     )
+
+
+def _search_path(value: str | None) -> tuple[str, str] | None:
+    """``rpath $ORIGIN/…`` → ("rpath", "$ORIGIN/…")."""
+    kind, _, path = (value or "").partition(" ")
+    return (kind, path) if kind in ("rpath", "runpath") else None
 
 
 def _python_error(py: PyRecords) -> str | None:

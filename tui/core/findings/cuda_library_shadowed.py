@@ -50,6 +50,15 @@ evidence: LD_LIBRARY_PATH=/usr/local/cuda-12.4/lib64 (set in /etc/systemd/system
 fixes:    drop-shadowing-library-path entry=/usr/local/cuda-12.4/lib64
 ```
 
+torch 1.x links cuDNN into `libtorch_global_deps.so` itself (`DT_NEEDED libcudnn.so.8` in the
+PyPI wheel 1.13.1+cu117), found through that file's search path: a `DT_RPATH` naming the wheels'
+`nvidia/cudnn/lib` is searched before `LD_LIBRARY_PATH`, a `DT_RUNPATH` (`$ORIGIN`: the "fat"
+wheels' copies bundled in `torch/lib`, as 1.12.1+cu102's `libcublas.so.10`) after it. Without the
+`nvidia-cudnn-cu11` wheel torch pins (`Requires-Dist … (==8.5.0.96)`), an older cuDNN first on
+`LD_LIBRARY_PATH` is the one loaded, and torch's own check (`torch/backends/cudnn/__init__.py`:
+the same major, a minor at least the build's) raises `cuDNN version incompatibility` at its first
+use: `critical` (`tui/core/rules/cudnn_runtime.py`).
+
 In the wild: infiniflow/ragflow#4466 — `import torch` fails with `…/nvidia/cusparse/lib/
 libcusparse.so.12: undefined symbol: __nvJitLinkAddData_12_1, version libnvJitLink.so.12`; the
 reporter's `ldd` shows `libnvJitLink.so.12 => /usr/local/cuda-12.1/lib64/libnvJitLink.so.12` and
@@ -78,6 +87,7 @@ from packaging.version import InvalidVersion, Version
 from tui.core.facts import EnvContext, Facts, LibFile, PythonEnv
 from tui.core.findings import Finding
 from tui.core.findings.record import FindingRecord
+from tui.core.rules import cudnn_runtime
 from tui.core.rules.rulekit import finding as _finding
 from tui.core.rules.rulekit import gpu_evidence as _gpu_evidence
 from tui.core.rules.subject import Subject
@@ -378,6 +388,8 @@ def entries(facts: Facts, python: str | None) -> tuple[str, ...]:
         if s.python is None or (python is not None and s.python.path != python):
             continue
         found = [x.entry for x in shadows(facts, s) if x.entry]
+        cudnn = cudnn_runtime.mismatch(facts, s)
+        found += [cudnn.entry] if cudnn and cudnn.entry else []
         if found:
             return tuple(dict.fromkeys(found))
     return ()
@@ -456,6 +468,12 @@ def rule_library_shadowed(facts: Facts, subs: Sequence[Subject]) -> Iterable[Fin
         yield _finding(ID, severity, title, ". ".join(chains) + "." + advice, evidence, s)
 
 
+def rule_cudnn_runtime(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding]:
+    for s in subs:
+        files = ld_path_files(facts, s.context) if s.context else ()
+        yield from cudnn_runtime.rule_cudnn_runtime(ID, facts, (s,), files)
+
+
 FINDING = FindingRecord(
     id=ID,
     title="A CUDA library torch loads comes from another CUDA",
@@ -464,12 +482,16 @@ FINDING = FindingRecord(
         "pythons.torch_version",
         "pythons.torch_cuda",
         "pythons.cuda_libs",
+        "pythons.torch_rpath",
+        "pythons.torch_needs",
+        "pythons.torch_lib_files",
+        "pythons.torch_requires",
         "contexts.vars",
         "contexts.ld_libs",
         "contexts.mapped_libs",
         "ld_cache.path",
     ),
-    rules=(rule_library_shadowed,),
+    rules=(rule_library_shadowed, rule_cudnn_runtime),
     fixes=("drop-shadowing-library-path",),
     cause="a CUDA library from another CUDA",
     consequence="torch loads the wrong one",
