@@ -1,20 +1,32 @@
 """Benchmark: the probe against a loopback sshd, side by side with its baselines in one run.
 
-    .venv/bin/python bench/bench_probe.py [--runs 5] [--fleet 100]
+    .venv/bin/python bench/bench_probe.py [--runs 5] [--fleet 100] [--smi-delay 0.2]
+                                          [--only server|tree]
 
-Measures, for a remote account whose shell rc files do no work ("quiet") and one whose
-``.bashrc`` does (sleeps 0.05 s and runs a few subprocesses, "busy"):
-- one host: our probe of the reference fake host (a fresh connection each run, so connect +
-  auth + probe) as a ratio to OpenSSH's ``ssh host true`` (target ≤ 1.3×), and to
-  ``PY -m torch.utils.collect_env`` over the same ssh (PY: ``--torch-python``, by default the
-  tests' cached CPU-torch venv when it exists), the probe then inspecting PY as well;
-- the end-to-end CLI (``detective-tui probe HOST --json``: the whole process, Python start-up
-  included) against ``ssh host true`` at the same key exchange (target ≤ 1.3×), beside the floor
-  any asyncssh client process has: Python start-up + ``import asyncssh``, and a bare asyncssh
-  ``true`` in a fresh process (where that floor alone passes 1.3×, the target cannot be met);
-- a fleet of N inventory hosts (all this loopback sshd) probed concurrently, as a ratio to a
-  bare asyncssh fan-out of ``true`` to the same N hosts (target ≤ 1.2×), with client CPU seconds.
-The negotiated key exchange is printed for both clients. Not a test: it asserts nothing.
+**The bench host** (``tests/bench_host.py``): this machine reached as a GPU server is — no
+``root:`` prefix, so the probe runs the login shell (``bash -il`` reading Debian 12's
+``/etc/profile``, ``/etc/bash.bashrc`` and skel files, plus a venv activation) and an
+``nvidia-smi`` stand-in that waits ``--smi-delay`` seconds per call (NVML's initialisation: an
+assumption, not a measured figure), with one serving process, in a PID namespace of its own.
+One table, the probe's sh path beside its Python path (``DT_PROBE_PATH=sh|py``; "n/a" where
+the probe on this checkout has no such path):
+- processes started per probe (``strace -ff``, successful execve): the probe's own (target
+  ≤ 15), apart from those its login shell's profile starts and those the stand-ins start;
+- the in-process probe (connect + auth + probe) against ``ssh host true`` with ssh forced to
+  the key exchange asyncssh negotiated (target ≤ 1.0×);
+- the whole ``detective-tui probe HOST --json`` process against the floor of any asyncssh
+  client: a fresh Python process that connects with asyncssh and runs ``true`` (target ≤ 1.25×).
+It fails (exit status) when the host did not run its ``.bashrc`` once per probe and
+``nvidia-smi`` at least once: it never reports figures of a host that skipped them.
+
+**The reference tree** (fake ct200 under a ``root:`` prefix, its stand-ins allowed to run), for
+figures comparable with earlier runs: processes per probe, the probe against ``ssh host true``
+(also at the same kex), our transport alone, the CLI process beside the floor, the probe of this
+machine against ``PY -m torch.utils.collect_env`` (``--torch-python``, by default the tests'
+cached CPU-torch venv when it exists), and a fleet of N inventory hosts (all this loopback sshd)
+probed concurrently against a bare asyncssh fan-out of ``true`` (target ≤ 1.2×) and of the same
+probe, with client CPU seconds.
+Ratios are printed, nothing is asserted; the load average is printed before and after.
 """
 
 from __future__ import annotations
@@ -41,6 +53,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO))
 
+from bench_host import bench_host_problem, build_bench_host  # noqa: E402
 from sshd import SSHD, sshd_available, start_sshd  # noqa: E402
 from torch_venv import VENV  # noqa: E402
 
@@ -63,8 +76,9 @@ async def main():
         await conn.run("true", check=True)
 asyncio.run(main())
 """
-BUSY_BASHRC = "sleep 0.05\n/bin/true; /bin/true; /bin/true\nexport BUSY_RC=$(date +%s)\n"
-ACCOUNTS = {"quiet": "", "busy": BUSY_BASHRC}
+# what the bench host's nvidia-smi stand-in waits per call for NVML's initialisation: no file in
+# ../shared measured it, so it is an assumption and a parameter (--smi-delay)
+SMI_DELAY_S = 0.2
 
 
 def cpu_seconds() -> float:
@@ -95,7 +109,7 @@ def amedian_wall(runs: int, make: Callable[[], Awaitable[object]]) -> float:
 
 
 class Bench:
-    def __init__(self, work: Path, server: SSHD, account: str) -> None:
+    def __init__(self, work: Path, server: SSHD, account: str, tree: bool = True) -> None:
         self.server = server
         self.account = account
         self.ssh_config, self.known_hosts = server.write_client_files(work / f"client-{account}")
@@ -103,7 +117,8 @@ class Bench:
             "ssh", "-F", str(self.ssh_config), "-o", f"UserKnownHostsFile={self.known_hosts}",
             "-o", "BatchMode=yes", "-o", "ControlMaster=no", "-o", "ControlPath=none", "fakehost",
         ]  # fmt: skip
-        self.tree = build_fake_host(work / f"ct200-{account}", reference_ct200())
+        if tree:
+            self.tree = build_fake_host(work / f"ct200-{account}", reference_ct200())
         self.env = {
             **os.environ,
             "DETECTIVE_TUI_SSH_CONFIG": str(self.ssh_config),
@@ -128,10 +143,15 @@ class Bench:
     def session(self, **kw: object) -> Session:
         return Session(known_hosts=self.known_hosts, ssh_config=self.ssh_config, **kw)  # type: ignore[arg-type]
 
-    def ssh(self, *command: str, options: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+    def ssh(
+        self, *command: str, options: tuple[str, ...] = (), stdin: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
         # ssh joins its arguments with spaces into one remote command line: quote them
         argv = [*self.ssh_argv[:-1], *options, self.ssh_argv[-1], shlex.join(command)]
-        return subprocess.run(argv, capture_output=True, text=True, check=False, timeout=120)
+        quiet = {"stdin": subprocess.DEVNULL} if stdin is None else {"input": stdin}
+        return subprocess.run(
+            argv, capture_output=True, text=True, check=False, timeout=120, **quiet
+        )
 
     def ssh_kex(self) -> str:
         err = subprocess.run(
@@ -242,64 +262,204 @@ class Bench:
 
 _FORK = re.compile(r"^(?:clone3?|v?fork)\(.*\) += (\d+)$")
 _EXEC = re.compile(r'^execve\("([^"]*)",.*\) += 0$')
+# the probe's login shell: `bash -ilc …` / `sh -lc …` (ctx_login in probes/probe.sh)
+_LOGIN = re.compile(r'^execve\("[^"]*/(?:bash|zsh|sh|dash|ksh)", \["[^"]*", "-i?lc", .*\) += 0$')
 
 
-def execve_counts(logs: dict[str, str], tree_root: Path) -> tuple[dict[str, int], dict[str, int]]:
-    """Successful execve per program name in ``strace -ff`` logs (pid → its log): those of the
-    probe itself, and those the fake host's stand-ins (programs under ``tree_root``, such as its
-    ``nvidia-smi`` script) start in turn — a real host's binaries start none of these."""
+def execve_counts(logs: dict[str, str], tree_root: Path) -> dict[str, dict[str, int]]:
+    """Successful execve per program name in ``strace -ff`` logs (pid → its log), in three
+    parts: ``own`` — the probe's (its login shell and the stand-ins themselves included);
+    ``login`` — what the login shell's profile files start; ``standins`` — what the fake
+    host's stand-ins (programs under ``tree_root``, such as its ``nvidia-smi`` script) start
+    in turn, which a real host's binaries do not."""
     parent = {
         child.group(1): pid
         for pid, log in logs.items()
         for child in map(_FORK.match, log.splitlines())
         if child
     }
-    standins = {
-        pid
-        for pid, log in logs.items()
-        for run in map(_EXEC.match, log.splitlines())
-        if run and run.group(1).startswith(f"{tree_root}/")
-    }
-    own: dict[str, int] = {}
-    theirs: dict[str, int] = {}
+
+    def pids_where(test: Callable[[str], bool]) -> set[str]:
+        return {pid for pid, log in logs.items() if any(map(test, log.splitlines()))}
+
+    standins = pids_where(
+        lambda ln: bool((m := _EXEC.match(ln)) and m.group(1).startswith(f"{tree_root}/"))
+    )
+    logins = pids_where(lambda ln: bool(_LOGIN.match(ln)))
+    counts: dict[str, dict[str, int]] = {"own": {}, "login": {}, "standins": {}}
     for pid, log in logs.items():
-        up, by_standin = parent.get(pid), False
-        while up is not None and not by_standin:
-            by_standin, up = up in standins, parent.get(up)
-        counts = theirs if by_standin else own
+        up, part = parent.get(pid), "own"
+        while up is not None and part == "own":
+            part = "standins" if up in standins else "login" if up in logins else "own"
+            up = parent.get(up)
         for run in map(_EXEC.match, log.splitlines()):
             if run:
                 name = run.group(1).rsplit("/", 1)[-1]
-                counts[name] = counts.get(name, 0) + 1
-    return own, theirs
+                counts[part][name] = counts[part].get(name, 0) + 1
+    return counts
+
+
+STRACE = ("strace", "-ff", "-qq", "-e", "trace=execve,clone,clone3,fork,vfork", "-o")
+
+
+def top(names: dict[str, int]) -> str:
+    ranked = sorted(names.items(), key=lambda kv: -kv[1])
+    return ", ".join(f"{n} ×{c}" for n, c in ranked[:8]) or "none"
+
+
+def traced_logs(run: Callable[[Path], object]) -> dict[str, str]:
+    """``run(log)`` starts the probe under ``strace -ff -o log``; the logs, pid → text."""
+    with tempfile.TemporaryDirectory(prefix="dt-strace-") as tmp:
+        os.chmod(tmp, 0o755)
+        run(Path(tmp) / "execve")
+        return {f.suffix[1:]: f.read_text() for f in Path(tmp).glob("execve.*")}
 
 
 def process_count(tree_root: Path, env: dict[str, str]) -> str:
-    """The processes one probe of the reference host starts (``strace -f``, successful execve),
-    most frequent first, apart from those its stand-ins start; the target is ≤ 15."""
-    strace = shutil.which("strace")
-    if strace is None:
+    """The processes one probe of the reference tree starts (``strace -ff``, successful
+    execve), most frequent first, apart from those its stand-ins start; the target is ≤ 15."""
+    if shutil.which("strace") is None:
         return "| processes per probe: skipped, strace is not installed | | | | |"
-    with tempfile.TemporaryDirectory(prefix="dt-strace-") as tmp:
-        log = Path(tmp) / "execve"
+
+    def run(log: Path) -> None:
         subprocess.run(
-            [strace, "-ff", "-qq", "-e", "trace=execve,clone,clone3,fork,vfork", "-o", str(log),
-             "sh", "-s"],
-            input=probe_script(), text=True, capture_output=True, check=False,
-            env={**os.environ, "SHELL": "/bin/sh", **env},
+            [*STRACE, str(log), "sh", "-s"], input=probe_script(), text=True,
+            capture_output=True, check=False, env={**os.environ, "SHELL": "/bin/sh", **env},
         )  # fmt: skip
-        logs = {f.suffix[1:]: f.read_text() for f in Path(tmp).glob("execve.*")}
-        own, theirs = execve_counts(logs, tree_root)
 
-    def top(names: dict[str, int]) -> str:
-        ranked = sorted(names.items(), key=lambda kv: -kv[1])
-        return ", ".join(f"{n} ×{c}" for n, c in ranked[:8])
-
+    counts = execve_counts(traced_logs(run), tree_root)
+    own, theirs = counts["own"], counts["standins"]
     label = (
         f"processes per probe of {tree_root.name} (strace -ff): **{sum(own.values())}** — "
-        f"{top(own)}; its stand-ins start {sum(theirs.values())} more ({top(theirs) or 'none'})"
+        f"{top(own)}; its stand-ins start {sum(theirs.values())} more ({top(theirs)})"
     )
     return f"| {label} | | | | ≤15 |"
+
+
+# ---- the bench host: this machine over its own loopback sshd, as a GPU server is reached ----
+PATHS = ("sh", "py")  # DT_PROBE_PATH: the probe's sh steps, or one Python run (hostfacts.py)
+
+
+def path_supported(path: str) -> bool:
+    """Whether the probe on this checkout has that path: without the ``DT_PROBE_PATH`` knob,
+    today's probe is the sh path and there is no Python one."""
+    return "DT_PROBE_PATH" in probe_script() or path == "sh"
+
+
+class Server(Bench):
+    """The bench host (``tests/bench_host.py``): a login shell with a real profile, an
+    ``nvidia-smi`` stand-in that waits, a serving process, in a PID namespace of its own."""
+
+    def __init__(self, work: Path, smi_delay_s: float) -> None:
+        self.bh = build_bench_host(work / "server", smi_delay_s=smi_delay_s)
+        super().__init__(work, self.bh.start_sshd(work / "sshd-server"), "server", tree=False)
+        self.probes = 0
+
+    def host(self, name: str = "server", path: str = "sh") -> Host:
+        knob = {"DT_PROBE_PATH": path} if "DT_PROBE_PATH" in probe_script() else {}
+        return Host(name=name, ssh="fakehost", python=(self.bh.python,), env=knob)
+
+    async def probe_path(self, path: str) -> None:
+        async with self.session() as s:
+            result = await s.probe(self.host(path=path))
+        self.probes += 1
+        if not result.ok or result.facts is None or not result.facts.probe.complete:
+            raise SystemExit(f"probe of the bench host failed: {result.error}")
+
+    def cli_path(self, path: str) -> None:
+        inventory = self.bh.root.parent / f"hosts-{path}.yaml"
+        knob = f"    env:\n      DT_PROBE_PATH: {path}\n" if self.host(path=path).env else ""
+        inventory.write_text(f"hosts:\n  - name: server\n    ssh: fakehost\n    python:\n"
+                             f"      - {self.bh.python}\n{knob}")  # fmt: skip
+        proc = subprocess.run(
+            [sys.executable, "-m", "tui.cli", "--hosts", str(inventory), "probe", "server",
+             "--json"],
+            cwd=REPO, env=self.env, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        self.probes += 1
+        if proc.returncode not in (0, 1):  # 1: a critical finding (CT200 has them)
+            raise SystemExit(f"CLI probe failed ({proc.returncode}): {proc.stderr[-2000:]}")
+
+    def counts(self, path: str) -> dict[str, dict[str, int]] | None:
+        """One probe under strace, run by the sshd's session exactly as the probe is."""
+        if shutil.which("strace") is None:
+            return None
+        env = {**self.host(path=path).env, **probe_env((self.bh.python,))}
+
+        def run(log: Path) -> None:
+            proc = self.ssh(*STRACE, str(log), "sh", "-s", stdin=script_with_env(
+                probe_script(), env, "sh -s"))  # fmt: skip
+            if "@@DT1\tend" not in proc.stdout:
+                raise SystemExit(f"traced probe did not finish: {proc.stderr[-2000:]}")
+
+        self.probes += 1
+        return execve_counts(traced_logs(run), self.bh.root)
+
+
+def cell(value: float | None, fmt: str = "8.3f", unit: str = "") -> str:
+    return "n/a".rjust(8) if value is None else (format(value, fmt) + unit).rjust(8)
+
+
+def side_by_side(
+    label: str, ours: dict[str, float | None], base: float | None, target: str, fmt: str = "8.3f"
+) -> str:
+    ratios = [None if v is None or not base else v / base for v in ours.values()]
+    values = " | ".join(cell(v, fmt) for v in ours.values())
+    return (f"| {label:<58} | {values} | {cell(base)} | "
+            f"{' | '.join(cell(r, '.2f', '×') for r in ratios)} | {target:>6} |")  # fmt: skip
+
+
+def measure_server(work: Path, runs: int, smi_delay_s: float) -> list[str]:
+    """The side-by-side table of the bench host: sh path and Python path."""
+    b = Server(work, smi_delay_s)
+    try:
+        kex = asyncio.run(b.asyncssh_kex())
+        same_kex = ("-o", f"KexAlgorithms={kex}")
+        rows = [
+            f"bench host: this machine over a loopback sshd as a server is reached "
+            f"(tests/bench_host.py): login shell `bash -il` with Debian 12's /etc/profile, "
+            f"/etc/bash.bashrc and skel files plus a venv activation; nvidia-smi stand-in "
+            f"waiting {smi_delay_s:.3f} s per call (a parameter, not a measurement); one serving "
+            f"process. kex: asyncssh {kex}, ssh forced to the same (plain ssh picks "
+            f"{b.ssh_kex()}).\n",
+            f"| {'what':<58} | {'sh path':>8} | {'py path':>8} | {'base s':>8} | "
+            f"{'sh ratio':>8} | {'py ratio':>8} | target |",
+            f"|{'-' * 60}|{'-' * 10}|{'-' * 10}|{'-' * 10}|{'-' * 10}|{'-' * 10}|--------|",
+        ]
+        supported = [p for p in PATHS if path_supported(p)]
+        counts = {p: b.counts(p) if p in supported else None for p in PATHS}
+        parts = (
+            ("own", "processes per probe (strace -ff): the probe's own"),
+            ("login", "  …that its login shell's profile starts"),
+            ("standins", "  …that the stand-ins start (not on a real host)"),
+        )
+        for part, label in parts:
+            n = {p: None if c is None else float(sum(c[part].values())) for p, c in counts.items()}
+            rows.append(side_by_side(label, n, None, "≤15" if part == "own" else "", "8.0f"))
+        b.ssh("true")  # warm caches
+        ssh_kex = median_wall(runs, lambda: b.ssh("true", options=same_kex))
+        probe = {p: amedian_wall(runs, lambda p=p: b.probe_path(p)) if p in supported else None
+                 for p in PATHS}  # fmt: skip
+        rows.append(side_by_side("in-process probe vs `ssh host true`, same kex", probe, ssh_kex,
+                                 "≤1.0×"))  # fmt: skip
+        floor = median_wall(runs, lambda: b.python_process(FLOOR_TRUE))
+        cli = {p: median_wall(runs, lambda p=p: b.cli_path(p)) if p in supported else None
+               for p in PATHS}  # fmt: skip
+        rows.append(side_by_side("`probe HOST --json` process vs python + asyncssh `true`", cli,
+                                 floor, "≤1.25×"))  # fmt: skip
+        for p, c in counts.items():
+            if c is not None:
+                rows.append(f"\n{p} path, per program — own: {top(c['own'])}; login profile: "
+                            f"{top(c['login'])}; stand-ins: {top(c['standins'])}")  # fmt: skip
+        logins, smis = b.bh.runs("login"), b.bh.runs("nvidia-smi")
+        if logins != b.probes or smis < b.probes:
+            raise SystemExit(f"the bench host skipped its work: {b.probes} probes, but the "
+                             f".bashrc ran {logins} times and nvidia-smi {smis} times")  # fmt: skip
+        rows.append(f"\nchecked: {b.probes} probes ran the .bashrc {logins} times and "
+                    f"nvidia-smi {smis} times")  # fmt: skip
+        return rows
+    finally:
+        b.server.stop()
 
 
 def row(label: str, ours: float, base: float, target: str = "") -> str:
@@ -392,26 +552,42 @@ def main() -> None:
         "--fleet", type=int, default=100, help="hosts in the fleet figure (0: no fleet figures)"
     )
     parser.add_argument(
+        "--smi-delay", type=float, default=SMI_DELAY_S,
+        help="seconds the bench host's nvidia-smi stand-in waits per call, for NVML's "
+        f"initialisation (default {SMI_DELAY_S}: an assumption, no measured figure exists here)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--only", choices=("server", "tree"), help="only the bench host, or only the tree figures"
+    )
+    parser.add_argument(
         "--torch-python",
         default=str(VENV / "bin" / "python") if (VENV / "bin" / "python").exists() else None,
         help="an interpreter with torch for the collect_env figure (default: the tests' cached "
         "CPU-torch venv, when a slow test has built it)",
     )
     args = parser.parse_args()
-    reason = sshd_available()
+    reason = sshd_available() or (bench_host_problem() if args.only != "tree" else None)
     if reason:
         raise SystemExit(f"cannot benchmark: {reason}")
-    print(f"# detective-tui probe benchmark — {os.cpu_count()} CPUs, loopback sshd, "
-          f"median of {args.runs} runs ({max(1, args.runs // 2)} for the fleet)\n")  # fmt: skip
-    print(f"| {'what':<66} | {'ours s':>8} | {'base s':>8} | {'ratio':>7} | {'target':>6} |")
-    print(f"|{'-' * 68}|{'-' * 10}|{'-' * 10}|{'-' * 9}|{'-' * 8}|")
-    load_before = os.getloadavg()[0]
+    load_before = os.getloadavg()
+    print(f"# detective-tui probe benchmark — {os.cpu_count()} CPUs, load average "
+          f"{' '.join(f'{x:.2f}' for x in load_before)}, loopback sshd, median of {args.runs} "
+          f"runs ({max(1, args.runs // 2)} for the fleet)\n")  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="dt-bench-") as tmp:
-        for account, rc in ACCOUNTS.items():
-            for line in measure(Path(tmp), account, rc, args.runs, args.fleet, args.torch_python):
+        os.chmod(tmp, 0o755)  # the bench host's tree: its parents pass the probe's trust rule
+        if args.only != "tree":
+            for line in measure_server(Path(tmp), args.runs, args.smi_delay):
                 print(line, flush=True)
-    print(f"\nload average (1 min) before/after: {load_before:.2f} / {os.getloadavg()[0]:.2f}"
-          " — figures from a loaded machine are not comparable")  # fmt: skip
+        if args.only != "server":
+            print("\nthe reference tree (fake ct200 under a `root:` prefix, stand-ins run)\n")
+            head = ("what".ljust(66), "ours s".rjust(8), "base s".rjust(8), "ratio".rjust(7))
+            print(f"| {' | '.join(head)} | target |")
+            print(f"|{'-' * 68}|{'-' * 10}|{'-' * 10}|{'-' * 9}|{'-' * 8}|")
+            for line in measure(Path(tmp), "quiet", "", args.runs, args.fleet, args.torch_python):
+                print(line, flush=True)
+    after = os.getloadavg()
+    print(f"\nload average after: {' '.join(f'{x:.2f}' for x in after)} — figures from a loaded "
+          "machine are not comparable")  # fmt: skip
 
 
 if __name__ == "__main__":
