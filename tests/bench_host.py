@@ -103,6 +103,16 @@ def bench_host_problem() -> str | None:
     return None
 
 
+class NamespacedSSHD(SSHD):
+    """An sshd under ``unshare --fork --kill-child``, which ignores TERM while it waits: it is
+    killed, and its namespace (the sshd, the serving process, any session) goes with it."""
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
 @dataclass(frozen=True)
 class BenchHost:
     """A built bench host: ``root`` the tree (its host paths are ``root`` + CT200's paths),
@@ -142,9 +152,9 @@ class BenchHost:
         return shlex.join(["env", "-i", *(f"{k}={v}" for k, v in env.items()), self.python,
                            *SERVING_ARGV])  # fmt: skip
 
-    def start_sshd(self, workdir: Path, extra: str = "") -> SSHD:
+    def start_sshd(self, workdir: Path) -> SSHD:
         """A loopback sshd in a private PID and mount namespace whose sessions are this host's
-        (HOME, PATH); it ends with the namespace, the serving process with it."""
+        (HOME, PATH, TMPDIR); it ends with the namespace, the serving process with it."""
         if UNSHARE is None:
             raise RuntimeError("unshare (util-linux) is not installed")
         namespace = [UNSHARE, "-p", "-f", "--kill-child", "--mount-proc"]
@@ -152,21 +162,11 @@ class BenchHost:
         wrapper = [*namespace, "sh", "-c", NAMESPACE, "bench-host", drv, self.serving_command()]
         server = start_sshd(
             workdir,
-            extra=f"SetEnv HOME={self.home} PATH={self.session_path} TMPDIR={self.tmp}\n" + extra,
+            extra=f"SetEnv HOME={self.home} PATH={self.session_path} TMPDIR={self.tmp}\n",
             wrapper=wrapper,
         )
         return NamespacedSSHD(server.dir, server.port, server.host_key, server.client_key,
                               server.proc)  # fmt: skip
-
-
-class NamespacedSSHD(SSHD):
-    """An sshd under ``unshare --fork --kill-child``, which ignores TERM while it waits: it is
-    killed, and its namespace (the sshd, the serving process, any session) goes with it."""
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
 
 
 def _stand_in_smi(root: Path, marks: Path, delay_s: float) -> None:
