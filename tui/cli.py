@@ -43,6 +43,12 @@ def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentPa
         "default: reprobe_minutes in config.yaml)",
     )
     parser.add_argument(
+        "--columns",
+        metavar="LIST",
+        help="the TUI's hosts table columns in order, this run only (e.g. host,status,gpu; "
+        "default: columns in config.yaml, else all)",
+    )
+    parser.add_argument(
         "--ingest",
         metavar="PATH",
         action="append",

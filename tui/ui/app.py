@@ -47,12 +47,13 @@ from tui.ui.palette import FleetCommands
 from tui.ui.screens.confirm import ConfirmScreen
 from tui.ui.screens.help import HelpScreen
 from tui.ui.screens.host import READ_ONLY_HIDDEN, HostScreen
-from tui.ui.screens.hosts import READ_ONLY_BINDINGS, HostsScreen
+from tui.ui.screens.hosts import HostsScreen
+from tui.ui.screens.hosts_keys import READ_ONLY_BINDINGS
 from tui.ui.screens.message import MessageScreen
 from tui.ui.screens.reprobe import ReprobeScreen, save_interval
 from tui.ui.screens.transcripts import TranscriptsScreen
 from tui.ui.widgets.fleet_table import FleetTable
-from tui.ui.widgets.list_keys import CURSOR_HELP
+from tui.ui.widgets.list_keys import CURSOR_HELP, SIDEWAYS_HELP
 
 if TYPE_CHECKING:
     from tui.core.run.runner import Session
@@ -68,6 +69,7 @@ INVENTORY_NOTICE = "Bad inventory entries:"  # a notice that starts so is shown 
 TABLE_KEYS = (
     *(b for b in FleetTable.BINDINGS if isinstance(b, Binding) and b.key == "enter"),
     CURSOR_HELP,
+    SIDEWAYS_HELP,
 )
 
 # worker groups that change hosts (fix wizard: fix, undo, restart; fleet fix screen: the same)
@@ -137,16 +139,19 @@ class DetectiveApp(ProbeControl, HostKeyControl, FixControl, App[int]):
         probe_on_start: bool = False,
         reprobe_s: float = 0.0,
         reprobe_from: str | None = None,
+        columns_from: str | None = None,
         captured: bool = False,
     ) -> None:
         """``probe_on_start``: probe every host as soon as the table is shown;
-        ``reprobe_s``: probe every host again this often (0: never); ``reprobe_from``: the
-        flag or variable that set it for this run (None: the config file)."""
+        ``reprobe_s``: probe every host again this often (0: never); ``reprobe_from``,
+        ``columns_from``: the flag or variable that set it (the hosts table's columns) for this
+        run (None: the config file)."""
         super().__init__()
         self.probe_on_start = probe_on_start
         self.captured = captured  # --ingest: the hosts are captured output, never reached
         self.reprobe_s = reprobe_s
         self.reprobe_from = reprobe_from
+        self.columns_from = columns_from
         self._reprobe_timer: Timer | None = None
         self.settings = settings or Settings()
         self.read_only = read_only

@@ -1,10 +1,11 @@
 """UI settings: theme, probe concurrency, probing on start and every N minutes, when a probe
-is stale — from one YAML file.
+is stale, the hosts table's columns — from one YAML file.
 
 Looked up at ``$DETECTIVE_TUI_CONFIG`` (tests), else ``<XDG config>/detective-tui/config.yaml``.
 A missing file means the defaults; a malformed one is an error naming the file and the key.
 ``reprobe_minutes`` is overridden for one run by ``--reprobe-minutes`` or
-``$DETECTIVE_TUI_REPROBE_MINUTES`` (the command line first). A setting changed from the TUI is
+``$DETECTIVE_TUI_REPROBE_MINUTES`` (the command line first), ``columns`` by ``--columns`` or
+``$DETECTIVE_TUI_COLUMNS`` (``host,status,gpu``). A setting changed from the TUI is
 written whole through a temp file and a rename: a full disk or a kill leaves the old file.
 """
 
@@ -17,9 +18,12 @@ from pathlib import Path
 import yaml
 
 from tui.core import locations
+from tui.ui.fleet_state import COLUMNS
 
 CONFIG_ENV = "DETECTIVE_TUI_CONFIG"
 REPROBE_ENV = "DETECTIVE_TUI_REPROBE_MINUTES"
+COLUMNS_ENV = "DETECTIVE_TUI_COLUMNS"
+COLUMN_KEYS = tuple(key for key, _ in COLUMNS)
 
 
 PROBE_ON_START = ("auto", "yes", "no")
@@ -36,6 +40,7 @@ class Settings:
     probe_on_start: str = "auto"  # yes | no | auto: yes for the demo fleet and `local` alone
     reprobe_minutes: int = 0  # probe every host again every N minutes (0: never)
     stale_minutes: int = 60  # a probe older than this is marked stale (0: never)
+    columns: tuple[str, ...] = ()  # the hosts table's columns in order (empty: all, as shipped)
 
     @classmethod
     def from_mapping(cls, data: object, source: str) -> Settings:
@@ -52,6 +57,9 @@ class Settings:
                 raise ConfigError(
                     f"{source}: unknown setting {key!r}; known settings: {', '.join(known)}"
                 )
+            if key == "columns":
+                values[key] = parse_columns(value, f"{source}: setting 'columns'")
+                continue
             expected = type(getattr(cls(), key))
             if not isinstance(value, expected) or isinstance(value, bool) != (expected is bool):
                 raise ConfigError(
@@ -70,6 +78,25 @@ class Settings:
                 f"got {settings.probe_on_start!r}"
             )
         return settings
+
+
+def parse_columns(value: object, where: str) -> tuple[str, ...]:
+    """A list of column keys (or ``host,status,gpu``), each known and once."""
+    if isinstance(value, str):
+        value = [v.strip() for v in value.split(",") if v.strip()]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where} must be a list of column names, got {value!r}")
+    for key in value:
+        if key not in COLUMN_KEYS:
+            raise ConfigError(f"{where}: unknown column {key!r}; known: {', '.join(COLUMN_KEYS)}")
+    if len(set(value)) != len(value):
+        raise ConfigError(f"{where}: a column is named twice in {value!r}")
+    return tuple(value)
+
+
+def shown_columns(columns: tuple[str, ...]) -> tuple[str, ...]:
+    """The columns the table shows: ``columns`` (all when empty), Host always, first."""
+    return ("host", *(k for k in columns or COLUMN_KEYS if k != "host"))
 
 
 def config_path() -> Path:
@@ -104,6 +131,7 @@ def save_setting(key: str, value: object, path: Path | None = None) -> Path:
     current = load_settings(path)
     data = {f.name: getattr(current, f.name) for f in fields(Settings)}
     data[key] = value
+    data = {k: list(v) if isinstance(v, tuple) else v for k, v in data.items()}
     Settings.from_mapping(data, str(path))  # the file must load again
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
@@ -141,3 +169,14 @@ def reprobe_override(cli: int | None) -> tuple[int, str] | None:
     if value < 0:
         raise ConfigError(f"{REPROBE_ENV}={raw!r}: use a whole number of minutes, 0 for never")
     return value, REPROBE_ENV
+
+
+def columns_override(cli: str | None) -> tuple[tuple[str, ...], str] | None:
+    """``columns`` for this run from ``--columns`` or the environment, and which one said it;
+    None: the config file's value holds."""
+    if cli is not None:
+        return parse_columns(cli, "--columns"), "--columns"
+    raw = os.environ.get(COLUMNS_ENV)
+    if raw is None or not raw.strip():
+        return None
+    return parse_columns(raw, COLUMNS_ENV), COLUMNS_ENV

@@ -6,13 +6,20 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 
 from tui.core import exitcodes, locations
 from tui.core.hosts import Host
 from tui.core.reach.inventory import InventoryError, find_inventory, load_inventory
 from tui.demo.fleet import demo_fleet
 from tui.ui.app import INVENTORY_NOTICE, DetectiveApp
-from tui.ui.config import ConfigError, Settings, load_settings, reprobe_override
+from tui.ui.config import (
+    ConfigError,
+    Settings,
+    columns_override,
+    load_settings,
+    reprobe_override,
+)
 
 DEMO_NOTICE = (
     "Demo fleet: simulated hosts run through the real probe and diagnosis. P probes them all again."
@@ -36,6 +43,9 @@ def build_app(args: argparse.Namespace) -> DetectiveApp:
     settings = load_settings()
     override = reprobe_override(getattr(args, "reprobe_minutes", None))
     minutes, source = override or (settings.reprobe_minutes, None)
+    columns = columns_override(getattr(args, "columns", None))
+    if columns is not None:
+        settings = replace(settings, columns=columns[0])
     if getattr(args, "ingest", None):
         from tui.ui.ingested import ingested_app
 
@@ -69,6 +79,7 @@ def build_app(args: argparse.Namespace) -> DetectiveApp:
         probe_on_start=probes_on_start(settings, hosts),
         reprobe_s=minutes * 60.0,
         reprobe_from=source,
+        columns_from=columns[1] if columns is not None else None,
     )
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import ClassVar
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Container, Vertical
 from textual.message import Message
 from textual.reactive import reactive
@@ -15,22 +16,19 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import ContentSwitcher, Input, Static, Tree
 
+from tui.ui.config import shown_columns
 from tui.ui.disabled import ExplainsDisabledKeys
 from tui.ui.filtering import FilterError, Term, matches, parse_filter, unknown_finding
 from tui.ui.fleet_state import COLUMNS, STATUS_WIDTH, FleetState, HostState, sort_key
 from tui.ui.footer_fit import FitFooter, fit_footer
-from tui.ui.grouping import FindingGroup, group_by_finding, marked_group
+from tui.ui.grouping import ATTRIBUTE_GROUPINGS, GROUPINGS, FindingGroup, group_by, marked_group
 from tui.ui.messages import OpenHost, PendingRequested, ProbeRequested, UndoRequested
+from tui.ui.screens.hosts_keys import HOSTS_BINDINGS
 from tui.ui.widgets.fleet_summary import FleetSummary, summary_text
 from tui.ui.widgets.fleet_table import FleetTable
 from tui.ui.widgets.group_tree import ShortTree
 from tui.ui.widgets.host_cells import cells
 from tui.ui.widgets.host_detail import HostDetail, group_parts
-
-# the fleet fix writes on hosts: --read-only hides it (its binding id, for the help screen)
-READ_ONLY_BINDINGS = frozenset(
-    {"hosts.fleet_fix", "hosts.fix_host", "hosts.pending", "hosts.undo", "hosts.shell"}
-)
 
 DETAIL_DELAY_S = 0.06  # the detail pane follows the cursor when it rests this long
 WIDE_LAYOUT = 150  # from this width the detail pane is beside the table, else under it
@@ -40,131 +38,7 @@ AGE_REFRESH_S = 30.0  # how often "probed 3m ago" and stale marks are brought up
 
 class HostsScreen(ExplainsDisabledKeys, Screen[None]):
     AUTO_FOCUS = "#hosts-table"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "slash",
-            "filter",
-            "Filter",
-            id="hosts.filter",
-            tooltip="Filter by name, tag, finding, GPU, version",
-        ),
-        Binding(
-            "p",
-            "probe_selected",
-            "Probe",
-            id="hosts.probe",
-            tooltip="Probe the selected host (in the groups view: every host of the group)",
-        ),
-        Binding("P", "probe_all", "Probe all", id="hosts.probe_all", tooltip="Probe every host"),
-        Binding(
-            "g", "toggle_groups", "Groups", id="hosts.group", tooltip="Group the fleet by finding"
-        ),
-        Binding(
-            "f",
-            "fleet_fix",
-            "Fix group",
-            id="hosts.fleet_fix",
-            tooltip="Fix every host in the selected group: one fix, preview, confirm, results",
-        ),
-        Binding(  # f on a host row (the table view, nothing marked): kept out of the footer
-            "f",
-            "fix_host",
-            "Fix host",
-            id="hosts.fix_host",
-            show=False,
-            tooltip="The fix wizard for the fix the host's top finding proposes",
-        ),
-        Binding(
-            "R",
-            "pending",
-            "Pending",
-            id="hosts.pending",
-            tooltip="Act on the selected host's pending work: restart what a fix left "
-            "pending, or undo a fix that never finished (preview first)",
-        ),
-        Binding(
-            "space",
-            "toggle_mark",
-            "Mark",
-            id="hosts.mark",
-            tooltip="Mark or unmark the host (a group: all its hosts); p, f, u and ctrl+s "
-            "then act on the marked hosts",
-        ),
-        Binding(
-            "M",
-            "clear_marks",
-            "Clear marks",
-            id="hosts.clear_marks",
-            show=False,
-            tooltip="Unmark every host",
-        ),
-        Binding(
-            "u",
-            "undo",
-            "Undo",
-            id="hosts.undo",
-            show=False,
-            tooltip="Undo the newest fix still in place on the marked hosts (or the selected "
-            "one): per-host preview, then a",
-        ),
-        Binding("s", "sort_next", "Sort", id="hosts.sort", tooltip="Sort by the next column"),
-        Binding(
-            "y",
-            "copy",
-            "Copy",
-            id="hosts.copy",
-            show=False,
-            tooltip="Copy the selected host's report (the marked hosts' with marks), Markdown",
-        ),
-        Binding(
-            "S",
-            "shell",
-            "Shell",
-            id="hosts.shell",
-            show=False,
-            tooltip="Open an SSH session to the selected host; the TUI comes back when it ends",
-        ),
-        Binding(
-            "d",
-            "toggle_detail",
-            "Details",
-            id="hosts.detail",
-            show=False,
-            tooltip="Show or hide the detail pane (the selected host's CUDAs and top finding)",
-        ),
-        Binding(
-            "r",
-            "sort_reverse",
-            "Reverse",
-            id="hosts.reverse",
-            show=False,
-            tooltip="Reverse the sort order",
-        ),
-        Binding(
-            "escape",
-            "clear_filter",
-            "Clear filter",
-            id="hosts.clear_filter",
-            show=False,
-            tooltip="Clear the filter and show every host",
-        ),
-        Binding(
-            "x",
-            "explain",
-            "Explain",
-            id="hosts.explain",
-            show=False,
-            tooltip="Paste an error and see it explained for the selected host",
-        ),
-        Binding(
-            "c",
-            "compare",
-            "Compare",
-            id="hosts.compare",
-            show=False,
-            tooltip="Compare the two marked hosts' last probes (what differs, findings)",
-        ),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = HOSTS_BINDINGS
 
     class FleetFixRequested(Message):
         """Open the fleet fix for one finding group."""
@@ -176,6 +50,7 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
     sort_column: reactive[str] = reactive("host", init=False)
     sort_reverse: reactive[bool] = reactive(False, init=False)
     grouped: reactive[bool] = reactive(False, init=False)
+    grouping: reactive[str] = reactive("finding", init=False)  # a key of GROUPINGS
 
     def __init__(self) -> None:
         super().__init__()
@@ -201,7 +76,7 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
         with Container(id="hosts-body"):
             with ContentSwitcher(initial="hosts-table", id="hosts-switcher"):
                 yield FleetTable(
-                    COLUMNS,
+                    self._columns(),
                     max_widths={"status": STATUS_WIDTH},
                     flex={"reason": REASON_MIN_WIDTH},
                     id="hosts-table",
@@ -269,6 +144,7 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
             shown=len(self._rows) if self._terms else None,
             marked=len(self.marked),
             read_only=getattr(self.app, "read_only", False),
+            grouped_by=GROUPINGS[self.grouping] if self.grouped else None,
         )
 
     def _visible(self, fleet: FleetState) -> tuple[str, ...]:
@@ -276,9 +152,36 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
         states.sort(key=lambda s: sort_key(s, self.sort_column), reverse=self.sort_reverse)
         return tuple(s.name for s in states)
 
+    def _columns(self) -> tuple[tuple[str, str], ...]:
+        """The columns chosen (``columns`` in config.yaml, ``C``), Host first."""
+        chosen = getattr(getattr(self.app, "settings", None), "columns", ())
+        labels = dict(COLUMNS)
+        return tuple((key, labels[key]) for key in shown_columns(chosen))
+
     def _cells(self, state: HostState) -> tuple[Text, ...]:
         stale = getattr(getattr(self.app, "settings", None), "stale_minutes", 0)
-        return cells(state, self.app.clock(), stale)
+        keys = [key for key, _ in self.query_one("#hosts-table", FleetTable).columns]
+        return cells(state, self.app.clock(), stale, keys)
+
+    def action_choose_columns(self) -> None:
+        from tui.ui.screens.columns import ColumnsScreen
+
+        shown = tuple(key for key, _ in self.query_one("#hosts-table", FleetTable).columns)
+        override = getattr(self.app, "columns_from", None)
+        self.app.push_screen(ColumnsScreen(shown, override=override), self._columns_chosen)
+
+    def _columns_chosen(self, columns: tuple[str, ...] | None) -> None:
+        """Show the columns now, then save them (a file that cannot be written: this run)."""
+        from tui.ui.screens.columns import save_columns
+
+        if columns is None:
+            return
+        self.app.settings = replace(self.app.settings, columns=columns)
+        self.query_one("#hosts-table", FleetTable).set_columns(self._columns())
+        self._rows = ()
+        self._refresh_table(self.app.fleet)
+        message, ok = save_columns(columns, getattr(self.app, "columns_from", None))
+        self.notify(message, title="Columns", severity="information" if ok else "error")
 
     def _refresh_table(self, fleet: FleetState) -> None:
         table = self.query_one("#hosts-table", FleetTable)
@@ -315,7 +218,7 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
             box.update(f"No host matches '{text}'. Esc clears the filter.")
 
     def _refresh_groups(self, fleet: FleetState) -> None:
-        groups = group_by_finding(s for s in fleet if s.name in self._rows)
+        groups = group_by((s for s in fleet if s.name in self._rows), self.grouping)
         if groups == self._groups:
             return
         self._groups = groups
@@ -450,6 +353,14 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
             self.notify("Select a group first.", severity="warning")
             return
         self._return_to = group.key  # the groups change while it runs: come back to this one
+        by, value = group.key[0], group.key[-1]
+        if by in ATTRIBUTE_GROUPINGS:  # a GPU model, driver or tag group
+            what = f"with {GROUPINGS[by]} {value}"
+            shared = marked_group((self.app.fleet[n] for n in group.hosts), what)
+            if shared is None:
+                self.notify(f"No host {what} has a finding to fix.", severity="warning")
+                return
+            group = shared
         self.post_message(self.FleetFixRequested(group))
 
     def action_fix_host(self) -> None:
@@ -518,18 +429,38 @@ class HostsScreen(ExplainsDisabledKeys, Screen[None]):
     def action_toggle_groups(self) -> None:
         self.grouped = not self.grouped
 
+    def action_group_by(self) -> None:
+        """The next grouping (finding → GPU model → driver → tag → finding); the groups view
+        opens if the table was shown."""
+        keys = list(GROUPINGS)
+        self.grouping = keys[(keys.index(self.grouping) + 1) % len(keys)]
+        self.grouped = True
+        self.notify(f"Grouped by {GROUPINGS[self.grouping]} (b: the next)", timeout=2)
+
+    def watch_grouping(self) -> None:
+        if self.grouped:
+            self._groups = ()
+            self._refresh_groups(self.app.fleet)
+            self._refresh_detail()
+        self._refresh_title(self.app.fleet)
+
     def watch_grouped(self, grouped: bool) -> None:
         switcher = self.query_one("#hosts-switcher", ContentSwitcher)
         switcher.current = "groups-tree" if grouped else "hosts-table"
         if grouped:
             self._groups = ()
             self._refresh_groups(self.app.fleet)
+        self._refresh_title(self.app.fleet)
+        self._detail_state = None  # the pane shows the new view's row, not the old one's
+        self._refresh_detail()
         self.query_one(f"#{switcher.current}").focus()
         self.refresh_bindings()
 
     def action_sort_next(self) -> None:
-        keys = [k for k, _ in COLUMNS]
-        self.sort_column = keys[(keys.index(self.sort_column) + 1) % len(keys)]
+        """The next column shown (the first, when the sorted one was hidden)."""
+        keys = [k for k, _ in self.query_one("#hosts-table", FleetTable).columns]
+        at = keys.index(self.sort_column) if self.sort_column in keys else -1
+        self.sort_column = keys[(at + 1) % len(keys)]
 
     def action_sort_reverse(self) -> None:
         self.sort_reverse = not self.sort_reverse

@@ -13,8 +13,16 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-def summary_text(fleet: FleetState, *, shown: int | None, marked: int, read_only: bool) -> Content:
-    """``shown``: how many rows a filter leaves (None: no filter)."""
+def summary_text(
+    fleet: FleetState,
+    *,
+    shown: int | None,
+    marked: int,
+    read_only: bool,
+    grouped_by: str | None = None,
+) -> Content:
+    """``shown``: how many rows a filter leaves (None: no filter); ``grouped_by``: what the
+    groups view groups by (None: the table is shown)."""
     counts: dict[str, int] = {}
     for s in fleet:
         counts[s.status] = counts.get(s.status, 0) + 1
@@ -38,6 +46,8 @@ def summary_text(fleet: FleetState, *, shown: int | None, marked: int, read_only
         parts.append(f"showing {shown}")
     if marked:
         parts.append(f"{marked} marked")
+    if grouped_by is not None:
+        parts.append(f"by {grouped_by} (b)")
     mode = "read-only · " if read_only else ""
     return Content.assemble((head, "bold"), mode, " · ".join(parts))
 

@@ -56,7 +56,7 @@ class FleetTable(ScrollView, can_focus=True):
         }
     }
     """
-    BINDINGS: ClassVar[list[BindingType]] = list_bindings("host")
+    BINDINGS: ClassVar[list[BindingType]] = list_bindings("host", sideways=True)
 
     cursor_row: reactive[int] = reactive(0, init=False)
 
@@ -145,6 +145,15 @@ class FleetTable(ScrollView, can_focus=True):
         if current in self._cells:
             self.set_reactive(FleetTable.cursor_row, self._names.index(current))
         self.cursor_row = min(self.cursor_row, max(len(self._names) - 1, 0))
+
+    def set_columns(self, columns: Sequence[tuple[str, str]]) -> None:
+        """Show these columns (the column chooser); ``set_rows`` then gives their cells."""
+        self.columns = tuple(columns)
+        self._names, self._cells = [], {}
+        self._natural = self._label_widths()
+        self._widths = list(self._natural)
+        self._header = None
+        self.scroll_to(x=0, animate=False)
 
     def update_row(self, name: str, cells: tuple[Text, ...]) -> None:
         if self._cells.get(name) == cells:
@@ -344,6 +353,10 @@ class FleetTable(ScrollView, can_focus=True):
     def action_cursor_to(self, row: int) -> None:
         if self._names:
             self.cursor_row = row % len(self._names)
+
+    def action_column_edge(self, side: int) -> None:
+        """Home/End: scroll sideways to the first (0) or the last (1) column."""
+        self.scroll_to(x=self.max_scroll_x if side else 0, animate=False)
 
     def action_select(self) -> None:
         if self.cursor_name is not None:

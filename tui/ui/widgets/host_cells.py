@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from rich.text import Text
@@ -48,13 +49,19 @@ def _status_cell(state: HostState, now: datetime, stale_minutes: int) -> Text:
     return Text(probed_text(state, now) or state.row.status, no_wrap=True)
 
 
-def cells(state: HostState, now: datetime, stale_minutes: int = 0) -> tuple[Text, ...]:
-    """One host's table cells, styled: a stale row is dimmed, a demo host's name in italics."""
+def cells(
+    state: HostState,
+    now: datetime,
+    stale_minutes: int = 0,
+    keys: Sequence[str] = tuple(k for k, _ in COLUMNS),
+) -> tuple[Text, ...]:
+    """One host's cells of the columns ``keys``, styled: a stale row is dimmed, a demo host's
+    name in italics."""
     row = state.row
     stale = is_stale(state, now, stale_minutes)
     worst = row.worst if state.diagnosis is not None else ""
     out = []
-    for key, _ in COLUMNS:
+    for key in keys:
         text = row.cell(key)
         if key == "status":
             out.append(_status_cell(state, now, stale_minutes))

@@ -13,7 +13,7 @@ from tui.core.redact import visible
 from tui.ui.cuda_boxes import cuda_boxes
 from tui.ui.fleet_state import HostState, gpu_summary, sm_summary, status_text, status_word
 from tui.ui.freshness import is_stale, probed_text
-from tui.ui.grouping import FindingGroup
+from tui.ui.grouping import ATTRIBUTE_GROUPINGS, FindingGroup
 from tui.ui.widgets.finding_view import severity_label
 from tui.ui.widgets.gpu_view import load_summary
 
@@ -83,6 +83,9 @@ def group_parts(group: FindingGroup) -> list[Part]:
     if group.finding_id is not None:
         parts += [("finding: ", "bold"), group.finding_id, "\n"]
         parts.append(("f fixes every host of the group · p probes them · space marks them", "dim"))
+    elif group.key[0] in ATTRIBUTE_GROUPINGS:
+        what = "f fixes the finding most of them share · p probes them · space marks them"
+        parts.append((what, "dim"))
     else:
         parts.append(("p probes them again · space marks them", "dim"))
     return parts
