@@ -642,10 +642,11 @@ probe_ptxas() {
 }
 
 # ---- CUDA libraries: what LD_LIBRARY_PATH, ld.so.cache and a process's maps give -------
-CUDA_LIB_RE='lib(cudart|nvrtc|nvrtc-builtins|cublas|cublasLt|cudnn|nccl|nvJitLink)\.so[.0-9]*'
+CUDA_LIB_RE='lib(cudart|nvrtc|nvrtc-builtins|cublas|cublasLt|cudnn|cudnn_[a-z_]+|nccl|nvJitLink)\.so[.0-9]*'
 
 # ld_dirs CID DIRS — the CUDA libraries in each directory of a LD_LIBRARY_PATH value (and the
-# unversioned libnvrtc.so, which code dlopens by that name).
+# unversioned libnvrtc.so, which code dlopens by that name; cuDNN 9's sub-libraries, which its
+# frontend and libcudnn_graph open by name).
 ld_dirs() {
   _lifs=$IFS
   IFS=:
@@ -655,7 +656,7 @@ ld_dirs() {
     set +f
     for _lf in "$R$_ld"/libcudart.so.[0-9]* "$R$_ld"/libnvrtc.so "$R$_ld"/libnvrtc.so.[0-9]* \
       "$R$_ld"/libcublas.so.[0-9]* "$R$_ld"/libcublasLt.so.[0-9]* "$R$_ld"/libcudnn.so.[0-9]* \
-      "$R$_ld"/libnccl.so.[0-9]* "$R$_ld"/libnvJitLink.so.[0-9]*; do
+      "$R$_ld"/libcudnn_*.so.[0-9]* "$R$_ld"/libnccl.so.[0-9]* "$R$_ld"/libnvJitLink.so.[0-9]*; do
       [ -e "$_lf" ] || continue
       resolve "${_lf#"$R"}"
       rec ldlib "$1" "${_lf#"$R"}" "$_res"
@@ -719,7 +720,7 @@ probe_ldcache() {
     IFS=$NL
     set -f
     for _ln in $_out; do
-      case $_ln in *libcudart.so* | *libnvrtc.so* | *libcublas* | *libcudnn.so* | *libnccl.so* | *libnvJitLink.so*)
+      case $_ln in *libcudart.so* | *libnvrtc.so* | *libcublas* | *libcudnn.so* | *libcudnn_* | *libnccl.so* | *libnvJitLink.so*)
         case $_ln in *" => /"*) ;; *) continue ;; esac
         resolve "${_ln##* => }"
         rec ldcache "${_ln##* => }" "$_res"

@@ -426,6 +426,7 @@ CUDA_LIB_PREFIXES = (
     "libcudnn.so.",
     "libnccl.so.",
     "libnvJitLink.so.",
+    "libcudnn_",  # cuDNN 9's sub-libraries (libcudnn_engines_precompiled.so.9…)
 )
 
 

@@ -59,6 +59,18 @@ wheels' copies bundled in `torch/lib`, as 1.12.1+cu102's `libcublas.so.10`) afte
 the same major, a minor at least the build's) raises `cuDNN version incompatibility` at its first
 use: `critical` (`tui/core/rules/cudnn_runtime.py`).
 
+cuDNN 9's frontend is always the wheel's, but it opens its sub-libraries by name
+(`libcudnn_graph` in turn the engines): which names, and whether the caller's own directory
+comes before `LD_LIBRARY_PATH` (a `DT_RPATH`, only 9.24's frontend; the rest have a `RUNPATH`),
+is a table read from the real `nvidia-cudnn-*` wheels (`tui/core/tables/cudnn_sublibs.py`). A
+sub-library of another cuDNN release — from `LD_LIBRARY_PATH`, from ld.so.cache when the wheel
+lacks it, or mapped by the server — is `critical` (cuDNN stops with
+`CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH`), with no version in its name a `warning`, whatever
+the torch (`tui/core/rules/cudnn_sublibs.py`). pytorch/pytorch#187824: torch 2.12.1+cu130 pins
+`nvidia-cudnn-cu13==9.20.0.48`, whose wheel ships no `libcudnn_engines_tensor_ir.so.9`; the
+host's `libcudnn9-cuda-12` 9.23.2 answers from ld.so.cache:
+`[critical] cuDNN 9.20.0.48 loads libcudnn_engines_tensor_ir 9.23.2 from /usr/lib/x86_64-linux-gnu, not its own`.
+
 In the wild: infiniflow/ragflow#4466 — `import torch` fails with `…/nvidia/cusparse/lib/
 libcusparse.so.12: undefined symbol: __nvJitLinkAddData_12_1, version libnvJitLink.so.12`; the
 reporter's `ldd` shows `libnvJitLink.so.12 => /usr/local/cuda-12.1/lib64/libnvJitLink.so.12` and
@@ -87,7 +99,7 @@ from packaging.version import InvalidVersion, Version
 from tui.core.facts import EnvContext, Facts, LibFile, PythonEnv
 from tui.core.findings import Finding
 from tui.core.findings.record import FindingRecord
-from tui.core.rules import cudnn_runtime
+from tui.core.rules import cudnn_runtime, cudnn_sublibs
 from tui.core.rules.rulekit import finding as _finding
 from tui.core.rules.rulekit import gpu_evidence as _gpu_evidence
 from tui.core.rules.subject import Subject
@@ -387,7 +399,8 @@ def entries(facts: Facts, python: str | None) -> tuple[str, ...]:
     for s in subjects(facts):
         if s.python is None or (python is not None and s.python.path != python):
             continue
-        found = [x.entry for x in shadows(facts, s) if x.entry]
+        found = [x.entry for x in (*shadows(facts, s), *cudnn_sublibs.sub_shadows(facts, s))]
+        found = [e for e in found if e]
         cudnn = cudnn_runtime.mismatch(facts, s)
         found += [cudnn.entry] if cudnn and cudnn.entry else []
         if found:
@@ -472,6 +485,7 @@ def rule_cudnn_runtime(facts: Facts, subs: Sequence[Subject]) -> Iterable[Findin
     for s in subs:
         files = ld_path_files(facts, s.context) if s.context else ()
         yield from cudnn_runtime.rule_cudnn_runtime(ID, facts, (s,), files)
+        yield from cudnn_sublibs.rule_cudnn_sublibs(ID, facts, (s,), files)
 
 
 FINDING = FindingRecord(
@@ -490,6 +504,8 @@ FINDING = FindingRecord(
         "contexts.ld_libs",
         "contexts.mapped_libs",
         "ld_cache.path",
+        "pythons.packages",
+        "pythons.lib_owners",
     ),
     rules=(rule_library_shadowed, rule_cudnn_runtime),
     fixes=("drop-shadowing-library-path",),
@@ -500,12 +516,12 @@ FINDING = FindingRecord(
         "a CUDA library torch loads (a running server's `/proc/PID/maps`, else resolved as the loader "
         "would: `LD_LIBRARY_PATH` for what torch does not pin itself, per release; ld.so.cache) is of "
         "another CUDA major, an nvJitLink/cuBLASLt older than the wheels need, or an NVRTC older than "
-        "the GPU needs"
+        "the GPU needs; or a cuDNN 9 sub-library it opens by name comes from another cuDNN release"
     ),
     example=(
         "torch 2.5.1 + `LD_LIBRARY_PATH=/usr/local/cuda-12.1/lib64` → `undefined symbol: "
         "__nvJitLinkComplete_12_4`"
     ),
     doc=__doc__ or "",
-    examples=("infiniflow/ragflow#4466", "pytorch/pytorch#140797"),
+    examples=("infiniflow/ragflow#4466", "pytorch/pytorch#140797", "pytorch/pytorch#187824"),
 )

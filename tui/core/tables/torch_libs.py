@@ -37,6 +37,9 @@ CUDA_LIBS = (
     "libnccl",
     "libnvJitLink",
 )
+# stems whose sub-libraries (<stem>_<part>.so.N) the probe looks for too: cuDNN 9's, which its
+# frontend and libcudnn_graph open by name (tui.core.tables.cudnn_sublibs)
+SUB_LIBS = ("libcudnn",)
 # the nvidia-* distribution that ships each stem (cu12 wheels: <name>-cu12; cu13: <name>)
 DISTS: Mapping[str, str] = MappingProxyType(
     {
