@@ -442,6 +442,11 @@ def measure_server(work: Path, runs: int, smi_delay_s: float) -> list[str]:
                  for p in PATHS}  # fmt: skip
         rows.append(side_by_side("in-process probe vs `ssh host true`, same kex", probe, ssh_kex,
                                  "≤1.0×"))  # fmt: skip
+        # the stand-in's waits run one after the other: no probe of this host is faster
+        waits = {p: None if c is None else c["own"].get("nvidia-smi", 0) * smi_delay_s
+                 for p, c in counts.items()}  # fmt: skip
+        rows.append(side_by_side("  nvidia-smi start-up waits alone (calls × delay)", waits,
+                                 ssh_kex, ""))  # fmt: skip
         floor = median_wall(runs, lambda: b.python_process(FLOOR_TRUE))
         cli = {p: median_wall(runs, lambda p=p: b.cli_path(p)) if p in supported else None
                for p in PATHS}  # fmt: skip
