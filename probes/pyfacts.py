@@ -566,6 +566,8 @@ def main():
     report_file(sites, editable, os.path.join("torch", "version.py"), "torch_version")
     meta = os.path.join("flashinfer", "_build_meta.py")
     report_file(sites, editable, meta, "flashinfer_build_meta")
+    ds_ops = os.path.join("deepspeed", "git_version_info_installed.py")
+    report_file(sites, editable, ds_ops, "deepspeed_installed")
     report_torch_archs(sites, editable)
     report_pip_nvcc(sites)
     report_extensions(sites, extensions)

@@ -236,6 +236,10 @@ class PythonEnv:
     torch_needs: tuple[str, ...] = ()  # the CUDA sonames it needs (DT_NEEDED: libcudnn.so.8…)
     torch_lib_files: tuple[str, ...] = ()  # CUDA libraries bundled in torch/lib (1.x wheels)
     torch_requires: tuple[str, ...] = ()  # torch's Requires-Dist lines naming nvidia-cudnn
+    # DeepSpeed's git_version_info_installed.py: (op, prebuilt) for each op of installed_ops
+    # (None: no such file), and the accelerator it was installed for ("cuda", "cpu")
+    deepspeed_ops: tuple[tuple[str, bool], ...] | None = None
+    deepspeed_accelerator: str | None = None
     installs: tuple[DistInstall, ...] = ()  # who installed each reported distribution, when
 
     def __post_init__(self) -> None:

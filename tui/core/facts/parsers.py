@@ -7,6 +7,7 @@ described in ``shared/knowledge/cuda-facts.md`` §1, §2, §5.3 and the fixtures
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import shlex
@@ -443,6 +444,27 @@ _TORCH_CUDA = re.compile(
 _TORCH_HIP = re.compile(
     r"""^hip(?:\s*:\s*[^=\n]+)?\s*=\s*(?:['"]([^'"]*)['"]|None)\s*$""", re.MULTILINE
 )
+
+
+_DS_OPS = re.compile(r"^installed_ops\s*=\s*(\{.*\})\s*$", re.M)
+_DS_ACCELERATOR = re.compile(r"^accelerator_name\s*=\s*['\"]([^'\"]*)['\"]", re.M)
+
+
+def parse_deepspeed_installed(text: str) -> tuple[tuple[tuple[str, bool], ...], str | None] | None:
+    """``deepspeed/git_version_info_installed.py`` (written by DeepSpeed's setup.py) →
+    (``installed_ops`` as (op, prebuilt) pairs, ``accelerator_name``); None when unreadable."""
+    m = _DS_OPS.search(text)
+    if m is None:
+        return None
+    try:
+        ops = ast.literal_eval(m.group(1))
+    except (ValueError, SyntaxError):
+        return None
+    if not isinstance(ops, dict):
+        return None
+    acc = _DS_ACCELERATOR.search(text)
+    pairs = tuple((str(k), v is True) for k, v in ops.items())
+    return pairs, acc.group(1) if acc else None
 
 
 def parse_torch_version_py(text: str) -> TorchVersionInfo | None:

@@ -50,6 +50,7 @@ def python_env(
     fi = parsers.parse_flashinfer_build_meta("\n".join(py.files.get("flashinfer_build_meta", [])))
     if fi is None:
         fi = next((packages[d] for d in DIST_FLASHINFER if d in packages), None)
+    ds = parsers.parse_deepspeed_installed("\n".join(py.files.get("deepspeed_installed", [])))
     source = kv.get("source", "inventory")
     cid = kv.get("context", "0")
     return PythonEnv(
@@ -81,6 +82,8 @@ def python_env(
         torch_needs=tuple(py.lists.get("torch_needs", ())),
         torch_lib_files=tuple(py.lists.get("torchlib", ())),
         torch_requires=tuple(py.lists.get("torch_requires", ())),
+        deepspeed_ops=ds[0] if ds else None,
+        deepspeed_accelerator=ds[1] if ds else None,
         installs=host_changes.installs(py.dists, named, py.inst),
     )
 

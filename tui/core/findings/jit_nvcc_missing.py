@@ -17,6 +17,18 @@ in SGLang/vLLM) does. The replay's `compiles` is `false` (`null` for a relative 
   `FLASHINFER_DISABLE_VERSION_CHECK=1`); from 0.7.1 one whose build (`7.5 8.0 8.9 9.0a 10.0a
   10.3a 12.0f` for cu129/cu130 x86_64, plus `11.0a 12.1a` on aarch64) serves every target arch.
 
+The same holds for builds through `torch.utils.cpp_extension`, judged with torch's own
+`_find_cuda_home()` (`CUDA_HOME`, `CUDA_PATH`, `which nvcc`, `/usr/local/cuda`), FlashInfer or
+not. DeepSpeed installed from its sdist without `DS_BUILD_OPS=1` prebuilds nothing: its
+`setup.py` writes `installed_ops` (all `False`) and `accelerator_name` into
+`deepspeed/git_version_info_installed.py`, and `OpBuilder.load()` (`deepspeed/ops/op_builder/
+builder.py`, DeepSpeed 0.19.8) imports a prebuilt op only when `installed_ops` says so for the
+running accelerator, else `jit_load()`s it — the engine's `Adam`/`AdamW` optimizer is `FusedAdam`
+(`deepspeed/runtime/engine.py`, unless `torch_adam` or a CPU optimizer), built on first use. With
+no nvcc there its `installed_cuda_version()` raises `MissingCUDAException` (`CUDA_HOME does not
+exist, unable to compile CUDA op(s)`, or `Unable to run …/bin/nvcc` for a runtime-only tree):
+`critical`.
+
 Fixes: `use-installed-toolkit` (with the corrected path when `CUDA_HOME` was malformed and the
 toolkit it meant is installed), `install-cuda-toolkit-pip` (torch built for CUDA 13),
 `install-cuda-toolkit-apt`; each is checked by the what-if to make the finding disappear.
@@ -59,6 +71,7 @@ from packaging.version import Version
 from tui.core.facts import Facts, PythonEnv
 from tui.core.findings import Finding, FlashInferReplay, Severity
 from tui.core.findings.record import FindingRecord
+from tui.core.rules.flashinfer_replay import find_cuda_home
 from tui.core.rules.rulekit import finding, gpu_evidence, gpu_names, toolkit_evidence
 from tui.core.rules.subject import Subject
 from tui.core.tables.flashinfer_prebuilt import JIT_CACHE_ERA, coverage, jit_cache_archs, serves
@@ -260,6 +273,90 @@ def rule_jit_nvcc_missing(facts: Facts, subs: Sequence[Subject]) -> Iterable[Fin
         )
 
 
+DS_SOURCE = "deepspeed/ops/op_builder/builder.py of the DeepSpeed 0.19.8 sdist"
+DS_FIRST_OP = "fused_adam"  # the engine's Adam/AdamW (deepspeed/runtime/engine.py)
+
+
+def deepspeed_jit_ops(py: PythonEnv) -> tuple[str, ...]:
+    """The DeepSpeed ops ``OpBuilder.load()`` would JIT-build on a CUDA GPU: those not
+    prebuilt for the ``cuda`` accelerator (``installed_ops`` and ``accelerator_name``)."""
+    if py.deepspeed_ops is None:
+        return ()
+    cuda = py.deepspeed_accelerator == "cuda"
+    return tuple(op for op, built in py.deepspeed_ops if not (built and cuda))
+
+
+def _torch_cuda_home(facts: Facts, s: Subject) -> tuple[str | None, str]:
+    ctx = s.context
+    which = ctx.which_nvcc[0] if ctx and ctx.which_nvcc else None
+    usr_local = ctx.usr_local_cuda_exists if ctx else facts.usr_local_cuda is not None
+    return find_cuda_home(dict(ctx.vars) if ctx else {}, which, usr_local)
+
+
+def rule_cpp_extension_nvcc_missing(facts: Facts, subs: Sequence[Subject]) -> Iterable[Finding]:
+    """DeepSpeed will JIT-build its CUDA ops through torch.utils.cpp_extension, which finds no
+    nvcc."""
+    for s in subs:
+        py = s.python
+        if py is None or not py.torch_cuda or not s.devices:
+            continue
+        ops = deepspeed_jit_ops(py)
+        if DS_FIRST_OP not in ops:
+            continue
+        home, origin = _torch_cuda_home(facts, s)
+        tk = facts.toolkit_at(home) if home else None
+        if home is not None and (tk is None or (tk.exists and tk.executable)):
+            continue  # an nvcc there (or a directory the probe did not see: not judged)
+        nvcc = posixpath.join(home, "bin/nvcc") if home else None
+        if home is None:
+            where = "torch.utils.cpp_extension finds no toolkit: " + origin
+            error = "CUDA_HOME does not exist, unable to compile CUDA op(s)"
+            evidence = ["no CUDA_HOME, CUDA_PATH, nvcc on PATH or /usr/local/cuda"]
+        else:
+            assert tk is not None and nvcc is not None
+            runtime = (
+                f", a CUDA runtime tree without a compiler ({tk.cudart} but no bin/nvcc)"
+                if tk.cudart
+                else ""
+            )
+            where = f"torch.utils.cpp_extension takes CUDA_HOME={home} ({origin}){runtime}"
+            error = f"Unable to run {nvcc}, unable to compile CUDA op(s)"
+            evidence = [f"{tk.cudart} present, {nvcc} absent" if tk.cudart else f"{nvcc} absent"]
+        others = [t.home for t in facts.toolkits if t.exists and t.executable and t.version]
+        hint = (
+            f" A toolkit is installed at {others[0]}, where torch does not look: point CUDA_HOME "
+            "at it."
+            if others
+            else ""
+        )
+        built_for = py.deepspeed_accelerator or "?"
+        explanation = (
+            f"DeepSpeed {py.packages.get('deepspeed', '?')} in {py.path} was installed without "
+            f"prebuilt ops (git_version_info_installed.py: installed_ops has no op built for the "
+            f"cuda accelerator; accelerator_name '{built_for}'), so OpBuilder.load() JIT-builds "
+            f"each op on first use ({DS_SOURCE}) — the engine's Adam/AdamW optimizer is FusedAdam "
+            f"→ {where} → the build raises MissingCUDAException: {error}. Install a CUDA toolkit "
+            "(install-cuda-toolkit-pip/-apt), point CUDA_HOME at one already on the host, or "
+            "reinstall DeepSpeed with DS_BUILD_OPS=1 where a toolkit is." + hint
+        )
+        yield finding(
+            ID,
+            "critical",
+            f"DeepSpeed must build its CUDA ops for {gpu_names(facts, s.devices)} but torch "
+            "finds no nvcc",
+            explanation,
+            [
+                f"deepspeed {py.packages.get('deepspeed', '?')} in {py.path}",
+                f"JIT-built ops: {', '.join(ops)}",
+                origin,
+                *evidence,
+                toolkit_evidence(tk, nvcc),
+                *gpu_evidence(facts, s.devices),
+            ],
+            s,
+        )
+
+
 FINDING = FindingRecord(
     id=ID,
     title="A needed JIT build finds no nvcc",
@@ -267,13 +364,15 @@ FINDING = FindingRecord(
     reads=(
         "pythons.flashinfer_version",
         "pythons.flashinfer_jit_cache_version",
+        "pythons.deepspeed_ops",
+        "pythons.deepspeed_accelerator",
         "contexts.vars",
         "toolkits.exists",
         "toolkits.cudart",
         "gpus.compute_cap",
         "host.arch",
     ),
-    rules=(rule_jit_nvcc_missing,),
+    rules=(rule_jit_nvcc_missing, rule_cpp_extension_nvcc_missing),
     fixes=("use-installed-toolkit", "install-cuda-toolkit-pip", "install-cuda-toolkit-apt"),
     cause="SM {sm} + no nvcc for the JIT",
     consequence="the JIT cannot build",
