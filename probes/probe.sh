@@ -1112,6 +1112,13 @@ DT_ARGV_EOF
 # The `arg` records are kept in _recs until the command line shows a serving process.
 UNITS=
 BARE_PIDS=
+CONTAINERS= # "ENGINE ID" lines: the containers serving processes run in (their cgroup says)
+# ctr_id ENGINE ID.scope — _ctr="ENGINE ID" when ID is a container id (64 hex digits)
+ctr_id() {
+  _ctid=${2%.scope}
+  case $_ctid in *[!0-9a-f]* | "") return 0 ;; esac
+  if [ "${#_ctid}" -eq 64 ]; then _ctr="$1 $_ctid"; fi
+}
 proc_ctx() {
   _pd=$R/proc/$1
   read_argv "$_pd" || return 0
@@ -1185,7 +1192,7 @@ DT_ARGV_EOF
   fi
   rec ctxkv "$_pcid" cmdline "$_cmd"
   rec ctxkv "$_pcid" usr_local_cuda_exists "$ULC_EXISTS"
-  _unit=
+  _unit= _ctr=
   if [ -r "$_pd/cgroup" ]; then
     while IFS= read -r _cg || [ -n "$_cg" ]; do
       _cgp=${_cg#*:}
@@ -1193,14 +1200,27 @@ DT_ARGV_EOF
       _gifs=$IFS
       IFS=/
       set -f
+      _cgprev=
       for _part in $_cgp; do
-        case $_part in user@*.service) ;; *.service) _unit=$_part ;; esac
+        case $_part in
+          user@*.service) ;;
+          *.service) _unit=$_part ;;
+          docker-*.scope) ctr_id docker "${_part#docker-}" ;;
+          libpod-conmon-*) ;;
+          libpod-*.scope) ctr_id podman "${_part#libpod-}" ;;
+          *) if [ "$_cgprev" = docker ]; then ctr_id docker "$_part"; fi ;; # cgroupfs: /docker/ID
+        esac
+        _cgprev=$_part
       done
       set +f
       IFS=$_gifs
     done <"$_pd/cgroup"
   fi
   [ -n "$_unit" ] && rec ctxkv "$_pcid" unit "$_unit"
+  if [ -n "$_ctr" ]; then
+    rec ctxkv "$_pcid" container "$_ctr"
+    case "$NL$CONTAINERS" in *"$NL$_ctr$NL"*) ;; *) CONTAINERS="$CONTAINERS$_ctr$NL" ;; esac
+  fi
   _penv=
   if [ -r "$_pd/environ" ] && _penv=$(deadline tr '\0' '\n' 2>/dev/null <"$_pd/environ"); then
     rec ctxkv "$_pcid" environ_readable 1
@@ -2110,7 +2130,8 @@ nvcc_files() {
 # whose usr/bin/journalctl stands in for journald. A serving process under no unit: its own
 # stdout and stderr when /proc/PID/fd/1 or 2 leads to a regular file (a log it was started
 # with, `> vllm.log 2>&1`; not a pipe, socket or terminal), its last SYMPTOM_SCAN lines read
-# with `tail` the same way: `symptom process "PID FILE" LINE`.
+# with `tail` the same way: `symptom process "PID FILE" LINE`. A serving process in a container:
+# the container's log (symptom_containers).
 SYMPTOM_SCAN=200
 SYMPTOM_MAX=20
 # symptom_lines KIND NAME TEXT — the error-looking lines of TEXT as symptom records
@@ -2156,8 +2177,34 @@ symptom_fds() {
   done
 }
 
+# symptom_containers — the log tail of each container a serving process runs in (`docker logs
+# --tail SYMPTOM_SCAN ID` or podman's, under the step deadline), when that engine's binary passes
+# the trust rule: `symptom container ID12 LINE` (ID12: the id as `docker ps` shows it).
+symptom_containers() {
+  _scifs=$IFS
+  IFS=$NL
+  for _sc in $CONTAINERS; do
+    _sce=${_sc%% *} _scid=${_sc#* }
+    if [ -n "$R" ]; then
+      [ "${DT_TREE_EXEC:-}" = 1 ] && [ -x "$R/usr/bin/$_sce" ] || continue
+      _scb=$R/usr/bin/$_sce
+    else
+      _scb=$(command -v "$_sce" 2>/dev/null) || continue
+      if ! trusted "$_scb"; then
+        rec notrun "$_sce" "$_scb: $_tw"
+        continue
+      fi
+    fi
+    run "$_scb" logs --tail "$SYMPTOM_SCAN" "$_scid"
+    case $_rc in 124 | 137) rec timeout "$_sce logs" ;; esac
+    [ "$_rc" -eq 0 ] && symptom_lines container "${_scid%"${_scid#????????????}"}" "$_out"
+  done
+  IFS=$_scifs
+}
+
 probe_symptoms() {
   for _sypid in $BARE_PIDS; do symptom_fds "$_sypid"; done
+  symptom_containers
   if [ -n "$R" ]; then
     [ "${DT_TREE_EXEC:-}" = 1 ] && [ -x "$R/usr/bin/journalctl" ] || return 0
     _syjc=$R/usr/bin/journalctl

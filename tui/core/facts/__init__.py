@@ -168,6 +168,8 @@ class EnvContext:
     # CUDA libraries a running process has mapped (/proc/PID/maps): what it really loaded
     mapped_libs: tuple[str, ...] = ()
     ld_path_files: tuple[str, ...] = ()  # unit/profile files that set LD_LIBRARY_PATH
+    # the container a process runs in, as its cgroup names it: "docker <64 hex>", "podman <id>"
+    container: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "vars", _frozen_map(self.vars))

@@ -103,6 +103,7 @@ def env_contexts(
                 ld_libs=tuple(LibFile(p, t if t != p else None) for p, t in c.ld_libs.items()),
                 mapped_libs=tuple(dict.fromkeys(c.maps)),
                 ld_path_files=tuple(c.ld_src),
+                container=c.kv.get("container"),
             )
         )
     return tuple(out)

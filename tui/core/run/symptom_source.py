@@ -6,7 +6,8 @@ it is shown).
 A host with a root prefix is an inspected filesystem, not a running system: a log file is
 read under the root, while a journal or a container log is refused — except for a fake tree
 detective-tui built (``Host.fake_tree``: the inventory says so, never the tree), whose own
-``usr/bin/journalctl`` stands in for journald.
+``usr/bin/journalctl`` stands in for journald and ``usr/bin/docker`` (``podman``), when it has
+one, for the container engine.
 """
 
 from __future__ import annotations
@@ -72,7 +73,14 @@ def read_script(host: Host, kind: SourceKind, name: str) -> str:
             f"echo 'journalctl is not installed here' >&2; exit {NOT_FOUND}; fi"
         )
     if root:
-        return refuse
+        if not host.fake_tree:
+            return refuse
+        docker, podman = (host_path(host, f"/usr/bin/{e}") for e in ("docker", "podman"))
+        return (
+            f"if [ -x {docker} ]; then {docker} logs --tail {n} {q(name)} 2>&1; "
+            f"elif [ -x {podman} ]; then {podman} logs --tail {n} {q(name)} 2>&1; "
+            f"else {refuse}; fi"
+        )
     return (
         f"if command -v docker >/dev/null 2>&1; then docker logs --tail {n} {q(name)} 2>&1; "
         f"elif command -v podman >/dev/null 2>&1; then podman logs --tail {n} {q(name)} 2>&1; "

@@ -16,6 +16,7 @@ from pathlib import Path
 from tui.core.facts.contexts import SYSTEMD_DEFAULT_PATH
 from tui.core.fixes.unitenv import FILE_MARK, UNIT_DIRS, unit_files_script, unit_start
 from tui.core.hosts import Host
+from tui.demo.container_logs import ENGINE_SHIM
 from tui.demo.fakehost.spec import (
     PROC_VERSION_TEMPLATE,
     QUOTED_SMI_FAILURES,
@@ -476,11 +477,19 @@ def _build_process(root: Path, proc: ProcessSpec) -> None:
         pdir / "status",
         f"Name:\t{name}\nState:\tS (sleeping)\nPid:\t{proc.pid}\nPPid:\t{proc.ppid}\n",
     )
+    engine, _, cid = (proc.container or "").partition(" ")
+    scope = {"docker": f"docker-{cid}.scope", "podman": f"libpod-{cid}.scope"}.get(engine)
+    if proc.container and scope is None:
+        raise ValueError(f"container {proc.container!r}: the engine is docker or podman")
     cgroup = (
         f"0::/system.slice/{proc.unit}\n"
         if proc.unit
+        else f"0::/system.slice/{scope}\n"
+        if scope
         else "0::/user.slice/user-0.slice/session-1.scope\n"
     )
+    if scope:
+        _write(in_tree(root, f"/usr/bin/{engine}"), ENGINE_SHIM, 0o755)
     _write(pdir / "cgroup", cgroup)
     if proc.stdout:
         (pdir / "fd").mkdir()

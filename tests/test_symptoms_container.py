@@ -1,0 +1,128 @@
+"""Symptoms from containers: a serving process whose cgroup names a docker or podman container
+gets that container's log tail (`docker logs --tail N ID`, under the step deadline, only with an
+engine binary the trust rule lets run), filtered and masked like the journal tail: source
+``container ID12``. The real probe on fake hosts whose ``usr/bin/docker`` (``podman``) stand-in
+prints the container's log, locally and over the real sshd; a stalled engine ends by its
+deadline."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from test_library_shadowed import _diagnose, _entry
+
+from probes import probe_env, probe_script
+from tui.cli import main
+from tui.core import exitcodes
+from tui.core.facts.build import facts_from_output
+from tui.core.hosts import Host
+from tui.core.judge.diagnosis import diagnose
+from tui.core.records.report import host_json
+from tui.core.run.runner import ProbeResult
+from tui.demo import fakehost
+from tui.demo.container_logs import log_path
+from tui.demo.journal import journal_path
+
+CID = "3f9c1e0b7a5d42c8e6f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7"
+SHORT = CID[:12]
+
+
+def container_server(engine: str = "docker") -> fakehost.FakeHostSpec:
+    """The reference host's SGLang run in a container (``docker run … python3 -m
+    sglang.launch_server``): no unit, its cgroup the container's scope, and the container's log
+    the journal's lines as the server printed them (without journald's prefix)."""
+    spec = fakehost.reference_ct200()
+    journal = spec.files[journal_path("sglang.service")]
+    printed = [ln.split("]: ", 1)[1] for ln in journal.splitlines() if "python3[" in ln]
+    processes = tuple(replace(p, unit=None, container=f"{engine} {CID}") for p in spec.processes)
+    files = {k: v for k, v in spec.files.items() if k != journal_path("sglang.service")}
+    files[log_path(CID)] = "".join(f"{ln}\n" for ln in printed)
+    return replace(spec, processes=processes, files=files)
+
+
+def _probe(root: Path, step_timeout_s: float = 20) -> tuple[str, dict]:
+    env = {"PATH": os.environ["PATH"], "HOME": "/root", "SHELL": "/bin/sh", "LANG": "C"}
+    env.update(probe_env((), root=str(root), tree_exec=True, step_timeout_s=step_timeout_s))
+    out = subprocess.run(
+        ["sh", "-s"], input=probe_script(), env=env, capture_output=True, text=True, timeout=120
+    ).stdout
+    facts = facts_from_output(out)
+    host = Host(name="ct200", local=True, root=str(root), simulate="tree")
+    return out, host_json(ProbeResult(host, facts), diagnose(facts, host))
+
+
+@pytest.mark.parametrize("engine", ["docker", "podman"])
+def test_the_containers_log_is_its_symptom(tmp_path: Path, engine: str) -> None:
+    fake = fakehost.build_fake_host(tmp_path / "h", container_server(engine))
+    out, data = _probe(fake.root)
+    server = next(c for c in data["facts"]["contexts"] if c["kind"] == "process")
+    assert server["container"] == f"{engine} {CID}"
+    (symptom,) = data["symptoms"]
+    assert symptom["source"] == f"container {SHORT}"
+    assert symptom["line"] == "RuntimeError: FlashInfer requires GPUs with sm75 or higher"
+    assert symptom["signature"] == "flashinfer-arch-rejected"
+    assert symptom["explained_by"] == ["flashinfer-arch-rejected"]
+    assert "sk-demo-secret-value" not in out  # masked on the host
+
+
+@pytest.mark.parametrize(
+    ("cgroup", "read"),
+    [
+        (f"12:memory:/docker/{CID}\n0::/\n", True),  # cgroup v1, the cgroupfs driver
+        (f"0::/system.slice/docker-{CID[:-1]}.scope\n", False),  # not a container id
+        ("0::/system.slice/docker-../../etc.scope\n", False),
+        (f"0::/machine.slice/libpod-conmon-{CID}.scope\n", False),  # podman's monitor
+    ],
+)
+def test_only_a_container_id_is_read(tmp_path: Path, cgroup: str, read: bool) -> None:
+    fake = fakehost.build_fake_host(tmp_path / "h", container_server())
+    (fake.root / "proc" / "4242" / "cgroup").write_text(cgroup)
+    out, data = _probe(fake.root)
+    assert ("\tsymptom\tcontainer\t" in out) is read
+    assert ("symptoms" in data) is read
+
+
+def test_a_stalled_engine_ends_by_its_deadline(tmp_path: Path) -> None:
+    """`docker logs` that never answers (blocked opening a FIFO no one writes): the step
+    deadline ends it, the probe finishes and says which step timed out."""
+    fake = fakehost.build_fake_host(tmp_path / "h", container_server())
+    fifo = tmp_path / "never-written"
+    os.mkfifo(fifo)
+    (fake.root / "usr" / "bin" / "docker").write_text(f"#!/bin/sh\nexec cat {fifo}\n")
+    started = time.monotonic()
+    _out, data = _probe(fake.root, step_timeout_s=2)
+    took = time.monotonic() - started
+    assert "docker logs" in data["facts"]["probe"]["timed_out"]
+    assert "symptoms" not in data
+    assert data["facts"]["probe"]["complete"] is True
+    assert took < 30, took
+
+
+@pytest.mark.sshd
+def test_over_real_sshd(ssh_env: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _code, (host,) = _diagnose(
+        tmp_path, capsys, _entry(tmp_path, "ct200", container_server(), ssh=ssh_env.alias)
+    )
+    assert [(s["source"], s["signature"]) for s in host["symptoms"]] == [
+        (f"container {SHORT}", "flashinfer-arch-rejected")
+    ]
+
+
+def test_explain_reads_the_container_on_a_fake_tree(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inv = tmp_path / "hosts.yaml"
+    inv.write_text(yaml.safe_dump({"hosts": [_entry(tmp_path, "ct200", container_server())]}))
+    code = main(["--hosts", str(inv), "explain", "ct200", "--container", CID, "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == exitcodes.OK
+    assert data["explained_by"] == ["flashinfer-arch-rejected"]
+    assert data["source"] == f"container {CID} on ct200"
