@@ -319,3 +319,52 @@ def check_extensions(found, libs):
     finally:
         for lib in libs.values():
             lib.close()
+
+
+MAX_NCCL_SYMBOLS = 2000  # undefined nccl* symbols of libtorch_cuda.so looked up
+
+
+def check_torch_nccl(path):
+    """Whether the ``libnccl.so.2`` that ``torch/lib/libtorch_cuda.so`` (``path``) finds through
+    its DT_RPATH/DT_RUNPATH exports every ``nccl*`` symbol it needs: record ``torch_nccl``
+    (``NEEDED MISSING first,missing,… LIB``). Only the dynamic symbol tables are read (mmap)."""
+    try:
+        torch_cuda = Elf(path)
+    except (OSError, ValueError) as exc:
+        rec("py", INDEX, "warning", f"{host(path)}: {exc}")
+        return
+    nccl = None
+    try:
+        found = torch_cuda.search_path()
+        if found is None or "libnccl.so.2" not in torch_cuda.needed():
+            return
+        origin = os.path.dirname(path)
+        for d in found[1].split(":"):
+            lib = os.path.join(
+                d.replace("${ORIGIN}", origin).replace("$ORIGIN", origin), "libnccl.so.2"
+            )
+            if under_root(lib) and os.path.isfile(lib):
+                break
+        else:
+            return
+        nccl = Elf(lib)
+        count, missing = 0, []
+        for name in torch_cuda.undefined((b"nccl",)):
+            count += 1
+            if count > MAX_NCCL_SYMBOLS:
+                break
+            if nccl.defines(name) is False:
+                missing.append(name.decode("ascii", "replace"))
+        names = ",".join(missing[:5]) or "-"
+        rec(
+            "py",
+            INDEX,
+            "torch_nccl",
+            f"{count} {len(missing)} {names} {host(os.path.normpath(lib))}",
+        )
+    except (OSError, ValueError, struct.error, IndexError) as exc:
+        rec("py", INDEX, "warning", f"{host(path)}: NCCL symbols not checked ({exc})")
+    finally:
+        torch_cuda.close()
+        if nccl is not None:
+            nccl.close()

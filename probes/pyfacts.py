@@ -18,6 +18,7 @@ from pybinaries import (
     Elf,
     arch_flags,
     check_extensions,
+    check_torch_nccl,
     links_torch,
 )
 from pyrecord import INDEX, ROOT, file_lines, host, norm, rec, under_root
@@ -456,7 +457,8 @@ def wheel_lib_owners(sdir):
 
 def report_wheel_libs(sites):
     """The CUDA libraries the nvidia-* wheels put in site-packages/nvidia/*/lib, and the
-    distributions whose RECORD lists each (record ``nvown``: dist, path)."""
+    distributions whose RECORD lists each (record ``nvown``: dist, path); those two list."""
+    shared = []
     for sdir in sites:
         owners = wheel_lib_owners(sdir)
         nvidia = os.path.join(sdir, "nvidia")
@@ -473,8 +475,12 @@ def report_wheel_libs(sites):
             for name in names:
                 if name.startswith(CUDA_LIB_PREFIXES):
                     rec("py", INDEX, "nvlib", host(os.path.join(lib, name)))
-                    for dist in owners.get(f"nvidia/{sub}/lib/{name}", ()):
+                    dists = owners.get(f"nvidia/{sub}/lib/{name}", ())
+                    for dist in dists:
                         rec("py", INDEX, "nvown", f"{dist} {host(os.path.join(lib, name))}")
+                    if len(dists) > 1:
+                        shared.append(name)
+    return shared
 
 
 MAX_TORCH_LIB_NAMES = 400  # names of torch/lib looked at for bundled CUDA libraries
@@ -572,7 +578,10 @@ def main():
     report_pip_nvcc(sites)
     report_extensions(sites, extensions)
     report_triton_ptxas(sites, editable)
-    report_wheel_libs(sites)
+    shared = report_wheel_libs(sites)
+    torch_cuda = find_file(sites, editable, os.path.join("torch", "lib", "libtorch_cuda.so"))
+    if torch_cuda and "libnccl.so.2" in shared:  # two NCCL wheels wrote it: which one is there
+        check_torch_nccl(torch_cuda)
     report_torch_lib(sites, editable)
     report_pip(sites)
 

@@ -238,6 +238,12 @@ class PythonEnv:
     torch_needs: tuple[str, ...] = ()  # the CUDA sonames it needs (DT_NEEDED: libcudnn.so.8…)
     torch_lib_files: tuple[str, ...] = ()  # CUDA libraries bundled in torch/lib (1.x wheels)
     torch_requires: tuple[str, ...] = ()  # torch's Requires-Dist lines naming nvidia-cudnn
+    # when two NCCL wheels wrote libnccl.so.2: the one torch/lib/libtorch_cuda.so finds through
+    # its DT_RPATH, how many nccl* symbols it needs, how many that file lacks, the first few
+    torch_nccl: str | None = None
+    torch_nccl_needed: int | None = None
+    torch_nccl_missing: int | None = None
+    torch_nccl_missing_names: tuple[str, ...] = ()
     # DeepSpeed's git_version_info_installed.py: (op, prebuilt) for each op of installed_ops
     # (None: no such file), and the accelerator it was installed for ("cuda", "cpu")
     deepspeed_ops: tuple[tuple[str, bool], ...] | None = None

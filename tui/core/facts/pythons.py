@@ -82,10 +82,25 @@ def python_env(
         torch_needs=tuple(py.lists.get("torch_needs", ())),
         torch_lib_files=tuple(py.lists.get("torchlib", ())),
         torch_requires=tuple(py.lists.get("torch_requires", ())),
+        **_torch_nccl(kv.get("torch_nccl")),
         deepspeed_ops=ds[0] if ds else None,
         deepspeed_accelerator=ds[1] if ds else None,
         installs=host_changes.installs(py.dists, named, py.inst),
     )
+
+
+def _torch_nccl(value: str | None) -> dict[str, object]:
+    """``NEEDED MISSING first,missing LIB`` → the PythonEnv fields of the NCCL symbol check."""
+    parts = (value or "").split(" ", 3)
+    if len(parts) < 4 or not parts[0].isdigit() or not parts[1].isdigit():
+        return {}
+    names = () if parts[2] == "-" else tuple(parts[2].split(","))
+    return {
+        "torch_nccl": parts[3],
+        "torch_nccl_needed": int(parts[0]),
+        "torch_nccl_missing": int(parts[1]),
+        "torch_nccl_missing_names": names,
+    }
 
 
 def _search_path(value: str | None) -> tuple[str, str] | None:

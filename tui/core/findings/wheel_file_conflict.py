@@ -8,11 +8,12 @@ real shape: `nvidia-nccl-cu12` 2.27.5 and `nvidia-nccl-cu13` 2.27.7 both install
 2.11.0's `libtorch_global_deps.so`): a cu12 torch can get the CUDA 13 build and the reverse.
 
 `warning`, naming the distribution installed last (its dist-info's time) — whose file is there —
-and the one torch's CUDA major wants (`-cu<major>`). The probe does not read the library's
-symbols, so it does not say whether torch's `libtorch_cuda.so` finds every one it needs there;
-the evidence lists both owners and their versions. What to do: uninstall the one torch does not
-want, then reinstall the other (`pip install --force-reinstall --no-deps`), so the file and the
-RECORDs agree.
+and the one torch's CUDA major wants (`-cu<major>`). For `libnccl.so.2` the probe also resolves
+the `nccl*` symbols `torch/lib/libtorch_cuda.so` leaves undefined against the file its
+`DT_RPATH` finds (only the two dynamic symbol tables are read, through mmap: the real files are
+210–430 MB); when the file lacks one, `import torch` fails with `undefined symbol: <it>`:
+`critical`, naming it. What to do: uninstall the one torch does not want, then reinstall the
+other (`pip install --force-reinstall --no-deps`), so the file and the RECORDs agree.
 
 Example — the fake host of `tests/test_wheel_file_conflict.py` (4× H100, torch 2.8.0+cu128,
 nvidia-nccl-cu12 2.27.5 and then nvidia-nccl-cu13 2.27.7 installed into the same venv):
@@ -35,7 +36,7 @@ from collections.abc import Iterable, Sequence
 
 from packaging.version import InvalidVersion, Version
 
-from tui.core.facts import Facts
+from tui.core.facts import Facts, PythonEnv
 from tui.core.findings import Finding
 from tui.core.findings.record import FindingRecord
 from tui.core.rules.rulekit import finding
@@ -91,17 +92,46 @@ def rule_wheel_file_conflict(facts: Facts, subs: Sequence[Subject]) -> Iterable[
                     f"--no-deps {wanted}=={py.packages.get(wanted, '…')}`."
                 )
             evidence = [f"{d} {py.packages.get(d, '?')} lists {rel} in its RECORD" for d in dists]
+            lacks = _lacks(py, path)
+            if lacks:
+                text = lacks + " " + text
+                evidence.append(
+                    f"{py.torch_nccl}: {py.torch_nccl_missing} of the {py.torch_nccl_needed} "
+                    f"nccl* symbols libtorch_cuda.so needs undefined"
+                )
             if py.torch_version:
                 evidence.append(f"torch {py.torch_version} (torch.version.cuda {py.torch_cuda})")
             title = f"{' and '.join(dists)} both install {rel}"
-            yield finding(ID, "warning", title, text, evidence, s)
+            if lacks:
+                title += f": torch needs {py.torch_nccl_missing_names[0]}, which it lacks"
+            yield finding(ID, "critical" if lacks else "warning", title, text, evidence, s)
+
+
+def _lacks(py: PythonEnv, path: str) -> str:
+    """The chain when torch's libtorch_cuda.so needs nccl* symbols the file at ``path`` lacks."""
+    if not py.torch_nccl_missing or posixpath.normpath(py.torch_nccl or "") != path:
+        return ""
+    names = ", ".join(py.torch_nccl_missing_names)
+    more = py.torch_nccl_missing - len(py.torch_nccl_missing_names)
+    return (
+        f"torch {py.torch_version}'s libtorch_cuda.so needs {py.torch_nccl_needed} nccl* "
+        f"symbols from libnccl.so.2, found through its RPATH at {path}, and that file lacks "
+        f"{names}" + (f" and {more} more" if more > 0 else "") + " → `import torch` fails with "
+        f"'undefined symbol: {py.torch_nccl_missing_names[0]}'."
+    )
 
 
 FINDING = FindingRecord(
     id=ID,
     title="Two installed wheels install the same CUDA library",
-    severities=("warning",),
-    reads=("pythons.lib_owners", "pythons.installs", "pythons.torch_cuda"),
+    severities=("critical", "warning"),
+    reads=(
+        "pythons.lib_owners",
+        "pythons.installs",
+        "pythons.torch_cuda",
+        "pythons.torch_nccl",
+        "pythons.torch_nccl_missing",
+    ),
     rules=(rule_wheel_file_conflict,),
     fixes=(),
     cause="two wheels install one CUDA library",
