@@ -320,6 +320,33 @@ def test_align_cuda_wheels(
         assert pin in fixed
 
 
+def test_upgrade_flashinfer(
+    ssh_env: Any, tmp_path: Path, index: si.LocalIndex, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The seed case ct200 (8× RTX PRO 6000, only CUDA 12.8, torch 2.9.1+cu130): FlashInfer
+    0.6.8 rejects SM 12.0 with CUDA 12.8 and 0.7.1 builds it (``12.0a``). The fix's pip command
+    upgrades the stand-in flashinfer-python 0.6.8 → 0.7.1 from the host's index; the re-probe
+    reads 0.7.1's ``_build_meta.py`` and the replay passes; a re-run changes nothing; the undo
+    puts 0.6.8 back, file for file."""
+    index.add(
+        "pypi",
+        si.torch("2.9.1+cu130", cuda="13.0", arch_flags=CU130_FLAGS, pypi=True),
+        si.flashinfer("0.6.8"),
+        si.flashinfer("0.7.1"),
+    )
+    box = Box(tmp_path, fakehost.reference_ct200(service=False), index)
+    box.install("torch==2.9.1", "flashinfer-python==0.6.8")
+    inv = box.inventory(ssh_env.alias)
+    host = _diagnose(capsys, inv)
+    finding = "flashinfer-arch-rejected"
+    assert ("upgrade-flashinfer", {"version": "0.7.1"}) in _fixes(host, finding)
+
+    fixed = _apply_and_undo(
+        capsys, box, inv, "upgrade-flashinfer", {"version": "0.7.1"}, finding, again=True
+    )
+    assert "flashinfer-python==0.7.1" in fixed and "torch==2.9.1" in fixed
+
+
 def _pip_pid(python: str, requirement: str) -> int | None:
     """The process id of ``<python> -m pip install … requirement`` (the remote pip)."""
     for proc in Path("/proc").iterdir():
