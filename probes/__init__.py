@@ -41,7 +41,12 @@ def probe_script() -> str:
     pyfacts = pyfacts_program()
     if "\nDT_PYFACTS_EOF\n" in f"\n{pyfacts}\n":
         raise ValueError("pyfacts.py must not contain the heredoc terminator line")
-    return script.replace("@DT_PROBE_VERSION@", PROBE_VERSION).replace("@DT_PYFACTS@", pyfacts)
+    helper = resources.files(__name__).joinpath("hosthelper.py").read_text(encoding="utf-8")
+    return (
+        script.replace("@DT_PROBE_VERSION@", PROBE_VERSION)
+        .replace("@DT_HOSTHELPER@", helper.replace("'", "'\\''"))
+        .replace("@DT_PYFACTS@", pyfacts)
+    )
 
 
 def probe_env(

@@ -4,6 +4,7 @@
 # pyfacts.py is appended by probes.probe_script() as the body of the DT_PYFACTS heredoc.
 
 DT_VERSION='@DT_PROBE_VERSION@'
+DT_HOSTHELPER='@DT_HOSTHELPER@'
 R=${DT_ROOT:-}
 R=${R%/}
 DT_ROOT=$R
@@ -69,8 +70,51 @@ deadline() {
   if [ -n "$TO" ]; then "$TO" -k 2 "$T" "$@"; else "$@"; fi
 }
 
+# ---- the host helper (probes/hosthelper.py): one Python run instead of the processes -------
+# hx_boot starts it once where this machine has a trusted python3 >= 3.8 (DT_PROBE_PATH auto or
+# py; sh: never). It answers in-process what readlink, ls, od, tr, grep, head, tail, wc, stat,
+# cat, uname, id, getent, env would print, and starts the programs that must run itself, each
+# under the step deadline in a process group of its own (no timeout, setsid or setpriv).
+# Every decision stays here: each call site below asks it for exactly what its tool printed.
+# hx OP ARG… — one request on this job's channel (HCH: 0 the probe, 1 the nvidia-smi job, 2
+# the login job): the output in _ho, the status in _hr, an extra value in _hx.
+HXD=
+HXPID=
+HCH=0
+hx() {
+  _hl=
+  for _f in "$@"; do
+    case $_f in *[\\"$TAB$NL$CR"]* | *@@DT1*) esc "$_f" && _f=$_e ;; esac
+    _hl="$_hl${_hl:+$TAB}$_f"
+  done
+  printf '%s\n' "$_hl" >"$HXD/req.$HCH"
+  . "$HXD/rep.$HCH"
+}
+
+# hxon → status 0 while the helper serves (a helper that is gone leaves the sh path)
+hxon() {
+  [ -n "$HXD" ] || return 1
+  kill -0 "$HXPID" 2>/dev/null && return 0
+  HXD=
+  return 1
+}
+
 # run CMD ARGS… under the step deadline; output (stdout+stderr) in _out, status in _rc.
 run() {
+  if hxon; then
+    case $1 in
+      env) hx env ;;
+      cat) hx cat "$2" ;;
+      tail) case $2 in -c) hx tailc "$3" "$4" ;; *) hx tailn "$3" "$4" ;; esac ;;
+      stat)
+        shift 2
+        hx stat "$@"
+        ;;
+      *) hx run m "$@" ;;
+    esac
+    _out=$_ho _rc=$_hr
+    return 0
+  fi
   _out=$(deadline "$@" 2>&1 </dev/null)
   _rc=$?
 }
@@ -82,21 +126,12 @@ run() {
 run_cap() {
   _cw=$1 _cap=$2
   shift 2
-  _out=$(
-    {
-      _st=$(
-        {
-          { deadline "$@" 2>&1 </dev/null; echo "$?" >&3; } |
-            { head -c "$_cap"; printf '\n%s' "$(($(wc -c)))"; } >&4
-        } 3>&1
-      )
-      printf '\n%s' "$_st"
-    } 4>&1
-  )
-  _rc=${_out##*"$NL"}
-  _out=${_out%"$NL"*}
-  _cut=${_out##*"$NL"}
-  _out=${_out%"$NL"*}
+  if hxon; then
+    hx cap "$_cap" "$@"
+    _out=$_ho _rc=$_hr _cut=$_hx
+  else
+    run_cap_sh "$@"
+  fi
   [ "$_cut" -gt 0 ] 2>/dev/null || return 0
   case $_out in
     *"$NL") ;;
@@ -113,6 +148,24 @@ run_cap() {
   rec cut "$_cw" "$_cut" "$_cap"
 }
 
+run_cap_sh() {
+  _out=$(
+    {
+      _st=$(
+        {
+          { deadline "$@" 2>&1 </dev/null; echo "$?" >&3; } |
+            { head -c "$_cap"; printf '\n%s' "$(($(wc -c)))"; } >&4
+        } 3>&1
+      )
+      printf '\n%s' "$_st"
+    } 4>&1
+  )
+  _rc=${_out##*"$NL"}
+  _out=${_out%"$NL"*}
+  _cut=${_out##*"$NL"}
+  _out=${_out%"$NL"*}
+}
+
 # run_pyfacts INDEX INTERPRETER — pyfacts.py on the interpreter's stdin; like run().
 # With a third argument CID, the import-path part of that serving process's environment goes
 # along as DT_PROC_* (the interpreter runs with -E; pyfacts applies them). With _drop set
@@ -126,16 +179,28 @@ run_pyfacts() {
   else
     _e= _e1= _e2= _e3= _e4= _e5= _e6= _e7=
   fi
+  if hxon; then
+    hx pyfacts "$1" "$2" "$_dropu" "$_dropg" "DT_READ_FOR=${_readfor:-}" "DT_PROC=$_e" \
+      "DT_PROC_HOME=$_e1" "DT_PROC_PYTHONPATH=$_e2" "DT_PROC_PYTHONUSERBASE=$_e3" \
+      "DT_PROC_PYTHONNOUSERSITE=$_e4" "DT_PROC_CWD=$_e5" "DT_PROC_FLAGS=$_e6" "DT_PROC_PATH0=$_e7"
+    _out=$_ho _rc=$_hr
+    return 0
+  fi
   # exported in the command substitution's own subshell (no `env` process)
   # shellcheck disable=SC2086 # _drop: words of digits and options only
   _out=$(export DT_READ_FOR="${_readfor:-}" DT_PROC="$_e" DT_PROC_HOME="$_e1" DT_PROC_PYTHONPATH="$_e2" \
     DT_PROC_PYTHONUSERBASE="$_e3" DT_PROC_PYTHONNOUSERSITE="$_e4" DT_PROC_CWD="$_e5" \
     DT_PROC_FLAGS="$_e6" DT_PROC_PATH0="$_e7"
-  deadline $_drop "$2" -E -S - "$1" 2>&1 <<'DT_PYFACTS_EOF'
+  with_pyfacts deadline $_drop "$2" -E -S - "$1" 2>&1)
+  _rc=$?
+}
+
+# with_pyfacts CMD ARG… — CMD with pyfacts.py on its stdin (the interpreters; the host helper,
+# which hands it to them)
+with_pyfacts() {
+  "$@" <<'DT_PYFACTS_EOF'
 @DT_PYFACTS@
 DT_PYFACTS_EOF
-)
-  _rc=$?
 }
 
 # emit_lines KIND ID TEXT — one record per non-empty line of TEXT.
@@ -164,13 +229,42 @@ emit_file() {
 resolve() {
   _res=$1 _hops=0
   while [ -L "$R$_res" ] && [ "$_hops" -lt 8 ]; do
-    _t=$(deadline readlink "$R$_res") || break
+    if hxon; then
+      hx readlink "$R$_res"
+      [ "$_hr" = 0 ] || break
+      _t=$_ho
+    else
+      _t=$(deadline readlink "$R$_res") || break
+    fi
     case $_t in
       /*) _res=$_t ;;
       *) _res=${_res%/*}/$_t ;;
     esac
     _hops=$((_hops + 1))
   done
+}
+
+# read_link PATH — the target of a symlink, in _rlk; status 1 when it cannot be read
+read_link() {
+  if hxon; then
+    hx readlink "$1"
+    _rlk=$_ho
+    [ "$_hr" = 0 ]
+    return
+  fi
+  _rlk=$(deadline readlink "$1" 2>/dev/null)
+}
+
+# nul_lines FILE — a /proc environ file with one variable a line, in _nul; status 1 when it
+# cannot be read
+nul_lines() {
+  if hxon; then
+    hx nul2nl "$1"
+    _nul=$_ho
+    [ "$_hr" = 0 ]
+    return
+  fi
+  _nul=$(deadline tr '\0' '\n' 2>/dev/null <"$1")
 }
 
 is_exe() { [ -f "$R$1" ] && [ -x "$R$1" ]; }
@@ -230,7 +324,12 @@ trust_check() {
     _tl="$_tl$_tp$NL"
     _tp=${_tp%/*}
   done
-  _trp=$(deadline readlink -f -- "$1" 2>/dev/null)
+  if hxon; then
+    hx realpath "$1"
+    _trp=$_ho
+  else
+    _trp=$(deadline readlink -f -- "$1" 2>/dev/null)
+  fi
   if [ -n "$_trp" ] && [ "$_trp" != "$1" ]; then
     _tp=$_trp
     while [ -n "$_tp" ]; do
@@ -242,8 +341,13 @@ trust_check() {
   IFS=$NL
   set -f
   # shellcheck disable=SC2086 # one operand a line
-  _tls=$(deadline ls -ldn -- / $_tl 2>/dev/null)
-  _trc=$?
+  if hxon; then
+    hx lsldn / $_tl
+    _tls=$_ho _trc=$_hr
+  else
+    _tls=$(deadline ls -ldn -- / $_tl 2>/dev/null)
+    _trc=$?
+  fi
   set +f
   IFS=$_tifs
   if [ "$_trc" != 0 ] || [ -z "$_tls" ]; then
@@ -295,7 +399,7 @@ host_python() {
 # the process that named it) when the probe runs as root: setpriv, else empty with _tw saying
 # why. Not root: only the probing user's own processes (UID = MYUID) are run for, as is.
 drop_to() {
-  _drop=
+  _drop= _dropu= _dropg=
   case $1$2 in '' | *[!0-9]*)
     _tw="$_tw; the owner of the process that named it is unknown"
     return 1
@@ -311,6 +415,7 @@ drop_to() {
     return 1
   fi
   _drop="setpriv --reuid=$1 --regid=$2 --clear-groups --"
+  _dropu=$1 _dropg=$2
 }
 
 # maybe_secret TEXT → status 0 when TEXT holds a word that could make a name secret (a quick
@@ -607,6 +712,17 @@ scan_ptxas() {
   IFS=$_xifs
 }
 
+# grep_release FILE — the release string inside a CUDA binary (nvcc, ptxas), in _out
+grep_release() {
+  _gre='Cuda compilation tools, release [0-9][0-9.]*, V[0-9][0-9.]*'
+  if hxon; then
+    hx grepo "$_gre" "$1" 1
+    _out=$_ho
+  else
+    _out=$(deadline grep -a -o -m 1 "$_gre" "$1" 2>/dev/null)
+  fi
+}
+
 probe_ptxas() {
   _xifs=$IFS
   IFS=$NL
@@ -631,7 +747,7 @@ probe_ptxas() {
     case $_out in
       *"release "[0-9]*) ;;
       *) # it cannot run here (another machine's binary, noexec): its version string
-        _out=$(deadline grep -a -o -m 1 'Cuda compilation tools, release [0-9][0-9.]*, V[0-9][0-9.]*' "$R$_px" 2>/dev/null)
+        grep_release "$R$_px"
         emit_lines ptxfile "$_px" "$_out"
         ;;
     esac
@@ -873,6 +989,15 @@ ctx_login() {
 # pipe, so only the variables the probe reports, secrets masked, ever reach a file; its first
 # line gives the new session's id (for the kill path: cleanup), its last its exit status.
 login_job() {
+  if hxon; then
+    {
+      HCH=2
+      hx login "$_sh" "$_fl" "${BGDIR:+$BGDIR/login.pid}"
+      printf '%s\n' "$_ho"
+      echo "__DT_LOGIN_RC__ $_hr"
+    } | login_filter
+    return 0
+  fi
   set -- "$_sh" "$_fl" 'echo __DT_LOGIN_ENV__; exec env'
   [ -n "$TO" ] && set -- "$TO" -k 2 "$T" "$@"
   case $DETACH in
@@ -1015,7 +1140,13 @@ unit_ctx() {
 # quadratic time in sh), and one printf writes every argument.
 ARGV_MAX=65536
 read_argv() {
-  _oct=$(deadline od -A n -t o1 -v -N $((ARGV_MAX + 1)) <"$1/cmdline" 2>/dev/null) || return 1
+  if hxon; then
+    hx od $((ARGV_MAX + 1)) "$1/cmdline"
+    [ "$_hr" = 0 ] || return 1
+    _oct=$_ho
+  else
+    _oct=$(deadline od -A n -t o1 -v -N $((ARGV_MAX + 1)) <"$1/cmdline" 2>/dev/null) || return 1
+  fi
   _fmt= _blk= _nl=0 _nb=0 _argc=0 _open= _argfull=1 _rifs=$IFS
   set -f
   IFS=$NL
@@ -1158,7 +1289,7 @@ DT_ARGV_EOF
   unesc "$_argv0"
   _argv0=$_raw
   _exe=
-  [ -L "$_pd/exe" ] && _exe=$(deadline readlink "$_pd/exe" 2>/dev/null)
+  [ -L "$_pd/exe" ] && read_link "$_pd/exe" && _exe=$_rlk
   _exe=${_exe% (deleted)}
   case ${_exe##*/} in python*) ;; *) case ${_argv0##*/} in python*) ;; *) return 0 ;; esac ;; esac
   case $_cmd in
@@ -1222,7 +1353,8 @@ DT_ARGV_EOF
     case "$NL$CONTAINERS" in *"$NL$_ctr$NL"*) ;; *) CONTAINERS="$CONTAINERS$_ctr$NL" ;; esac
   fi
   _penv=
-  if [ -r "$_pd/environ" ] && _penv=$(deadline tr '\0' '\n' 2>/dev/null <"$_pd/environ"); then
+  if [ -r "$_pd/environ" ] && nul_lines "$_pd/environ"; then
+    _penv=$_nul
     rec ctxkv "$_pcid" environ_readable 1
   else
     _penv=
@@ -1230,7 +1362,12 @@ DT_ARGV_EOF
   fi
   ctx_env "$_pcid" "$_penv"
   if [ -r "$_pd/maps" ]; then
-    _maps=$(deadline grep -o -E "/[^ ]*/$CUDA_LIB_RE" "$_pd/maps" 2>/dev/null)
+    if hxon; then
+      hx grepo "/[^ ]*/$CUDA_LIB_RE" "$_pd/maps"
+      _maps=$_ho
+    else
+      _maps=$(deadline grep -o -E "/[^ ]*/$CUDA_LIB_RE" "$_pd/maps" 2>/dev/null)
+    fi
     _mseen=$NL
     _mifs=$IFS
     IFS=$NL
@@ -1246,7 +1383,7 @@ DT_ARGV_EOF
   _ppath=$_c_PATH
   ctx_finish "$_pcid" "@pid $1"
   _pcwd=
-  [ -L "$_pd/cwd" ] && _pcwd=$(deadline readlink "$_pd/cwd" 2>/dev/null)
+  [ -L "$_pd/cwd" ] && read_link "$_pd/cwd" && _pcwd=$_rlk
   _pcwd=${_pcwd% (deleted)}
   # what of its start and environment changes the interpreter's import path (for run_pyfacts)
   py_start
@@ -1293,7 +1430,12 @@ DT_ARGV_EOF
 
 discover_processes() {
   command -v grep >/dev/null 2>&1 || return 0
-  _found=$(deadline grep -l -a -E 'sglang|vllm|serve' "$R"/proc/[0-9]*/cmdline 2>/dev/null)
+  if hxon; then
+    hx grepl 'sglang|vllm|serve' "$R"/proc/[0-9]*/cmdline
+    _found=$_ho
+  else
+    _found=$(deadline grep -l -a -E 'sglang|vllm|serve' "$R"/proc/[0-9]*/cmdline 2>/dev/null)
+  fi
   _pids=
   _uifs=$IFS
   IFS=$NL
@@ -1337,10 +1479,20 @@ login_shell() {
   _pw=
   case $1 in '' | *[!0-9]*) return 0 ;; esac
   if [ -n "$R" ] && [ -r "$R/etc/passwd" ]; then
-    _pw=$(grep "^[^:]*:[^:]*:$1:" "$R/etc/passwd" | head -n 1)
+    if hxon; then
+      hx greplines "^[^:]*:[^:]*:$1:" "$R/etc/passwd" 1
+      _pw=$_ho
+    else
+      _pw=$(grep "^[^:]*:[^:]*:$1:" "$R/etc/passwd" | head -n 1)
+    fi
   fi
   if [ -z "$_pw" ] && command -v getent >/dev/null 2>&1; then
-    _pw=$(deadline getent passwd "$1" 2>/dev/null | head -n 1)
+    if hxon; then
+      hx passwd "$1"
+      _pw=$_ho
+    else
+      _pw=$(deadline getent passwd "$1" 2>/dev/null | head -n 1)
+    fi
   fi
   case $_pw in *:*) LOGIN_SHELL=${_pw##*:} ;; esac
 }
@@ -1352,15 +1504,30 @@ probe_host() {
   elif [ -r "$R/etc/hostname" ]; then
     read -r _hn <"$R/etc/hostname"
   else
-    _hn=$(deadline uname -n)
+    if hxon; then
+      hx uname n
+      _hn=$_ho
+    else
+      _hn=$(deadline uname -n)
+    fi
   fi
   rec host hostname "$_hn"
-  _un=$(deadline uname -r -m)
+  if hxon; then
+    hx uname rm
+    _un=$_ho
+  else
+    _un=$(deadline uname -r -m)
+  fi
   _kr=${_un% *}
   [ -r "$R/proc/sys/kernel/osrelease" ] && read -r _kr <"$R/proc/sys/kernel/osrelease"
   rec host kernel "$_kr"
   rec host arch "${_un##* }"
-  _id=$(deadline id 2>/dev/null)
+  if hxon; then
+    hx id
+    _id=$_ho
+  else
+    _id=$(deadline id 2>/dev/null)
+  fi
   _uid=${_id#uid=}
   _uid=${_uid%%(*}
   _user=${_id#*(}
@@ -1418,7 +1585,7 @@ probe_container() {
   # container was started) and the device plugin's volume-mounts list (a file per device)
   if [ -n "$_inctr" ]; then
     _cenv=
-    [ -r "$R/proc/1/environ" ] && _cenv=$(deadline tr '\0' '\n' 2>/dev/null <"$R/proc/1/environ")
+    [ -r "$R/proc/1/environ" ] && nul_lines "$R/proc/1/environ" && _cenv=$_nul
     _cifs=$IFS
     IFS=$NL
     set -f
@@ -1508,6 +1675,56 @@ pick_tmpdir() {
   rec note tmp "no temp dir that holds data: the background steps run one after the other"
 }
 
+# hx_boot — start the host helper: this machine's own python3 (never the tree's) that the trust
+# rule lets run (owned by root and not writable by others: the probing user is not known yet),
+# given pyfacts.py on stdin. It picks the temp dir as pick_tmpdir would (the same notes), makes
+# its FIFOs there and serves in the background; status 1 (the sh path) where there is none.
+# DT_PROBE_PATH: auto (the default), py (no usable Python is an error), sh (never start it).
+hx_boot() {
+  case ${DT_PROBE_PATH:-auto} in
+    sh) return 1 ;;
+    auto | py) ;;
+    *)
+      rec error probe "DT_PROBE_PATH=$DT_PROBE_PATH: use auto, py or sh"
+      exit 3
+      ;;
+  esac
+  _hxp=
+  for _hp in /usr/bin/python3 /usr/local/bin/python3 /bin/python3; do
+    [ -f "$_hp" ] && [ -x "$_hp" ] || continue
+    MYUID=0
+    trust_check "$_hp"
+    MYUID=
+    if [ -z "$_tw" ]; then
+      _hxp=$_hp
+      break
+    fi
+  done
+  _hb=
+  # shellcheck disable=SC2016 # the helper's source, single-quoted by probes.probe_script()
+  [ -n "$_hxp" ] && _hb=$(with_pyfacts "$_hxp" -E -S -c "$DT_HOSTHELPER" "$$" "$T" 2>/dev/null)
+  case $_hb in
+    HXD=*) ;;
+    *)
+      if [ "${DT_PROBE_PATH:-}" = py ]; then
+        rec error probe "DT_PROBE_PATH=py: no python3 >= 3.8 the trust rule lets run in /usr/bin, /usr/local/bin or /bin"
+        exit 3
+      fi
+      return 1
+      ;;
+  esac
+  HXNOTES=
+  eval "$_hb"
+  _hifs=$IFS
+  IFS=$NL
+  set -f
+  for _hn in $HXNOTES; do rec note tmp "$_hn"; done
+  set +f
+  IFS=$_hifs
+  BGDIR=$HXD
+  printf '@@detective-tui-tmpdir %s\n' "$BGDIR"
+}
+
 # sweep_tmp DIR — remove our own detective-tui.PID.* directories whose probe is gone.
 sweep_tmp() {
   for _old in "$1"/detective-tui.*.??????; do
@@ -1527,13 +1744,20 @@ cleanup() {
     { read -r _lsid <"$BGDIR/login.pid"; } 2>/dev/null
     case $_lsid in '' | *[!0-9]* | 1) ;; *) kill -TERM "-$_lsid" 2>/dev/null ;; esac
   fi
-  [ -n "$BGDIR" ] && rm -rf "$BGDIR"
+  # stopped by a signal, the helper may be busy for this shell: it ends on its own (hosthelper)
+  if [ -z "$DT_SIG" ] && hxon; then
+    HCH=0
+    hx quit
+  elif [ -n "$BGDIR" ]; then
+    rm -rf "$BGDIR"
+  fi
 }
+DT_SIG=
 trap cleanup EXIT
-trap 'exit 129' HUP
-trap 'exit 130' INT
-trap 'exit 141' PIPE
-trap 'exit 143' TERM
+trap 'DT_SIG=1; exit 129' HUP
+trap 'DT_SIG=1; exit 130' INT
+trap 'DT_SIG=1; exit 141' PIPE
+trap 'DT_SIG=1; exit 143' TERM
 
 # How to start the login shell in a session of its own, apart from any controlling terminal:
 # under a PTY (ssh -tt, srun --pty, kubectl exec -t, Ansible) an interactive shell outside the
@@ -1711,7 +1935,12 @@ probe_fabric() {
   rec smirc fabric "$_rc"
   [ "$_rc" -eq 0 ] || return 0
   case $_out in *"In Progress"* | *"Not Started"* | *Completed*) ;; *) return 0 ;; esac
-  _fms=$(deadline grep -l -x 'nv-fabricmanage' "$R"/proc/[0-9]*/comm 2>/dev/null)
+  if hxon; then
+    hx grepx nv-fabricmanage "$R"/proc/[0-9]*/comm
+    _fms=$_ho
+  else
+    _fms=$(deadline grep -l -x 'nv-fabricmanage' "$R"/proc/[0-9]*/comm 2>/dev/null)
+  fi
   _ffs=$IFS
   IFS=$NL
   set -f
@@ -1721,7 +1950,13 @@ probe_fabric() {
   done
   if [ -r "$R/var/lib/dpkg/status" ]; then
     _fpk=
-    for _fl in $(deadline grep -E '^(Package|Version): ' "$R/var/lib/dpkg/status" 2>/dev/null); do
+    if hxon; then
+      hx greplines '^(Package|Version): ' "$R/var/lib/dpkg/status"
+      _fpl=$_ho
+    else
+      _fpl=$(deadline grep -E '^(Package|Version): ' "$R/var/lib/dpkg/status" 2>/dev/null)
+    fi
+    for _fl in $_fpl; do
       case $_fl in
         "Package: "*) _fpk=${_fl#Package: } ;;
         "Version: "*) case $_fpk in nvidia-fabricmanager*) rec fm pkg "$_fpk" "${_fl#Version: }" ;; esac ;;
@@ -1735,6 +1970,7 @@ probe_fabric() {
 start_smi() {
   if [ -n "$BGDIR" ]; then
     (
+      HCH=1
       smi_job
       echo __DT_SMI_DONE__
     ) >"$BGDIR/smi.out" 2>&1 &
@@ -1819,7 +2055,7 @@ probe_pythons() {
     fi
     # the trust rule: a program another user controls runs as the serving process's owner
     # (drop_to) or not at all
-    _drop= _readfor=
+    _drop= _dropu= _dropg= _readfor=
     if [ -n "$R" ] && ! trusted "$_rpp"; then
       # an inspected tree's interpreter never runs: the host's own Python reads its files
       if host_python; then
@@ -1956,7 +2192,12 @@ probe_toolkit() {
   # the runtime headers a JIT build includes (CCCL #errors when they are another release)
   _hdr=$R$2/include/cuda_runtime_api.h
   if [ -f "$_hdr" ]; then
-    _hv=$(deadline grep -m 1 '^#define CUDART_VERSION' "$_hdr" 2>/dev/null)
+    if hxon; then
+      hx greplines '^#define CUDART_VERSION' "$_hdr" 1
+      _hv=$_ho
+    else
+      _hv=$(deadline grep -m 1 '^#define CUDART_VERSION' "$_hdr" 2>/dev/null)
+    fi
     rec tkkv "$1" cudart_define "$_hv"
   fi
   _run=$R$_nvcc
@@ -2110,7 +2351,7 @@ nvcc_files() {
   if emit_file tkjson "$1" "$R$2/version.json" || emit_file tkfile "$1" "$R$2/version.txt"; then
     _out=x
   else
-    _out=$(deadline grep -a -o -m 1 'Cuda compilation tools, release [0-9][0-9.]*, V[0-9][0-9.]*' "$3" 2>/dev/null)
+    grep_release "$3"
     emit_lines tkfile "$1" "$_out"
   fi
   if [ -n "$_out" ]; then
@@ -2167,7 +2408,8 @@ symptom_fds() {
   _syseen=
   for _syfd in 1 2; do
     [ -L "$R/proc/$1/fd/$_syfd" ] || continue
-    _sytg=$(deadline readlink "$R/proc/$1/fd/$_syfd" 2>/dev/null) || continue
+    read_link "$R/proc/$1/fd/$_syfd" || continue
+    _sytg=$_rlk
     case $_sytg in /*) ;; *) continue ;; esac
     [ "$_sytg" = "$_syseen" ] && continue
     _syseen=$_sytg
@@ -2238,7 +2480,7 @@ if [ "${DT_ONLY:-}" = gpus ]; then
   rec end ""
   exit 0
 fi
-pick_tmpdir
+hx_boot || pick_tmpdir
 step host
 probe_host
 step driver

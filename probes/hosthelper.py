@@ -1,0 +1,548 @@
+"""The probe's host helper: one trusted host Python that does, in-process, what probe.sh would
+start a process for (readlink, ls -ldn, od, tr, grep, head, tail, wc, stat, cat, uname, id,
+getent, env, mktemp, rm), and starts the few programs that must run (nvidia-smi, nvcc, the login
+shell, journalctl, the inspected interpreters with pyfacts.py) itself, each with its own
+deadline and process group: no `timeout`, `setsid` or `setpriv` process.
+
+probe.sh starts it once (``DT_PROBE_PATH`` ``auto`` or ``py``: probes/README.md) as
+``python3 -E -S -c SOURCE PID STEP_TIMEOUT`` with pyfacts.py on stdin. It picks the probe's temp
+dir the way pick_tmpdir does, makes one request and one reply FIFO per channel there (0: the
+probe, 1: its nvidia-smi job, 2: its login-shell job), prints a sh snippet for the probe to eval
+and serves in the background until the probe's ``quit`` (or the probe is gone). A request is one
+line of tab-separated fields, each escaped as a record field; a reply is a sh snippet setting
+``_ho`` (output), ``_hx`` (extra) and ``_hr`` (status), read by the probe with ``.``.
+The probe keeps every decision: the helper only answers what a tool would have printed.
+Standard library only, Python 3.8+.
+"""
+
+import contextlib
+import os
+import pwd
+import re
+import signal
+import stat
+import subprocess
+import sys
+import threading
+
+STEP = 10
+PYFACTS = b""
+LIVE = set()  # process groups started and not yet ended: ended with the helper
+SIGNALS = (signal.SIGHUP, signal.SIGINT, signal.SIGTERM)
+try:
+    import ctypes
+
+    PRCTL = ctypes.CDLL(None).prctl
+except (ImportError, OSError, AttributeError):
+    PRCTL = None
+LOGIN_KEEP = re.compile(
+    r"(CUDA_\w*|PATH|LD_LIBRARY_PATH|FLASHINFER_\w*|TORCH_\w*|NVIDIA_\w*|VLLM_\w*|SGLANG_\w*"
+    r"|TRITON_\w*|PYTORCH_\w*|PYTHON\w*|HOME|USER|VIRTUAL_ENV|CONDA_\w*|MAX_JOBS)="
+)
+
+
+def sq(data):
+    """Bytes as one single-quoted sh word (NUL bytes dropped: a shell cannot hold them)."""
+    return b"'" + data.replace(b"\0", b"").replace(b"'", b"'\\''") + b"'"
+
+
+def unesc(field):
+    """A request field as the probe's esc wrote it: ``\\\\`` a backslash, ``\\ooo`` a byte."""
+    out, i = bytearray(), 0
+    while i < len(field):
+        c = field[i]
+        if c == 0x5C and field[i + 1 : i + 2] == b"\\":
+            out.append(0x5C)
+            i += 2
+        elif c == 0x5C and re.match(rb"[0-7]{3}", field[i + 1 : i + 4]):
+            out.append(int(field[i + 1 : i + 4], 8))
+            i += 4
+        else:
+            out.append(c)
+            i += 1
+    return bytes(out)
+
+
+def strip_nl(data):
+    """What a sh command substitution keeps: trailing newlines cut."""
+    return data.rstrip(b"\n")
+
+
+# ---- programs that must run ----------------------------------------------------------------
+def spawn(argv, *, stdin=None, env=None, ids=None, merge=True, cap=None, on_start=None):
+    """Run argv like ``timeout -k 2 STEP argv </dev/null 2>&1``: in a process group of its own,
+    TERM to the group at the deadline, KILL 2 s later; (output, status, bytes beyond cap)."""
+
+    def child():
+        for sig in SIGNALS:
+            signal.signal(sig, signal.SIG_DFL)
+        if PRCTL is not None:
+            PRCTL(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: a helper killed takes it along
+        if ids:
+            os.setgroups([])
+            os.setgid(ids[1])
+            os.setuid(ids[0])
+
+    try:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT if merge else subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+            preexec_fn=child,
+        )
+    except OSError as exc:
+        if exc.errno == 8 and not ids:  # no #! line: execvp's fallback, as timeout(1) has it
+            return spawn(["/bin/sh", *argv], stdin=stdin, env=env, merge=merge, cap=cap)
+        return b"", 126 if exc.errno == 13 else 127, 0
+    LIVE.add(proc.pid)
+    if on_start:
+        on_start(proc.pid)
+    chunks, size, beyond = [], 0, 0
+    done = threading.Event()
+
+    def reader():
+        nonlocal size, beyond
+        while True:
+            block = proc.stdout.read1(65536)
+            if not block:
+                break
+            if cap is None or size + len(block) <= cap:
+                chunks.append(block)
+                size += len(block)
+            else:
+                keep = max(cap - size, 0)
+                chunks.append(block[:keep])
+                size += keep
+                beyond += len(block) - keep
+        done.set()
+
+    threading.Thread(target=reader, daemon=True).start()
+    if stdin is not None:
+        try:
+            proc.stdin.write(stdin)
+            proc.stdin.close()
+        except OSError:
+            pass
+    status = None
+    try:
+        status = proc.wait(STEP)
+    except subprocess.TimeoutExpired:
+        group(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(2)
+            status = 124
+        except subprocess.TimeoutExpired:
+            group(proc.pid, signal.SIGKILL)
+            proc.wait()
+            status = 137
+    LIVE.discard(proc.pid)
+    done.wait(2 if status in (124, 137) else STEP)
+    if status < 0:
+        status = 128 - status
+    return b"".join(chunks), status, beyond
+
+
+def group(pid, sig):
+    with contextlib.suppress(OSError):
+        os.killpg(pid, sig)
+
+
+# ---- what tools would print ---------------------------------------------------------------
+def readf(path, limit=None):
+    with open(path, "rb") as f:
+        return f.read() if limit is None else f.read(limit)
+
+
+def op_readlink(path):
+    return strip_nl(os.fsencode(os.readlink(path))), 0
+
+
+def op_realpath(path):
+    return os.fsencode(os.path.realpath(path)), 0
+
+
+def mode_text(st, path):
+    text = stat.filemode(st.st_mode)
+    try:
+        if not stat.S_ISLNK(st.st_mode) and "system.posix_acl_access" in os.listxattr(path):
+            text += "+"
+    except OSError:
+        pass
+    return text
+
+
+def op_lsldn(*paths):
+    """``ls -ldn -- PATHS``: mode, links, uid, gid, size, date, name; sorted as in the C
+    locale; status 2 when one cannot be listed."""
+    lines, status = [], 0
+    for p in sorted(set(paths), key=os.fsencode):
+        try:
+            st = os.lstat(p)
+        except OSError:
+            status = 2
+            continue
+        name = p + (" -> " + os.readlink(p) if stat.S_ISLNK(st.st_mode) else "")
+        lines.append(
+            f"{mode_text(st, p)} {st.st_nlink} {st.st_uid} {st.st_gid} {st.st_size} Jan 1 00:00 "
+            f"{name}"
+        )
+    return os.fsencode("\n".join(lines)), status
+
+
+def op_od(limit, path):
+    """``od -A n -t o1 -v -N LIMIT <PATH``: 16 octal bytes a line."""
+    data = readf(path, int(limit))
+    rows = ["".join(f" {b:03o}" for b in data[i : i + 16]) for i in range(0, len(data), 16)]
+    return "\n".join(rows).encode(), 0
+
+
+def op_nul2nl(path):
+    return strip_nl(readf(path).replace(b"\0", b"\n")), 0
+
+
+def op_cat(path):
+    return strip_nl(readf(path)), 0
+
+
+def lines_of(data):
+    return data.split(b"\n")[:-1] if data.endswith(b"\n") else data.split(b"\n")
+
+
+def op_grepl(pattern, *paths):
+    """``grep -l -a -E PATTERN PATHS``: the files holding a match."""
+    rx, hits = re.compile(os.fsencode(pattern)), []
+    for p in paths:
+        try:
+            if rx.search(readf(p)):
+                hits.append(os.fsencode(p))
+        except OSError:
+            pass
+    return b"\n".join(hits), 0 if hits else 1
+
+
+def op_grepx(line, *paths):
+    """``grep -l -x LINE PATHS`` for a LINE without pattern characters."""
+    want, hits = os.fsencode(line), []
+    for p in paths:
+        try:
+            if want in lines_of(readf(p)):
+                hits.append(os.fsencode(p))
+        except OSError:
+            pass
+    return b"\n".join(hits), 0 if hits else 1
+
+
+def op_grepo(pattern, path, first=""):
+    """``grep -a -o [-m 1] -E PATTERN PATH``: each match (of the first matching line only)."""
+    rx, found = re.compile(os.fsencode(pattern)), []
+    data = readf(path)
+    if first:
+        m = rx.search(data)
+        if m:
+            start = data.rfind(b"\n", 0, m.start()) + 1
+            end = data.find(b"\n", m.end())
+            found = rx.findall(data[start : end if end >= 0 else len(data)])
+    else:
+        found = [m.group(0) for ln in lines_of(data) for m in rx.finditer(ln)]
+    return b"\n".join(found), 0 if found else 1
+
+
+def op_greplines(pattern, path, first=""):
+    """``grep [-m 1] -E PATTERN PATH``: the matching lines."""
+    rx = re.compile(os.fsencode(pattern))
+    found = [ln for ln in lines_of(readf(path)) if rx.search(ln)]
+    found = found[:1] if first else found
+    return b"\n".join(found), 0 if found else 1
+
+
+def op_tailc(count, path):
+    with open(path, "rb") as f:
+        f.seek(0, 2)
+        f.seek(max(f.tell() - int(count), 0))
+        return strip_nl(f.read()), 0
+
+
+def op_tailn(count, path):
+    data = readf(path)
+    return strip_nl(b"\n".join(lines_of(data)[-int(count) :])), 0
+
+
+def op_stat(*paths):
+    """``stat -c '%Y %n' PATHS`` (the lines of those it can stat)."""
+    lines, status = [], 0
+    for p in paths:
+        try:
+            lines.append(b"%d %s" % (int(os.stat(p).st_mtime), os.fsencode(p)))
+        except OSError:
+            status = 1
+    return b"\n".join(lines), status
+
+
+def op_passwd(uid):
+    """``getent passwd UID | head -n 1``."""
+    try:
+        e = pwd.getpwuid(int(uid))
+    except (KeyError, ValueError):
+        return b"", 2
+    fields = (e.pw_name, e.pw_passwd, e.pw_uid, e.pw_gid, e.pw_gecos, e.pw_dir, e.pw_shell)
+    return os.fsencode(":".join(map(str, fields))), 0
+
+
+def op_uname(which):
+    u = os.uname()
+    return os.fsencode(u.nodename if which == "n" else f"{u.release} {u.machine}"), 0
+
+
+def op_id(which=""):
+    uid = os.geteuid()
+    if which == "u":
+        return b"%d" % uid, 0
+    try:
+        name = f"({pwd.getpwuid(uid).pw_name})"
+    except KeyError:
+        name = ""
+    return os.fsencode(f"uid={uid}{name} gid={os.getegid()}"), 0
+
+
+def op_env():
+    return b"\n".join(k + b"=" + v for k, v in os.environb.items()), 0
+
+
+def op_run(mode, *argv):
+    """``timeout -k 2 STEP ARGV </dev/null`` with stderr merged (m) or dropped (q)."""
+    out, status, _ = spawn(list(argv), merge=mode == "m")
+    return strip_nl(out), status
+
+
+def op_cap(cap, *argv):
+    """run_cap's pipeline: the first CAP bytes as they are, the count of the rest in _hx."""
+    out, status, beyond = spawn(list(argv), cap=int(cap))
+    return out, status, b"%d" % beyond
+
+
+def op_pyfacts(index, python, uid, gid, *assignments):
+    """pyfacts.py on the interpreter's stdin (``PYTHON -E -S - INDEX``) with the DT_* values
+    given, as the serving process's owner when uid/gid are set."""
+    env = dict(os.environb)
+    for kv in assignments:
+        k, _, v = os.fsencode(kv).partition(b"=")
+        env[k] = v
+    ids = (int(uid), int(gid)) if uid and gid else None
+    out, status, _ = spawn([python, "-E", "-S", "-", index], stdin=PYFACTS, env=env, ids=ids)
+    return strip_nl(out), status
+
+
+def op_login(shell, flag, pidfile=""):
+    """The login shell's environment (login_job): ``SHELL FLAG 'echo __DT_LOGIN_ENV__; exec
+    env'`` in a session of its own; its session id goes to PIDFILE for the probe's kill path."""
+
+    def started(pid):
+        if pidfile:
+            with open(pidfile, "w") as f:
+                f.write(f"{pid}\n")
+
+    env = dict(os.environb)
+    env[b"HISTFILE"] = b"/dev/null"
+    argv = [shell, flag, "echo __DT_LOGIN_ENV__; exec env"]
+    out, status, _ = spawn(argv, env=env, on_start=started)
+    return strip_nl(out), status
+
+
+OPS = {
+    "readlink": op_readlink,
+    "realpath": op_realpath,
+    "lsldn": op_lsldn,
+    "od": op_od,
+    "nul2nl": op_nul2nl,
+    "cat": op_cat,
+    "grepl": op_grepl,
+    "grepx": op_grepx,
+    "grepo": op_grepo,
+    "greplines": op_greplines,
+    "tailc": op_tailc,
+    "tailn": op_tailn,
+    "stat": op_stat,
+    "passwd": op_passwd,
+    "uname": op_uname,
+    "id": op_id,
+    "env": op_env,
+    "run": op_run,
+    "cap": op_cap,
+    "pyfacts": op_pyfacts,
+    "login": op_login,
+}
+PROGRAM_OPS = {"run", "cap", "pyfacts", "login"}
+
+
+def answer(fields):
+    """One request's reply snippet. In-process reads get the step deadline too (a wedged
+    driver can block a read of its /proc file): status 124 when one does not end in time."""
+    name, args = fields[0].decode(), [os.fsdecode(f) for f in fields[1:]]
+    result = []
+
+    def work():
+        try:
+            result.append(OPS[name](*args))
+        except (OSError, ValueError, KeyError, TypeError, IndexError):
+            result.append((b"", 1))
+
+    if name in PROGRAM_OPS:
+        work()  # spawn keeps its own deadline
+    else:
+        t = threading.Thread(target=work, daemon=True)
+        t.start()
+        t.join(STEP)
+    out, status, extra = (result[0] + (b"",))[:3] if result else (b"", 124, b"")
+    return b"_ho=%s _hx=%s _hr=%d\n" % (sq(out), sq(extra), status)
+
+
+def serve(fifo_dir, channel, quit_event):
+    req = os.path.join(fifo_dir, f"req.{channel}")
+    rep = os.path.join(fifo_dir, f"rep.{channel}")
+    while not quit_event.is_set():
+        with open(req, "rb") as f:
+            line = f.read()
+        if not line:
+            continue
+        fields = line.rstrip(b"\n").split(b"\t")
+        try:
+            reply = (
+                b"_ho='' _hx='' _hr=0\n"
+                if fields[0] == b"quit"
+                else answer([unesc(x) for x in fields])
+            )
+            with open(rep, "wb") as f:
+                f.write(reply)
+        except OSError:
+            pass
+        if fields[0] == b"quit":
+            quit_event.set()
+
+
+# ---- start-up: the temp dir pick_tmpdir would choose, the FIFOs, then the background --------
+def own_gone(path):
+    """A detective-tui.PID.XXXXXX dir of ours whose probe is gone (sweep_tmp)."""
+    m = re.match(r"detective-tui\.([0-9]+)\.[^.]{6}$", os.path.basename(path))
+    try:
+        if not m or os.lstat(path).st_uid != os.geteuid() or not os.path.isdir(path):
+            return False
+        os.kill(int(m.group(1)), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def remove_tree(path):
+    for top, dirs, files in os.walk(path, topdown=False):
+        for name in files + dirs:
+            p = os.path.join(top, name)
+            with contextlib.suppress(OSError):
+                os.rmdir(p) if os.path.isdir(p) and not os.path.islink(p) else os.unlink(p)
+    with contextlib.suppress(OSError):
+        os.rmdir(path)
+
+
+def pick_dir(pid):
+    """pick_tmpdir's choice: (dir, notes); dir None when none holds data."""
+    notes, seen = [], set()
+    env = os.environ
+    bases = (env.get("TMPDIR", ""), "/tmp", "/var/tmp", "/dev/shm", env.get("HOME", ""))
+    for base in bases:
+        base = base.rstrip("/") if base != "/" else ""
+        if not base.startswith("/") or len(base) < 2 or base in seen:
+            continue
+        seen.add(base)
+        if not os.path.isdir(base) or not os.access(base, os.W_OK):
+            continue
+        try:
+            for name in os.listdir(base):
+                if name.startswith("detective-tui.") and own_gone(os.path.join(base, name)):
+                    remove_tree(os.path.join(base, name))
+        except OSError:
+            pass
+        path = None
+        for _ in range(20):
+            letters = os.urandom(6)
+            abc = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+            tail = "".join(abc[b % len(abc)] for b in letters)
+            try:
+                path = f"{base}/detective-tui.{pid}.{tail}"
+                os.mkdir(path, 0o700)
+                break
+            except FileExistsError:
+                path = None
+            except OSError:
+                path = None
+                break
+        if path is None:
+            notes.append(f"{base} cannot hold data (full?)")
+            continue
+        try:
+            with open(path + "/probe", "w") as f:
+                f.write("detective-tui\n")
+            with open(path + "/probe") as f:
+                if f.readline() == "detective-tui\n":
+                    return path, notes
+        except OSError:
+            pass
+        remove_tree(path)
+        notes.append(f"{base} cannot hold data (full?)")
+    return None, notes
+
+
+def main():
+    global STEP, PYFACTS
+    if sys.version_info < (3, 8):  # noqa: UP036 - a host's python3 may be older than ours
+        return 1
+    pid, STEP = sys.argv[1], int(sys.argv[2])
+    PYFACTS = sys.stdin.buffer.read()
+    fifo_dir, notes = pick_dir(pid)
+    if fifo_dir is None:
+        return 1
+    try:
+        for ch in range(3):
+            os.mkfifo(f"{fifo_dir}/req.{ch}", 0o600)
+            os.mkfifo(f"{fifo_dir}/rep.{ch}", 0o600)
+    except OSError:
+        remove_tree(fifo_dir)
+        return 1
+    snippet = b"HXD=%s\n" % sq(os.fsencode(fifo_dir))
+    snippet += b"".join(b'HXNOTES="$HXNOTES"%s"$NL"\n' % sq(os.fsencode(n)) for n in notes)
+    child = os.fork()
+    if child:
+        sys.stdout.buffer.write(snippet + b"HXPID=%d\n" % child)
+        sys.stdout.flush()
+        os._exit(0)
+    # the probe's signals (its group's) leave the helper to end what it started, below
+    for sig in SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    quit_event = threading.Event()
+    for ch in (1, 2):
+        threading.Thread(target=serve, args=(fifo_dir, ch, quit_event), daemon=True).start()
+    probe = int(pid)
+    watch = threading.Thread(target=serve, args=(fifo_dir, 0, quit_event), daemon=True)
+    watch.start()
+    while not quit_event.is_set():
+        watch.join(0.2)
+        try:
+            os.kill(probe, 0)
+        except ProcessLookupError:
+            break
+        except OSError:
+            pass
+    for pid in list(LIVE):
+        group(pid, signal.SIGTERM)
+    remove_tree(fifo_dir)
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
