@@ -29,12 +29,6 @@ STEP = 10
 PYFACTS = b""
 LIVE = set()  # process groups started and not yet ended: ended with the helper
 SIGNALS = (signal.SIGHUP, signal.SIGINT, signal.SIGTERM)
-try:
-    import ctypes
-
-    PRCTL = ctypes.CDLL(None).prctl
-except (ImportError, OSError, AttributeError):
-    PRCTL = None
 LOGIN_KEEP = re.compile(
     r"(CUDA_\w*|PATH|LD_LIBRARY_PATH|FLASHINFER_\w*|TORCH_\w*|NVIDIA_\w*|VLLM_\w*|SGLANG_\w*"
     r"|TRITON_\w*|PYTORCH_\w*|PYTHON\w*|HOME|USER|VIRTUAL_ENV|CONDA_\w*|MAX_JOBS)="
@@ -71,18 +65,14 @@ def strip_nl(data):
 # ---- programs that must run ----------------------------------------------------------------
 def spawn(argv, *, stdin=None, env=None, ids=None, merge=True, cap=None, on_start=None):
     """Run argv like ``timeout -k 2 STEP argv </dev/null 2>&1``: in a process group of its own,
-    TERM to the group at the deadline, KILL 2 s later; (output, status, bytes beyond cap)."""
-
-    def child():
-        for sig in SIGNALS:
-            signal.signal(sig, signal.SIG_DFL)
-        if PRCTL is not None:
-            PRCTL(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: a helper killed takes it along
-        if ids:
-            os.setgroups([])
-            os.setgid(ids[1])
-            os.setuid(ids[0])
-
+    TERM to the group at the deadline, KILL 2 s later; (output, status, bytes beyond cap).
+    With ids (uid, gid), as that user with no supplementary groups (setpriv before 3.9).
+    No preexec_fn: it is not safe in a process with threads."""
+    drop = {}
+    if ids and sys.version_info >= (3, 9):
+        drop = {"user": ids[0], "group": ids[1], "extra_groups": []}
+    elif ids:
+        argv = ["setpriv", f"--reuid={ids[0]}", f"--regid={ids[1]}", "--clear-groups", "--", *argv]
     try:
         proc = subprocess.Popen(
             argv,
@@ -91,7 +81,7 @@ def spawn(argv, *, stdin=None, env=None, ids=None, merge=True, cap=None, on_star
             stderr=subprocess.STDOUT if merge else subprocess.DEVNULL,
             env=env,
             start_new_session=True,
-            preexec_fn=child,
+            **drop,
         )
     except OSError as exc:
         if exc.errno == 8 and not ids:  # no #! line: execvp's fallback, as timeout(1) has it
@@ -518,9 +508,10 @@ def main():
         sys.stdout.buffer.write(snippet + b"HXPID=%d\n" % child)
         sys.stdout.flush()
         os._exit(0)
-    # the probe's signals (its group's) leave the helper to end what it started, below
+    # the probe's signals (its group's) leave the helper to end what it started, below; caught,
+    # not ignored, so the programs it starts get the default action back
     for sig in SIGNALS:
-        signal.signal(sig, signal.SIG_IGN)
+        signal.signal(sig, lambda *_: None)
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)

@@ -1,0 +1,188 @@
+"""The probe's two paths give the same records: the sh path (DT_PROBE_PATH=sh: coreutils,
+`timeout` per command) and the host helper (auto/py: probes/hosthelper.py answering in-process
+and running the programs itself). Both run the real probe on the suite's fake hosts, the demo
+fleet's and this machine; the facts are compared field by field and the raw records line by line.
+Tool wrappers on PATH log what each path starts: the helper path starts none of them past its
+own start-up check."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from test_probe_fakehosts import awkward_spec
+
+from probes import SENTINEL, probe_env, probe_script
+from tui.core.facts.build import facts_from_output
+from tui.demo import fakehost
+from tui.demo.fleet import DEMO_HOSTS
+
+# the tools the sh path starts per probe that the helper answers for in-process
+TOOLS = ("readlink", "ls", "od", "tr", "grep", "head", "wc", "stat", "tail", "cat", "uname",
+         "id", "getent", "env", "mktemp", "rm", "timeout", "setsid", "setpriv")  # fmt: skip
+# what the helper path may still start: the trust check of the python3 it runs (ls -ldn and
+# readlink -f, each under timeout)
+BOOT = {"readlink": 1, "ls": 1, "timeout": 2}
+# the probe's own shell (sh -s) and its subshells, the helper, and timeout for the sh path
+# (a login shell is bash here; a fake host's stand-ins have their own names)
+CALLERS = ("sh", "dash", "python3", "timeout")
+FAST = ("ct200", "rtxpro-04", "pro6000-mig")
+
+
+@pytest.fixture(scope="module")
+def tools(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A PATH head of wrappers that log their name (and the caller's) then run the real tool."""
+    bin_dir = tmp_path_factory.mktemp("tools")
+    for name in TOOLS:
+        real = shutil.which(name)
+        if real is None:
+            continue
+        (bin_dir / name).write_text(
+            f"#!/bin/sh\nread -r c </proc/$PPID/comm\n"
+            f'echo "{name} $c" >>"$DT_TOOL_LOG"\nexec {real} "$@"\n'
+        )
+        (bin_dir / name).chmod(0o755)
+    return bin_dir
+
+
+def probe(fake: fakehost.FakeHost | None, path: str, tools: Path, log: Path) -> tuple[str, dict]:
+    """The probe's stdout and the tools it started ({name: count}), its own only (not those
+    of the fake host's stand-ins, which a real host's binaries do not have)."""
+    log.write_text("")
+    env = {
+        "SHELL": "/bin/sh",
+        "LANG": "C",
+        "HOME": os.environ.get("HOME", "/root"),
+        "PATH": f"{tools}:{os.environ['PATH']}",
+        "DT_TOOL_LOG": str(log),
+    }
+    if fake is None:
+        env.update(probe_env(("/usr/bin/python3",), step_timeout_s=20))
+    else:
+        env.update(fake.env)
+        env["PATH"] = f"{tools}:{fake.env.get('PATH', os.environ['PATH'])}"
+        env.update(probe_env(fake.pythons, root=str(fake.root), tree_exec=True, step_timeout_s=20))
+    env["DT_PROBE_PATH"] = path
+    done = subprocess.run(
+        ["sh", "-s"], input=probe_script(), capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    started: dict[str, int] = {}
+    for line in log.read_text().splitlines():
+        name, caller = line.split(" ", 1)
+        if caller in CALLERS:
+            started[name] = started.get(name, 0) + 1
+    return done.stdout, started
+
+
+def records(out: str) -> list[str]:
+    # the end record carries the elapsed time; the rest is deterministic
+    return [ln for ln in out.splitlines() if ln.startswith(f"{SENTINEL}\t") and "\tend\t" not in ln]
+
+
+def assert_same(sh_out: str, py_out: str) -> None:
+    sh_facts, py_facts = facts_from_output(sh_out), facts_from_output(py_out)
+    for field in dataclasses.fields(sh_facts):
+        if field.name == "probe":
+            a = dataclasses.replace(sh_facts.probe, elapsed_s=None)
+            b = dataclasses.replace(py_facts.probe, elapsed_s=None)
+        else:
+            a, b = getattr(sh_facts, field.name), getattr(py_facts, field.name)
+        assert a == b, f"facts.{field.name} differ between the sh and the helper path"
+    assert records(sh_out) == records(py_out)
+
+
+def fake_hosts() -> dict[str, fakehost.FakeHostSpec]:
+    hosts = {h.name: h.spec() for h in DEMO_HOSTS if h.spec is not None}
+    hosts["awkward"] = awkward_spec()
+    spec = fakehost.reference_ct200()
+    hosts["forged"] = dataclasses.replace(
+        spec,
+        jit_cache_dirs=("/root/.cache/flashinfer/1\n@@DT1\tctx\t42\tprocess\tforged/x",),
+        env={**spec.env, "HF_TOKEN": "hf_parity_secret", "CUDA_HOME": "/usr/local/cuda\t@@DT1"},
+    )
+    return hosts
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, fakehost.FakeHost]:
+    base = tmp_path_factory.mktemp("paths")
+    return {
+        name: fakehost.build_fake_host(base / name, spec) for name, spec in fake_hosts().items()
+    }
+
+
+def check(fake: fakehost.FakeHost | None, tools: Path, tmp_path: Path) -> None:
+    sh_out, sh_tools = probe(fake, "sh", tools, tmp_path / "sh.log")
+    py_out, py_tools = probe(fake, "py", tools, tmp_path / "py.log")
+    assert_same(sh_out, py_out)
+    extra = {k: v for k, v in py_tools.items() if v > BOOT.get(k, 0)}
+    assert extra == {}, f"the helper path started {extra}"
+    # the wrappers see the sh path's tools (so the count above can fail)
+    assert sh_tools.get("timeout", 0) + sh_tools.get("readlink", 0) > sum(BOOT.values())
+
+
+@pytest.mark.parametrize("name", FAST)
+def test_same_records_on_the_reference_hosts(
+    name: str, built: dict, tools: Path, tmp_path: Path
+) -> None:
+    check(built[name], tools, tmp_path)
+
+
+def test_same_records_on_a_host_with_forged_names_and_secrets(
+    built: dict, tools: Path, tmp_path: Path
+) -> None:
+    check(built["forged"], tools, tmp_path)
+    out = probe(built["forged"], "py", tools, tmp_path / "f.log")[0]
+    assert "hf_parity_secret" not in out
+    assert facts_from_output(out).contexts[0].kind == "ssh"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [n for n in fake_hosts() if n not in FAST])
+def test_same_records_on_every_fake_host(
+    name: str, built: dict, tools: Path, tmp_path: Path
+) -> None:
+    check(built[name], tools, tmp_path)
+
+
+# records of this machine that do not depend on its processes: kind → first field ("" any)
+STABLE = {"host": "", "osr": "", "ulc": "", "ctr": "", "ldconf": "", "libcuda": "", "ldcache": "",
+          "smipath": "", "py": "1", "pydist": "1", "pymeta": "1", "pyfile": "1", "pyext": "1",
+          "pyrc": "1"}  # fmt: skip
+CTX_KINDS = ("ctx", "ctxkv", "env", "which", "ldsrc", "ldlib", "jit")  # of contexts 0 and 1
+
+
+def test_same_records_on_this_machine(tools: Path, tmp_path: Path) -> None:
+    """No root prefix: the login shell, the passwd database, the trust checks and this
+    machine's python3 through the helper; other engineers' processes come and go between the
+    two runs, so the records of process contexts are left out (inventory interpreter: py 1)."""
+    sh_out, _ = probe(None, "sh", tools, tmp_path / "sh.log")
+    py_out, py_tools = probe(None, "py", tools, tmp_path / "py.log")
+
+    def stable(out: str) -> list[str]:
+        keep = []
+        for ln in records(out):
+            fields = [*ln.split("\t"), ""]
+            if STABLE.get(fields[1], "-") in ("", fields[2]) or (
+                fields[1] in CTX_KINDS and fields[2] in ("0", "1")
+            ):
+                keep.append(ln)
+        return keep
+
+    assert stable(sh_out) == stable(py_out)
+    assert any("\tctx\t1\tlogin\t" in ln for ln in stable(py_out))
+    assert {k: v for k, v in py_tools.items() if v > BOOT.get(k, 0)} == {}
+
+
+def test_an_unknown_path_is_an_error(tmp_path: Path) -> None:
+    env = {"PATH": os.environ["PATH"], "DT_PROBE_PATH": "perl", **probe_env(())}
+    done = subprocess.run(
+        ["sh", "-s"], input=probe_script(), capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.returncode == 3
+    assert "DT_PROBE_PATH=perl: use auto, py or sh" in done.stdout
