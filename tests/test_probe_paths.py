@@ -88,8 +88,8 @@ def assert_same(sh_out: str, py_out: str) -> None:
     sh_facts, py_facts = facts_from_output(sh_out), facts_from_output(py_out)
     for field in dataclasses.fields(sh_facts):
         if field.name == "probe":
-            a = dataclasses.replace(sh_facts.probe, elapsed_s=None)
-            b = dataclasses.replace(py_facts.probe, elapsed_s=None)
+            a = dataclasses.replace(sh_facts.probe, duration_s=None)
+            b = dataclasses.replace(py_facts.probe, duration_s=None)
         else:
             a, b = getattr(sh_facts, field.name), getattr(py_facts, field.name)
         assert a == b, f"facts.{field.name} differ between the sh and the helper path"
