@@ -389,7 +389,9 @@ def answer(fields):
     return b"_ho=%s _hx=%s _hr=%d\n" % (sq(out), sq(extra), status)
 
 
-def serve(fifo_dir, channel, quit_event):
+def serve(fifo_dir, channel, quit_event, dying, busy):
+    """Answer one channel's requests in turn. Once the probe is gone (dying), what is left of
+    its jobs gets ``exit 125`` for an answer, so none waits on a FIFO for ever."""
     req = os.path.join(fifo_dir, f"req.{channel}")
     rep = os.path.join(fifo_dir, f"rep.{channel}")
     while not quit_event.is_set():
@@ -397,17 +399,20 @@ def serve(fifo_dir, channel, quit_event):
             line = f.read()
         if not line:
             continue
+        busy.add(channel)
         fields = line.rstrip(b"\n").split(b"\t")
         try:
-            reply = (
-                b"_ho='' _hx='' _hr=0\n"
-                if fields[0] == b"quit"
-                else answer([unesc(x) for x in fields])
-            )
+            if dying.is_set():
+                reply = b"exit 125\n"
+            elif fields[0] == b"quit":
+                reply = b"_ho='' _hx='' _hr=0\n"
+            else:
+                reply = answer([unesc(x) for x in fields])
             with open(rep, "wb") as f:
                 f.write(reply)
         except OSError:
             pass
+        busy.discard(channel)
         if fields[0] == b"quit":
             quit_event.set()
 
@@ -515,11 +520,13 @@ def main():
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
-    quit_event = threading.Event()
+    quit_event, dying, busy = threading.Event(), threading.Event(), set()
     for ch in (1, 2):
-        threading.Thread(target=serve, args=(fifo_dir, ch, quit_event), daemon=True).start()
+        args = (fifo_dir, ch, quit_event, dying, busy)
+        threading.Thread(target=serve, args=args, daemon=True).start()
     probe = int(pid)
-    watch = threading.Thread(target=serve, args=(fifo_dir, 0, quit_event), daemon=True)
+    watch = threading.Thread(target=serve, args=(fifo_dir, 0, quit_event, dying, busy))
+    watch.daemon = True
     watch.start()
     while not quit_event.is_set():
         watch.join(0.2)
@@ -529,8 +536,14 @@ def main():
             break
         except OSError:
             pass
+    # the probe is gone (or done): end what runs, let its answers reach the jobs that wait
+    dying.set()
     for pid in list(LIVE):
         group(pid, signal.SIGTERM)
+    for _ in range(int((STEP + 3) / 0.05)):
+        if not busy and not LIVE:
+            break
+        watch.join(0.05)
     remove_tree(fifo_dir)
     os._exit(0)
 

@@ -62,9 +62,9 @@ def ours(env: TmpSSHD) -> list[Path]:
 
 
 async def probe(
-    env: TmpSSHD, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **host: object
+    where: TmpSSHD, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **host: object
 ) -> ProbeResult:
-    ssh = make_ssh_env(env.server, tmp_path / "ssh", monkeypatch)
+    ssh = make_ssh_env(where.server, tmp_path / "ssh", monkeypatch)
     async with Session(known_hosts=ssh.known_hosts, ssh_config=ssh.ssh_config) as session:
         return await session.probe(Host(name="tmp", ssh=ssh.alias, **host))  # type: ignore[arg-type]
 
@@ -121,14 +121,21 @@ async def test_a_dropped_connection_still_removes_it(
     assert await _gone(new, within_s=SLOW_S + 15), f"{new} left behind"
 
 
-async def test_a_probe_killed_with_sigkill_is_swept_by_the_next_one(
-    sshd_tmp: TmpSSHD, slow_login: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("path", ["sh", "auto"])
+async def test_a_probe_killed_with_sigkill_leaves_nothing(
+    sshd_tmp: TmpSSHD, slow_login: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str
 ) -> None:
+    """No trap runs. The sh path: the next probe sweeps the dir. The host helper (auto) sees
+    the probe gone, ends the login shell it started and removes the dir itself."""
     before = set(ours(sshd_tmp))
-    task = asyncio.create_task(probe(sshd_tmp, tmp_path, monkeypatch))
+    chosen = {"DT_PROBE_PATH": path}
+    task = asyncio.create_task(probe(sshd_tmp, tmp_path, monkeypatch, env=chosen))
     left = await _appears(sshd_tmp, before)
     os.kill(int(left.name.split(".")[1]), signal.SIGKILL)  # no trap runs
     await task
+    if path == "auto":
+        assert await _gone(left, within_s=5), f"{left} left behind"
+        return
     assert left.exists()
     slow_login.unlink()
     await probe(sshd_tmp, tmp_path / "again", monkeypatch)
