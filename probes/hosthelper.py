@@ -24,6 +24,7 @@ import stat
 import subprocess
 import sys
 import threading
+import time
 
 STEP = 10
 PYFACTS = b""
@@ -417,6 +418,18 @@ def serve(fifo_dir, channel, quit_event, dying, busy):
             quit_event.set()
 
 
+def drain(fifo):
+    """Read and drop what a reply FIFO holds, so an answer to a shell that is gone is written."""
+    try:
+        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return
+    with contextlib.suppress(OSError):
+        while os.read(fd, 65536):
+            pass
+    os.close(fd)
+
+
 # ---- start-up: the temp dir pick_tmpdir would choose, the FIFOs, then the background --------
 def own_gone(path):
     """A detective-tui.PID.XXXXXX dir of ours whose probe is gone (sweep_tmp)."""
@@ -540,9 +553,11 @@ def main():
     dying.set()
     for pid in list(LIVE):
         group(pid, signal.SIGTERM)
-    for _ in range(int((STEP + 3) / 0.05)):
-        if not busy and not LIVE:
-            break
+    started = time.monotonic()
+    while (busy or LIVE) and time.monotonic() - started < STEP + 3:
+        if time.monotonic() - started > 1:
+            for ch in list(busy):
+                drain(f"{fifo_dir}/rep.{ch}")  # an answer no one reads: the probe that asked
         watch.join(0.05)
     remove_tree(fifo_dir)
     os._exit(0)

@@ -1744,8 +1744,10 @@ cleanup() {
     { read -r _lsid <"$BGDIR/login.pid"; } 2>/dev/null
     case $_lsid in '' | *[!0-9]* | 1) ;; *) kill -TERM "-$_lsid" 2>/dev/null ;; esac
   fi
-  # stopped by a signal, the helper may be busy for this shell: it ends on its own (hosthelper)
-  if [ -z "$DT_SIG" ] && hxon; then
+  # stopped by a signal, the helper may be busy for this shell: it answers what still waits
+  # on its FIFOs, then removes the dir itself once this shell is gone (hosthelper)
+  if hxon; then
+    [ -n "$DT_SIG" ] && return 0
     HCH=0
     hx quit
   elif [ -n "$BGDIR" ]; then
