@@ -8,6 +8,7 @@ exported first; it prints the sentinel records described in ``probes/README.md``
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Sequence
 from functools import cache
 from importlib import resources
@@ -35,13 +36,28 @@ def pyfacts_program() -> str:
 
 
 @cache
+def helper_program() -> str:
+    """``hosthelper.py`` as the probe carries it: without its docstrings and comments
+    (``ast.unparse``, still Python 3.8), so the whole script stays under the 128 KiB one
+    argument may hold (the ``exec:`` transport's ``{script}``)."""
+    tree = ast.parse(resources.files(__name__).joinpath("hosthelper.py").read_text("utf-8"))
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        first = body[0] if isinstance(body, list) and body else None
+        text = getattr(first.value, "value", None) if isinstance(first, ast.Expr) else None
+        if isinstance(text, str):  # a docstring
+            node.body = body[1:] or [ast.Pass()]
+    return ast.unparse(tree)
+
+
+@cache
 def probe_script() -> str:
     """The whole probe: POSIX sh with the stdlib Python snippet embedded."""
     script = resources.files(__name__).joinpath("probe.sh").read_text(encoding="utf-8")
     pyfacts = pyfacts_program()
     if "\nDT_PYFACTS_EOF\n" in f"\n{pyfacts}\n":
         raise ValueError("pyfacts.py must not contain the heredoc terminator line")
-    helper = resources.files(__name__).joinpath("hosthelper.py").read_text(encoding="utf-8")
+    helper = helper_program()
     return (
         script.replace("@DT_PROBE_VERSION@", PROBE_VERSION)
         .replace("@DT_HOSTHELPER@", helper.replace("'", "'\\''"))

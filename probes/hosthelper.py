@@ -18,7 +18,6 @@ Standard library only, Python 3.8+.
 import contextlib
 import os
 import pwd
-import re
 import signal
 import stat
 import subprocess
@@ -30,10 +29,6 @@ STEP = 10
 PYFACTS = b""
 LIVE = set()  # process groups started and not yet ended: ended with the helper
 SIGNALS = (signal.SIGHUP, signal.SIGINT, signal.SIGTERM)
-LOGIN_KEEP = re.compile(
-    r"(CUDA_\w*|PATH|LD_LIBRARY_PATH|FLASHINFER_\w*|TORCH_\w*|NVIDIA_\w*|VLLM_\w*|SGLANG_\w*"
-    r"|TRITON_\w*|PYTORCH_\w*|PYTHON\w*|HOME|USER|VIRTUAL_ENV|CONDA_\w*|MAX_JOBS)="
-)
 
 
 def sq(data):
@@ -49,7 +44,7 @@ def unesc(field):
         if c == 0x5C and field[i + 1 : i + 2] == b"\\":
             out.append(0x5C)
             i += 2
-        elif c == 0x5C and re.match(rb"[0-7]{3}", field[i + 1 : i + 4]):
+        elif c == 0x5C and len(field) >= i + 4 and all(48 <= d <= 55 for d in field[i + 1 : i + 4]):
             out.append(int(field[i + 1 : i + 4], 8))
             i += 4
         else:
@@ -117,9 +112,13 @@ def spawn(argv, *, stdin=None, env=None, ids=None, merge=True, cap=None, on_star
             proc.stdin.close()
         except OSError:
             pass
+    # the end of its output first (an event, no polling), then its status: Popen.wait with a
+    # timeout polls, sleeping up to 50 ms a turn
+    start = time.monotonic()
+    done.wait(STEP)
     status = None
     try:
-        status = proc.wait(STEP)
+        status = proc.wait(max(STEP - (time.monotonic() - start), 0.001))
     except subprocess.TimeoutExpired:
         group(proc.pid, signal.SIGTERM)
         try:
@@ -204,6 +203,8 @@ def lines_of(data):
 
 def op_grepl(pattern, *paths):
     """``grep -l -a -E PATTERN PATHS``: the files holding a match."""
+    import re  # here, not at start-up: its import costs as much as the rest (prefetched)
+
     rx, hits = re.compile(os.fsencode(pattern)), []
     for p in paths:
         try:
@@ -228,6 +229,8 @@ def op_grepx(line, *paths):
 
 def op_grepo(pattern, path, first=""):
     """``grep -a -o [-m 1] -E PATTERN PATH``: each match (of the first matching line only)."""
+    import re
+
     rx, found = re.compile(os.fsencode(pattern)), []
     data = readf(path)
     if first:
@@ -243,6 +246,8 @@ def op_grepo(pattern, path, first=""):
 
 def op_greplines(pattern, path, first=""):
     """``grep [-m 1] -E PATTERN PATH``: the matching lines."""
+    import re
+
     rx = re.compile(os.fsencode(pattern))
     found = [ln for ln in lines_of(readf(path)) if rx.search(ln)]
     found = found[:1] if first else found
@@ -433,11 +438,13 @@ def drain(fifo):
 # ---- start-up: the temp dir pick_tmpdir would choose, the FIFOs, then the background --------
 def own_gone(path):
     """A detective-tui.PID.XXXXXX dir of ours whose probe is gone (sweep_tmp)."""
-    m = re.match(r"detective-tui\.([0-9]+)\.[^.]{6}$", os.path.basename(path))
+    parts = os.path.basename(path).split(".")
+    if len(parts) != 3 or not parts[1].isdigit() or len(parts[2]) != 6:
+        return False
     try:
-        if not m or os.lstat(path).st_uid != os.geteuid() or not os.path.isdir(path):
+        if os.lstat(path).st_uid != os.geteuid() or not os.path.isdir(path):
             return False
-        os.kill(int(m.group(1)), 0)
+        os.kill(int(parts[1]), 0)
     except ProcessLookupError:
         return True
     except OSError:
@@ -533,6 +540,7 @@ def main():
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
+    threading.Thread(target=__import__, args=("re",), daemon=True).start()  # for the greps
     quit_event, dying, busy = threading.Event(), threading.Event(), set()
     for ch in (1, 2):
         args = (fifo_dir, ch, quit_event, dying, busy)
