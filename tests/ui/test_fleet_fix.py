@@ -118,7 +118,12 @@ async def test_fix_a_group_end_to_end(fleet: tuple[Host, ...]) -> None:
         for r in screen.results:
             name = r.item.host.name
             assert f"Undo {name}: detective-tui fix {name} --undo {r.outcome.record}" in notes
-        assert "Restart pending on ct200, ct201: sglang.service still runs" in notes
+        # which processes still run the old environment, and what restarts them
+        assert (
+            "Restart pending on ct200, ct201: sglang.service (pid 4242 on ct200, 4242 on ct201) "
+            "still runs with the old environment it started with" in notes
+        )
+        assert "r restarts sglang.service there (systemctl restart sglang.service)" in notes
 
         # the hosts were probed again. The honest verdict: sglang.service still runs with
         # the old environment until it restarts, so the running process is still critical
@@ -326,3 +331,30 @@ async def test_the_choices_fit_80_columns(fleet: tuple[Host, ...]) -> None:
         assert table.virtual_size.width <= table.scrollable_content_region.width
         cell = str(table.get_cell("use-installed-toolkit", "resolves"))
         assert cell.splitlines() == [FINDING, "nvcc-torch-major-mismatch"]
+
+
+def _last_line_shown(log) -> bool:
+    """The log's last line is on screen, above its horizontal scrollbar (long lines)."""
+    rows = log.scrollable_content_region.height
+    return log.line_count == 0 or log.scroll_offset.y + rows >= log.line_count
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)])
+async def test_the_log_shows_its_last_line(fleet: tuple[Host, ...], size: tuple[int, int]) -> None:
+    """Once the run is done (the results table takes most of the screen), the log still
+    shows its newest lines, not hidden under the horizontal scrollbar its long lines bring
+    (at 80x24 its border and that scrollbar left one row).
+    (Status growing to its longest value: test_quit_and_recovery.)"""
+    two = tuple(h for h in fleet if h.name in ("ct200", "ct201"))
+    app = make_app(two)
+    async with app.run_test(size=size) as pilot:
+        screen = await _open(pilot)
+        await _choose(pilot, screen, "set-flashinfer-arch-list")
+        await _apply(pilot, screen)
+        await pilot.pause()
+        log = screen.query_one("#fleet-output")
+        if size[0] < 100:
+            assert log.max_scroll_x > 0  # the long lines: a horizontal scrollbar
+        assert log.line_count > 3 and _last_line_shown(log), (log.scroll_offset, log.size)
+        # and the line before it: the border and the scrollbar leave two rows at least
+        assert log.scrollable_content_region.height >= 2

@@ -177,7 +177,10 @@ async def test_undo_after_a_restart_offers_the_restart_again(fleet: tuple[Host, 
         undone = next(r for r in screen.results if r.item.host.name == "ct201")
         assert undone.outcome.pending_restart == ("sglang.service",)
         notes = str(screen.query_one("#fleet-undo").render())
-        assert "Restart pending on ct201: sglang.service still runs with the fixed" in notes
+        assert (
+            "Restart pending on ct201: sglang.service (pid 4242 on ct201) still runs with the fixed"
+            in notes
+        )
         # the running service still has the fixed environment, and the fleet judges it
         assert not app.fleet["ct201"].diagnosis.findings
 

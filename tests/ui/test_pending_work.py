@@ -50,7 +50,9 @@ async def test_restart_pending_is_shown_and_one_key_runs_it(fleet: tuple[Host, .
         assert work is not None and work.kind == "restart" and work.units == ("sglang.service",)
         table = app.screen.query_one("#hosts-table", FleetTable)
         assert table.cell("ct201", "status") == "restart pending"
-        assert table.cell("ct201", "reason").startswith("restart sglang.service")
+        assert table.cell("ct201", "reason").startswith(
+            "restart sglang.service (R): it still runs with the old environment it started with"
+        )
         columns = [k for k, _ in table.columns]
         assert "yellow" in str(table._cells["ct201"][columns.index("status")].style)
         assert table.cell("ct200", "status") != "restart pending"

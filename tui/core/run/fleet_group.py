@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from tui.core.findings import FixSuggestion
 from tui.core.fixes.restart import restart_after
 from tui.core.run.fleet import FleetItem, HostFixResult, Probed, plan_host
+from tui.core.run.outcome_words import serving_pids, still_runs
 
 
 @dataclass(frozen=True)
@@ -77,17 +78,26 @@ def undo_lines(results: Sequence[HostFixResult]) -> list[str]:
 def restart_lines(
     results: Sequence[HostFixResult], environment: str = "the old environment"
 ) -> list[str]:
-    """The units that still run with ``environment`` (the one before the run), by unit."""
-    pending: dict[str, list[str]] = {}
+    """The units that still run with ``environment`` (the one before the run), by unit: their
+    processes, and what restarts them."""
+    pending: dict[tuple[str, ...], list[tuple[str, tuple[str, ...]]]] = {}
     for r in results:
         o = r.outcome
         if o is not None and restart_after(o) is not None:
-            pending.setdefault(" ".join(o.pending_restart), []).append(r.item.host.name)
-    return [
-        f"Restart pending on {', '.join(names)}: {units} still runs with {environment}, "
-        "and the fleet table judges it, until it restarts"
-        for units, names in pending.items()
-    ]
+            pids = serving_pids(o.facts_after, o.pending_restart)
+            pending.setdefault(o.pending_restart, []).append((r.item.host.name, pids))
+    lines = []
+    for units, hosts in pending.items():
+        names = ", ".join(name for name, _ in hosts)
+        running = [f"{p.split(' ', 2)[1]} on {name}" for name, pids in hosts for p in pids]
+        who = still_runs(units, environment)
+        if running:
+            who = who.replace(" still", f" (pid {', '.join(running)}) still", 1)
+        lines.append(
+            f"Restart pending on {names}: {who}, and the fleet table judges it until it "
+            f"restarts. r restarts {', '.join(units)} there (systemctl restart {' '.join(units)})"
+        )
+    return lines
 
 
 def restart_items(results: Sequence[HostFixResult], stamp: str) -> list[FleetItem]:

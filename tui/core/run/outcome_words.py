@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+from tui.core.facts import Facts
 from tui.core.fixes.plan import FixPlan
 from tui.core.run.fix_executor import FixOutcome
 
@@ -118,16 +119,32 @@ def verdict_lines(outcome: FixOutcome, before_fix: Sequence[str] | None = None) 
     return out
 
 
+def serving_pids(facts: Facts | None, units: Sequence[str]) -> tuple[str, ...]:
+    """The serving processes of ``units`` in a probe: ``pid 4242 sglang.launch_server``."""
+    if facts is None:
+        return ()
+    return tuple(c.label for c in facts.contexts if c.pid is not None and c.unit in units)
+
+
+def still_runs(units: Sequence[str], environment: str) -> str:
+    """``sglang.service still runs with the old environment it started with``."""
+    verb = "runs" if len(units) == 1 else "run"
+    return f"{', '.join(units)} still {verb} with {environment} it started with"
+
+
 def restart_note(outcome: FixOutcome) -> str | None:
-    """Which units still run the environment from before this run, if any."""
-    if not outcome.pending_restart:
+    """Which units (and which of their processes) still run the environment from before this
+    run, and what restarts them, if any."""
+    units = outcome.pending_restart
+    if not units:
         return None
-    env = "the fixed environment" if plan_kind(outcome.plan) == "undo" else "the old environment"
-    return (
-        "Restart pending: "
-        + ", ".join(outcome.pending_restart)
-        + f" still run with {env}; the verdict above is for their next start."
-    )
+    undo = plan_kind(outcome.plan) == "undo"
+    env = "the fixed environment" if undo else "the old environment"
+    running = serving_pids(outcome.facts_after, units)
+    who = still_runs(units, env)
+    if running:
+        who = who.replace(" still", f" ({', '.join(running)}) still", 1)
+    return f"Restart pending: {who}; the verdict above is for its next start, once restarted."
 
 
 def status_line(outcome: FixOutcome, before_fix: Sequence[str] | None = None) -> str:

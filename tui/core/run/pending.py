@@ -44,7 +44,8 @@ class PendingWork:
     def detail(self) -> str:
         """One line for the Reason column and the detail pane."""
         if self.kind == "restart":
-            return f"restart {', '.join(self.units)}: it still runs the old environment"
+            units = ", ".join(self.units)
+            return f"restart {units} (R): it still runs with the old environment it started with"
         if self.kind == "failed":
             return (
                 f"{self.fix_id or 'a fix'} failed{self.step} and may have changed something; "

@@ -139,7 +139,7 @@ class FleetFixScreen(Screen[None]):
     #fleet-preview { height: 1fr; padding: 0 1; }
     #fleet-preview .unplanned { color: $warning; }
     #fleet-preview Collapsible { padding-bottom: 0; }
-    #fleet-output { height: 1fr; min-height: 4; border: round $secondary; }
+    #fleet-output { height: 1fr; min-height: 5; border: round $secondary; }
     #fleet-undo { height: auto; max-height: 8; padding: 0 1; }
     FleetFixScreen #fleet-choices, FleetFixScreen #fleet-choice, FleetFixScreen #fleet-preview,
     FleetFixScreen #fleet-hosts, FleetFixScreen #fleet-output,
