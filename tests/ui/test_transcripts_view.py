@@ -57,3 +57,52 @@ async def test_events_read_as_lines_and_filter(demo_hosts: tuple[Host, ...]) -> 
         assert kinds == {"diagnosis"} and hosts == {"ct200", "ct201"}
         lines = [events.render_line(y).text for y in range(len(events.rows))]
         assert all("diagnosis · critical: " in ln and "{" not in ln for ln in lines), lines
+
+
+async def test_kinds_read_whole_at_80_columns(tmp_path) -> None:
+    """At 80 columns the sessions go above the events, which get the whole width: a fix
+    journal's kind, fix, state and step are read, not cut (`fix-jour`); `y` in an event's
+    own view copies it."""
+    from tui.core import locations
+    from tui.core.records.transcript import Transcript
+
+    with Transcript.open_session() as tr:
+        tr.record(
+            "fix-journal",
+            host="ct200",
+            fix="set-flashinfer-arch-list",
+            record="20260102-030405-set-flashinfer-arch-list",
+            path=str(tmp_path / "record.json"),
+            state="running",
+            step=1,
+            status="started",
+            title="Set FLASHINFER_CUDA_ARCH_LIST for sglang.service",
+            may_change=True,
+        )
+        tr.record("diagnosis", host="ct200", findings=[{"id": "x-y", "severity": "critical"}])
+    app = make_app(())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("t")
+        await settle(pilot, lambda: isinstance(app.screen, TranscriptsScreen))
+        screen = app.screen
+        mine = next(i for i, p in enumerate(screen._paths) if p == tr.path)  # not the app's own
+        screen.query_one("#sessions", OptionList).highlighted = mine
+        await settle(pilot, lambda: screen.index is not None and screen.index.path == tr.path)
+        events = screen.query_one(EventList)
+        assert screen.has_class("-narrow") and events.size.width >= 78
+        lines = [events.render_line(y).text.rstrip() for y in range(len(events.rows))]
+        assert "ct200  fix journal · set-flashinfer-arch-list · running · step 1 start" in lines[1]
+        assert lines[2].endswith("diagnosis · critical: x-y")
+        events.focus()
+        events.cursor = 1
+        await pilot.press("enter")
+        await settle(pilot, lambda: isinstance(app.screen, EventScreen))
+        await pilot.press("y")
+        assert app.clipboard.startswith("fix-journal at ") and "state: running" in app.clipboard
+        kept = (locations.state_dir() / "clipboard.txt").read_text()
+        assert kept == app.clipboard + "\n"
+        await pilot.press("escape")
+    async with make_app(()).run_test(size=(160, 40)) as pilot:  # wide: side by side
+        await pilot.press("t")
+        await settle(pilot, lambda: isinstance(pilot.app.screen, TranscriptsScreen))
+        assert not pilot.app.screen.has_class("-narrow")

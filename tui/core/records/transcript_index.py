@@ -190,6 +190,11 @@ def describe(event: dict[str, Any]) -> str:
         return f"fix outcome · {event.get('fix')} · {state}{gone}"
     if kind == "fix-start":
         return f"fix start · {event.get('fix')} · {len(event.get('commands') or [])} command(s)"
+    if kind == "fix-journal":  # the intent written before each step, then its status
+        step = f" · step {event['step']}" if event.get("step") else ""
+        status = f" {event['status']}" if event.get("status") else ""
+        title = f": {event['title']}" if event.get("title") else ""
+        return f"fix journal · {event.get('fix')} · {event.get('state')}{step}{status}{title}"
     if kind == "diagnosis":
         findings = event.get("findings") or []
         worst = next((f.get("severity") for f in findings), None)

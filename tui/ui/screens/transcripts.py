@@ -28,6 +28,7 @@ from tui.ui.footer_fit import FitFooter, fit_footer
 from tui.ui.widgets.event_list import EventList
 
 FILTER_KEYS = ("host", "kind")
+NARROW_WIDTH = 120
 
 
 def parse_event_filter(text: str) -> tuple[str | None, str | None, list[str]]:
@@ -50,7 +51,8 @@ class EventScreen(ModalScreen[None]):
     """One event, whole."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,enter,q", "close", "Close", id="event.close")
+        Binding("escape,enter,q", "close", "Close", id="event.close"),
+        Binding("y", "copy", "Copy", id="event.copy", tooltip="Copy this event, whole"),
     ]
     DEFAULT_CSS = """
     EventScreen #dialog { height: 100%; max-height: 100%; width: 100%; max-width: 140; }
@@ -76,6 +78,10 @@ class EventScreen(ModalScreen[None]):
     def action_close(self) -> None:
         self.dismiss(None)
 
+    def action_copy(self) -> None:
+        text = "\n".join(self.lines)
+        self.app.copy_text(text, f"the event ({self.title_text})")  # type: ignore[attr-defined]
+
 
 class TranscriptsScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -99,6 +105,10 @@ class TranscriptsScreen(Screen[None]):
     TranscriptsScreen #events-title { height: 1; padding: 0 1; color: $text-muted; }
     TranscriptsScreen #event-filter { display: none; }
     TranscriptsScreen #event-filter.-shown { display: block; }
+    TranscriptsScreen.-narrow #transcripts-body { layout: vertical; }
+    TranscriptsScreen.-narrow #sessions {
+        width: 100%; max-width: 100%; height: auto; max-height: 6;
+    }
     """
 
     def __init__(self, current: Path | None = None) -> None:
@@ -109,10 +119,10 @@ class TranscriptsScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(
-            "Sessions (newest first, ● now, times UTC) · tab: events · enter: an event whole",
+            "Sessions (newest first, ● now, UTC) · tab: events · enter: one whole",
             id="transcripts-title",
         )
-        with Horizontal():
+        with Horizontal(id="transcripts-body"):
             yield OptionList(id="sessions")
             with Vertical(id="events-pane"):
                 yield Static(id="events-title")
@@ -125,6 +135,9 @@ class TranscriptsScreen(Screen[None]):
 
     def on_resize(self) -> None:
         fit_footer(self)
+        # below this the sessions go above the events, which get the whole width: their
+        # kinds (fix-journal, diagnosis) and what they did are read, not cut
+        self.set_class(self.size.width < NARROW_WIDTH, "-narrow")
 
     def on_mount(self) -> None:
         self._paths = transcript.list_sessions()
