@@ -382,7 +382,7 @@ def answer(fields):
     def work():
         try:
             result.append(OPS[name](*args))
-        except (OSError, ValueError, KeyError, TypeError, IndexError):
+        except Exception:  # a tool that fails prints nothing and fails: so does its op
             result.append((b"", 1))
 
     if name in PROGRAM_OPS:
@@ -414,6 +414,9 @@ def serve(fifo_dir, channel, quit_event, dying, busy):
                 reply = b"_ho='' _hx='' _hr=0\n"
             else:
                 reply = answer([unesc(x) for x in fields])
+        except Exception:  # never a channel left without an answer
+            reply = b"_ho='' _hx='' _hr=125\n"
+        try:
             with open(rep, "wb") as f:
                 f.write(reply)
         except OSError:

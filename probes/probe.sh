@@ -87,8 +87,12 @@ hx() {
     case $_f in *[\\"$TAB$NL$CR"]* | *@@DT1*) esc "$_f" && _f=$_e ;; esac
     _hl="$_hl${_hl:+$TAB}$_f"
   done
-  printf '%s\n' "$_hl" >"$HXD/req.$HCH"
-  . "$HXD/rep.$HCH"
+  # its FIFOs gone (a temp cleaner): no answer, and the sh path from here on
+  if { printf '%s\n' "$_hl" >"$HXD/req.$HCH"; } 2>/dev/null && [ -p "$HXD/rep.$HCH" ]; then
+    . "$HXD/rep.$HCH"
+  else
+    HXD= _ho= _hx= _hr=125
+  fi
 }
 
 # hxon → status 0 while the helper serves (a helper that is gone leaves the sh path)
