@@ -84,8 +84,9 @@ def user_tree(top: Path) -> tuple[Path, Path]:
 @needs_root
 @pytest.mark.skipif(not os.access(SYSTEM_PYTHON, os.X_OK), reason="no /usr/bin/python3")
 @pytest.mark.sshd
+@pytest.mark.parametrize("path", ["sh", "auto"])  # DT_PROBE_PATH: coreutils, or the host helper
 async def test_a_users_serving_process_runs_nothing_as_root(
-    shared_dir: Path, ssh_env: SSHEnv
+    shared_dir: Path, ssh_env: SSHEnv, path: str
 ) -> None:
     home, marks = user_tree(shared_dir)
     venv_python = str(home / "venv" / "bin" / "python3")
@@ -108,7 +109,8 @@ async def test_a_users_serving_process_runs_nothing_as_root(
     )
     try:
         async with Session(known_hosts=ssh_env.known_hosts, ssh_config=ssh_env.ssh_config) as s:
-            result = await s.probe(Host(name="shared", ssh=ssh_env.alias))
+            host = Host(name="shared", ssh=ssh_env.alias, env={"DT_PROBE_PATH": path})
+            result = await s.probe(host)
     finally:
         server.terminate()
         server.wait(10)
