@@ -59,7 +59,7 @@ def strip_nl(data):
 
 
 # ---- programs that must run ----------------------------------------------------------------
-def spawn(argv, *, stdin=None, env=None, ids=None, merge=True, cap=None, on_start=None):
+def spawn(argv, *, stdin=None, env=None, ids=None, cap=None, on_start=None):
     """Run argv like ``timeout -k 2 STEP argv </dev/null 2>&1``: in a process group of its own,
     TERM to the group at the deadline, KILL 2 s later; (output, status, bytes beyond cap).
     With ids (uid, gid), as that user with no supplementary groups (setpriv before 3.9).
@@ -74,14 +74,14 @@ def spawn(argv, *, stdin=None, env=None, ids=None, merge=True, cap=None, on_star
             argv,
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT if merge else subprocess.DEVNULL,
+            stderr=subprocess.STDOUT,
             env=env,
             start_new_session=True,
             **drop,
         )
     except OSError as exc:
         if exc.errno == 8 and not ids:  # no #! line: execvp's fallback, as timeout(1) has it
-            return spawn(["/bin/sh", *argv], stdin=stdin, env=env, merge=merge, cap=cap)
+            return spawn(["/bin/sh", *argv], stdin=stdin, env=env, cap=cap, on_start=on_start)
         return b"", 126 if exc.errno == 13 else 127, 0
     LIVE.add(proc.pid)
     if on_start:
@@ -105,13 +105,14 @@ def spawn(argv, *, stdin=None, env=None, ids=None, merge=True, cap=None, on_star
                 beyond += len(block) - keep
         done.set()
 
-    threading.Thread(target=reader, daemon=True).start()
-    if stdin is not None:
-        try:
+    def writer():  # apart, so a program that never reads its stdin still meets its deadline
+        with contextlib.suppress(OSError):
             proc.stdin.write(stdin)
             proc.stdin.close()
-        except OSError:
-            pass
+
+    threading.Thread(target=reader, daemon=True).start()
+    if stdin is not None:
+        threading.Thread(target=writer, daemon=True).start()
     # the end of its output first (an event, no polling), then its status: Popen.wait with a
     # timeout polls, sleeping up to 50 ms a turn
     start = time.monotonic()
@@ -155,12 +156,12 @@ def op_realpath(path):
 
 
 def mode_text(st, path):
+    """The mode as ls prints it, with ``+`` for an access control list (access or default)."""
     text = stat.filemode(st.st_mode)
-    try:
-        if not stat.S_ISLNK(st.st_mode) and "system.posix_acl_access" in os.listxattr(path):
+    acls = {"system.posix_acl_access", "system.posix_acl_default"}
+    with contextlib.suppress(OSError):
+        if not stat.S_ISLNK(st.st_mode) and acls & set(os.listxattr(path)):
             text += "+"
-    except OSError:
-        pass
     return text
 
 
@@ -307,9 +308,9 @@ def op_env():
     return b"\n".join(k + b"=" + v for k, v in os.environb.items()), 0
 
 
-def op_run(mode, *argv):
-    """``timeout -k 2 STEP ARGV </dev/null`` with stderr merged (m) or dropped (q)."""
-    out, status, _ = spawn(list(argv), merge=mode == "m")
+def op_run(*argv):
+    """``timeout -k 2 STEP ARGV 2>&1 </dev/null``."""
+    out, status, _ = spawn(list(argv))
     return strip_nl(out), status
 
 

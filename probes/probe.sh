@@ -114,7 +114,7 @@ run() {
         shift 2
         hx stat "$@"
         ;;
-      *) hx run m "$@" ;;
+      *) hx run "$@" ;;
     esac
     _out=$_ho _rc=$_hr
     return 0

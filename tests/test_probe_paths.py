@@ -21,6 +21,13 @@ from tui.core.facts.build import facts_from_output
 from tui.demo import fakehost
 from tui.demo.fleet import DEMO_HOSTS
 
+# the helper runs on this machine's own python3 (never a tree's), owned by root
+HOST_PYTHONS = ("/usr/bin/python3", "/usr/local/bin/python3", "/bin/python3")
+pytestmark = pytest.mark.skipif(
+    not any(os.path.isfile(p) and os.stat(p).st_uid == 0 for p in HOST_PYTHONS),
+    reason="no root-owned python3 in /usr/bin, /usr/local/bin or /bin for the host helper",
+)
+
 # the tools the sh path starts per probe that the helper answers for in-process
 TOOLS = ("readlink", "ls", "od", "tr", "grep", "head", "wc", "stat", "tail", "cat", "uname",
          "id", "getent", "env", "mktemp", "rm", "timeout", "setsid", "setpriv")  # fmt: skip
