@@ -193,3 +193,35 @@ def test_an_unknown_path_is_an_error(tmp_path: Path) -> None:
     )
     assert done.returncode == 3
     assert "DT_PROBE_PATH=perl: use auto, py or sh" in done.stdout
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("unshare") is None,
+    reason="hiding this machine's python3 takes a mount namespace (root, unshare)",
+)
+@pytest.mark.parametrize(("path", "code"), [("py", 3), ("auto", 0)])
+def test_without_a_python_py_fails_and_auto_takes_the_sh_path(
+    built: dict, path: str, code: int
+) -> None:
+    """This machine's python3 hidden (/dev/null bound over each one) in a mount namespace of
+    the probe's own: py stops with an error record, auto runs the sh path."""
+    fake = built["ct200"]
+    hide = "".join(f"mount --bind /dev/null {p} && " for p in HOST_PYTHONS if os.path.exists(p))
+    env = {"SHELL": "/bin/sh", "LANG": "C", "HOME": os.environ.get("HOME", "/root"), **fake.env}
+    env.update(probe_env(fake.pythons, root=str(fake.root), tree_exec=True))
+    env["DT_PROBE_PATH"] = path
+
+    def run(argv: list[str], **extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            argv, input=probe_script(), capture_output=True, text=True, env={**env, **extra},
+            timeout=120,
+        )  # fmt: skip
+
+    done = run(["unshare", "-m", "sh", "-c", f"{hide}exec sh -s"])
+    assert done.returncode == code, done.stderr
+    errors = facts_from_output(done.stdout).probe.errors
+    if path == "py":
+        assert any("DT_PROBE_PATH=py: no python3 >= 3.8" in e for e in errors), errors
+    else:
+        assert facts_from_output(done.stdout).probe.complete and not errors
+        assert records(done.stdout) == records(run(["sh", "-s"], DT_PROBE_PATH="sh").stdout)
