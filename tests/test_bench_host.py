@@ -2,9 +2,10 @@
 Through the real probe over its loopback sshd: the login shell reads its profile (the
 ``.bashrc``'s counter line, the venv it activates, the ``CUDA_HOME`` its sourced file sets), the
 ``nvidia-smi`` stand-in runs (its counter, CT200's eight GPUs) and the serving process is
-found — and nothing was refused by the trust rule. So ``bench/bench_probe.py`` cannot silently
-measure a host that skips them. The same host with a group-writable stand-in gets a ``notrun``
-and no nvidia-smi run: the rule, not luck, is what lets it run."""
+found — and nothing was refused by the trust rule, on the probe's sh path and on its Python
+path. So ``bench/bench_probe.py`` cannot silently measure a host that skips them. The same
+host with a group-writable stand-in gets a ``notrun`` and no nvidia-smi run: the rule, not
+luck, is what lets it run."""
 
 from __future__ import annotations
 
@@ -31,20 +32,22 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> tuple[BenchHost, SSHD]:
     server.stop()
 
 
-def probe(server: SSHD, tmp_path: Path, host: BenchHost) -> ProbeResult:
+def probe(server: SSHD, tmp_path: Path, host: BenchHost, path: str = "auto") -> ProbeResult:
     config, known = server.write_client_files(tmp_path / "client")
+    target = Host(name="server", ssh="fakehost", python=(host.python,), env={"DT_PROBE_PATH": path})
 
     async def run() -> ProbeResult:
         async with Session(known_hosts=known, ssh_config=config) as session:
-            return await session.probe(Host(name="server", ssh="fakehost", python=(host.python,)))
+            return await session.probe(target)
 
     return asyncio.run(run())
 
 
-def test_the_probe_runs_the_login_profile_and_nvidia_smi(bench, tmp_path: Path) -> None:
+@pytest.mark.parametrize("path", ["sh", "py"])  # the two paths bench_probe.py measures
+def test_the_probe_runs_the_login_profile_and_nvidia_smi(bench, tmp_path: Path, path: str) -> None:
     host, server = bench
     before = host.runs("login"), host.runs("nvidia-smi")
-    result = probe(server, tmp_path, host)
+    result = probe(server, tmp_path, host, path)
     facts = result.facts
     assert result.ok and facts is not None, result.error
     assert facts.probe.complete and facts.probe.not_run == () and facts.probe.errors == ()
