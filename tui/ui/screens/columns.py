@@ -49,7 +49,6 @@ class ColumnsScreen(ModalScreen["tuple[str, ...] | None"]):
         Binding("r", "reset", "All columns", id="columns.reset"),
     ]
     DEFAULT_CSS = """
-    ColumnsScreen #dialog { max-width: 64; }
     ColumnsScreen SelectionList { height: auto; max-height: 16; }
     """
 
