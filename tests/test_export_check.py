@@ -102,7 +102,7 @@ def test_the_demo_fleet_exported_and_parsed(cache_env: Path, tmp_path: Path) -> 
     got = samples(prom.read_text())
     assert set(got) == set(SERIES)
     names = [h.name for h in DEMO_HOSTS]
-    assert len(names) == 15
+    assert len(names) == 19
     up = {labels["host"]: value for labels, value in got["detective_tui_host_up"]}
     assert up == {n: (0.0 if n == "gone-dark" else 1.0) for n in names}
     complete = {labels["host"]: value for labels, value in got["detective_tui_probe_complete"]}

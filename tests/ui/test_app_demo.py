@@ -104,7 +104,15 @@ async def test_filter_and_sort(demo_hosts: tuple[Host, ...]) -> None:
         assert box.display and box.has_focus
         await pilot.press(*"tag:hopper")
         await pilot.pause()
-        assert _table_rows(app) == ["h100-cpu-torch", "h100-node", "h100-torchvision"]
+        assert _table_rows(app) == [
+            "h100-cpu-torch",
+            "h100-node",
+            "h100-stub",
+            "h100-torchvision",
+            "h100-visible",
+            "h200-hgx",
+            "vllm-ctr-lost",
+        ]
         box.value = "finding:flashinfer-arch-rejected"
         await pilot.pause()
         assert "ct200" in _table_rows(app) and "h100-node" not in _table_rows(app)

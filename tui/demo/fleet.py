@@ -20,7 +20,7 @@ from pathlib import Path
 
 from tui.core import locations
 from tui.core.hosts import DEMO_SOURCE, Host
-from tui.demo import fakehost, neighbours
+from tui.demo import fakehost, journal, neighbours
 from tui.demo.unreachable import NeverAnswers
 
 META = ".demo-host.json"  # in each built tree: the fake host's env and interpreters
@@ -55,6 +55,41 @@ def _ct201() -> fakehost.FakeHostSpec:
     return replace(fakehost.reference_ct200(with_cuda13=True), hostname="ct201")
 
 
+def _h100_visible() -> fakehost.FakeHostSpec:
+    """cuda-visible-devices-selects-no-gpu: the H100 node's vLLM unit with
+    CUDA_VISIBLE_DEVICES=4 on four GPUs, and its journal."""
+    spec = replace(neighbours.visible_devices_server("4"), hostname="h100-visible")
+    (proc,) = spec.processes
+    log = journal.vllm_no_gpus_available(spec.hostname, proc.pid)
+    return replace(spec, files={**spec.files, journal.journal_path("vllm.service"): log})
+
+
+def _h100_stub() -> fakehost.FakeHostSpec:
+    """libcuda-stub-on-library-path: the H100 node's vLLM unit with CUDA 12.8's lib64/stubs
+    first on LD_LIBRARY_PATH, and its journal."""
+    ld = "/usr/local/cuda-12.8/lib64/stubs:/usr/local/cuda-12.8/lib64"
+    spec = replace(neighbours.stub_on_library_path(ld), hostname="h100-stub")
+    (proc,) = spec.processes
+    log = journal.vllm_stub_library(spec.hostname, proc.pid)
+    return replace(spec, files={**spec.files, journal.journal_path("vllm.service"): log})
+
+
+def _container_lost() -> fakehost.FakeHostSpec:
+    """container-lost-gpu-access: the vLLM container whose device cgroup lost its GPUs, its
+    server started by hand with its output in /var/log/vllm.log."""
+    spec = replace(neighbours.container_lost_gpus(), hostname="vllm-ctr-lost")
+    venv = spec.venvs[0].path
+    server = fakehost.ProcessSpec(
+        pid=7,
+        argv=(f"{venv}/bin/python3", "-m", "vllm.entrypoints.openai.api_server"),
+        environ={"PATH": f"{venv}/bin:/usr/bin:/bin", "HOME": "/root"},
+        exe=f"{venv}/bin/python3",
+        stdout="/var/log/vllm.log",
+    )
+    files = {**spec.files, "/var/log/vllm.log": journal.container_nvml_unknown_error()}
+    return replace(spec, processes=(server,), files=files)
+
+
 DEMO_HOSTS: tuple[DemoHost, ...] = (
     DemoHost("ct200", _ct200, ("demo", "blackwell", "sglang", "reference")),
     DemoHost("ct201", _ct201, ("demo", "blackwell", "sglang", "cuda13-installed")),
@@ -70,6 +105,11 @@ DEMO_HOSTS: tuple[DemoHost, ...] = (
     DemoHost("pro6000-compat", neighbours.compat_over_driver, ("demo", "blackwell", "container")),
     DemoHost("spark-01", fakehost.gb10_triton_old_ptxas, ("demo", "blackwell", "vllm", "triton")),
     DemoHost("rtxpro-04", fakehost.nvrtc_shadowed_server, ("demo", "blackwell", "vllm", "ldpath")),
+    # the fabric manager's package left behind by a driver upgrade; vLLM's journal says 802
+    DemoHost("h200-hgx", neighbours.fabric_manager_stopped, ("demo", "hopper", "vllm", "nvswitch")),
+    DemoHost("h100-visible", _h100_visible, ("demo", "hopper", "vllm")),
+    DemoHost("h100-stub", _h100_stub, ("demo", "hopper", "vllm", "ldpath")),
+    DemoHost("vllm-ctr-lost", _container_lost, ("demo", "hopper", "container")),
     DemoHost("gone-dark", None, ("demo",)),
 )
 

@@ -98,3 +98,52 @@ def vllm_system_not_ready(hostname: str, pid: int) -> str:
         f"{head} systemd[1]: vllm.service: Main process exited, code=exited, status=1/FAILURE",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _vllm_failed(hostname: str, pid: int, at: str, middle: list[str]) -> str:
+    head = f"{at} {hostname}"
+    lines = [
+        f"{head} systemd[1]: Started vllm.service - vllm.entrypoints.openai.api_server.",
+        *(f"{head} python3[{pid}]: {line}" for line in middle),
+        f"{head} systemd[1]: vllm.service: Main process exited, code=exited, status=1/FAILURE",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def vllm_no_gpus_available(hostname: str, pid: int) -> str:
+    """vLLM's journal when its unit's CUDA_VISIBLE_DEVICES selects no GPU: torch's message of
+    Grace9994/CoMoSVC#6 and KeYang8/WITT#34 ("No CUDA GPUs are available")."""
+    return _vllm_failed(
+        hostname,
+        pid,
+        "2026-12-01T08:15:03+0000",
+        ["RuntimeError: No CUDA GPUs are available"],
+    )
+
+
+def vllm_stub_library(hostname: str, pid: int) -> str:
+    """vLLM's journal when the toolkit's stub libcuda is loaded first: torch's warning in the
+    form of haotian-liu/LLaVA#683 with CUDA error 34's text (``CUDA driver is a stub library``,
+    NVIDIA/warp#219), then the engine's failure to find a GPU."""
+    return _vllm_failed(
+        hostname,
+        pid,
+        "2026-12-01T08:20:41+0000",
+        [
+            "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did "
+            "you run some cuda functions before calling NumCudaDevices() that might have already "
+            "set an error? Error 34: CUDA driver is a stub library",
+            "RuntimeError: Failed to infer device type",
+        ],
+    )
+
+
+def container_nvml_unknown_error() -> str:
+    """A vLLM container's own log file (``> /var/log/vllm.log 2>&1``) after its device cgroup
+    lost the GPUs: the entrypoint's ``nvidia-smi`` prints NVIDIA/nvidia-docker#1671's "Failed to
+    initialize NVML: Unknown Error", then vLLM finds no platform."""
+    return (
+        "+ nvidia-smi -L\n"
+        "Failed to initialize NVML: Unknown Error\n"
+        "RuntimeError: Failed to infer device type\n"
+    )
