@@ -7,7 +7,6 @@ run on a fake H100 unit whose ``LD_LIBRARY_PATH`` leads to it. The code → caus
 from __future__ import annotations
 
 import ast
-import json
 import shutil
 import subprocess
 import sys
@@ -15,9 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from fakehost_runs import diagnose_json, entry
 
-from tui.cli import main
 from tui.core.findings.cuda_init_fails import CUINIT_ERRORS, ID, cuinit_findings
 from tui.core.findings.registry import FINDING_IDS
 from tui.core.hosts import Host
@@ -125,19 +123,10 @@ def test_findings_from_results() -> None:
 
 
 def _diagnose_deep(tmp_path: Path, capsys: pytest.CaptureFixture[str], lib: Path) -> dict:
-    fake = fakehost.build_fake_host(tmp_path / f"root-{lib.name}", stub_on_library_path(str(lib)))
-    entry = {
-        "name": "h100",
-        "root": str(fake.root),
-        "simulate": "tree",
-        "local": True,
-        "env": fake.env,
-        "python": list(fake.pythons),
-    }
-    inv = tmp_path / "hosts.yaml"
-    inv.write_text(yaml.safe_dump({"hosts": [entry]}))
-    main(["--hosts", str(inv), "diagnose", "--deep", "--json"])
-    (host,) = json.loads(capsys.readouterr().out)
+    spec = stub_on_library_path(str(lib))
+    _code, (host,) = diagnose_json(
+        tmp_path / lib.name, capsys, entry(tmp_path / lib.name, "h100", spec), args=("--deep",)
+    )
     return host
 
 

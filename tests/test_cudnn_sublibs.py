@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_library_shadowed import _diagnose, _entry, probe
+from fakehost_runs import diagnose_json, entry, probed
 
 from tui.core import exitcodes
 from tui.core.facts import Facts
@@ -145,11 +145,11 @@ def with_system_cudnn(root: Path, version: str, stems: tuple[str, ...]) -> None:
     wrapper.chmod(0o755)
 
 
-def probed(tmp_path: Path, spec: fakehost.FakeHostSpec, system: str | None = None) -> Facts:
+def probed_host(tmp_path: Path, spec: fakehost.FakeHostSpec, system: str | None = None) -> Facts:
     fake = fakehost.build_fake_host(tmp_path / "h", spec)
     if system:
         with_system_cudnn(fake.root, system, ("libcudnn_engines_tensor_ir", "libcudnn_graph"))
-    return probe(fake)
+    return probed(fake)
 
 
 def shadowed(f: Facts) -> list:
@@ -159,7 +159,7 @@ def shadowed(f: Facts) -> list:
 def test_the_9_20_wheel_gets_tensor_ir_from_the_systems_cudnn(tmp_path: Path) -> None:
     """pytorch#187824's host: torch 2.12 (+cu130, which preloads cuDNN's frontend itself), the
     9.20.0.48 wheel it pins, and the system's cuDNN 9.23.2 in ld.so.cache."""
-    f = probed(tmp_path, cudnn_host(("nvidia-cudnn-cu13", "9.20.0.48")), "9.23.2")
+    f = probed_host(tmp_path, cudnn_host(("nvidia-cudnn-cu13", "9.20.0.48")), "9.23.2")
     assert any(c.path == f"{SYSTEM}/{TENSOR_IR}" for c in f.ld_cache)
     (py,) = [p for p in f.pythons if p.source == "inventory"]
     assert any(p.endswith("nvidia/cudnn/lib/libcudnn_graph.so.9") for p in py.cuda_libs)
@@ -182,10 +182,10 @@ def test_the_9_20_wheel_gets_tensor_ir_from_the_systems_cudnn(tmp_path: Path) ->
 
 
 def test_the_wheel_that_ships_it_and_the_same_release_are_silent(tmp_path: Path) -> None:
-    full = probed(tmp_path / "a", cudnn_host(("nvidia-cudnn-cu13", "9.24.0.43")), "9.23.2")
+    full = probed_host(tmp_path / "a", cudnn_host(("nvidia-cudnn-cu13", "9.24.0.43")), "9.23.2")
     assert any(c.path.endswith(TENSOR_IR) for c in full.ld_cache)
     assert shadowed(full) == []
-    same = probed(tmp_path / "b", cudnn_host(("nvidia-cudnn-cu13", "9.20.0.48")), "9.20.0")
+    same = probed_host(tmp_path / "b", cudnn_host(("nvidia-cudnn-cu13", "9.20.0.48")), "9.20.0")
     assert shadowed(same) == []
 
 
@@ -209,11 +209,11 @@ def test_ld_library_path_comes_before_the_runpath_of_both_loaders(
     """9.10's frontend and graph both have a RUNPATH: every sub-library comes from
     LD_LIBRARY_PATH, though the wheel has them all. The fix drops the entry and resolves it;
     the same cuDNN release there is silent."""
-    code, hosts = _diagnose(
+    code, hosts = diagnose_json(
         tmp_path,
         capsys,
-        _entry(tmp_path, "mixed", ld_host("9.1.0")),
-        _entry(tmp_path, "same", ld_host("9.10.2")),
+        entry(tmp_path, "mixed", ld_host("9.1.0")),
+        entry(tmp_path, "same", ld_host("9.10.2")),
     )
     assert code == exitcodes.CRITICAL
     assert [[x["id"] for x in h["findings"]] for h in hosts] == [[ID], []]
@@ -241,7 +241,7 @@ def test_the_9_24_frontend_has_an_rpath(tmp_path: Path) -> None:
         records={"nvidia-cudnn-cu13": filelist("nvidia-cudnn-cu13", "9.24.0.43")},
         nvidia_libs=wheel_libs("nvidia-cudnn-cu13", "9.24.0.43"),
     )
-    f = probed(tmp_path, replace(spec, venvs=(venv,)))
+    f = probed_host(tmp_path, replace(spec, venvs=(venv,)))
     (x,) = shadowed(f)
     row = cudnn_sublibs.release_for("9.24.0.43")
     assert row is not None and row.frontend_rpath
@@ -256,7 +256,7 @@ def test_the_9_24_frontend_has_an_rpath(tmp_path: Path) -> None:
 def test_loaded_beats_installed(tmp_path: Path) -> None:
     """A running server that has mapped a sub-library from elsewhere: that one is reported,
     whatever the loader would pick now."""
-    f = probed(tmp_path, cudnn_host(("nvidia-cudnn-cu13", "9.24.0.43")))
+    f = probed_host(tmp_path, cudnn_host(("nvidia-cudnn-cu13", "9.24.0.43")))
     assert shadowed(f) == []
     (py,) = [p for p in f.pythons if p.source == "inventory"]
     ssh = f.contexts[0]
@@ -277,8 +277,8 @@ def test_loaded_beats_installed(tmp_path: Path) -> None:
 
 @pytest.mark.sshd
 def test_over_real_sshd(ssh_env: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, hosts = _diagnose(
-        tmp_path, capsys, _entry(tmp_path, "mixed", ld_host("9.1.0"), ssh=ssh_env.alias)
+    code, hosts = diagnose_json(
+        tmp_path, capsys, entry(tmp_path, "mixed", ld_host("9.1.0"), ssh=ssh_env.alias)
     )
     assert code == exitcodes.CRITICAL
     assert [x["id"] for x in hosts[0]["findings"]] == [ID]

@@ -8,16 +8,12 @@ the host's symptom."""
 
 from __future__ import annotations
 
-import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from fakehost_runs import diagnose_json, entry, judged, probe_tree
 
-from probes import probe_env, probe_script
-from tui.cli import main
 from tui.core import exitcodes
 from tui.core.facts import GpuFabric
 from tui.core.facts.build import facts_from_output
@@ -43,14 +39,7 @@ THREAD_B200 = "[rank3]: Cuda failure 802 'system not yet initialized'"
 
 
 def _judged(tmp_path: Path, case: str) -> Judged:
-    fake = fakehost.build_fake_host(tmp_path / case, fabric_manager_stopped(case=case))
-    env = {**fake.env, **probe_env(fake.pythons, root=str(fake.root), tree_exec=True)}
-    out = subprocess.run(
-        ["sh", "-s"], input=probe_script(), env=env, capture_output=True, text=True, timeout=60
-    ).stdout
-    facts = facts_from_output(out)
-    host = Host(name=case, local=True, root=str(fake.root), simulate="tree")
-    return Judged(ProbeResult(host, facts), diagnose(facts, host))
+    return judged(tmp_path, case, fabric_manager_stopped(case=case))
 
 
 def test_the_query_lines() -> None:
@@ -117,11 +106,7 @@ def test_explain_and_the_symptom(tmp_path: Path) -> None:
 
 
 def test_a_single_gpu_host_runs_no_fabric_query(tmp_path: Path) -> None:
-    fake = fakehost.build_fake_host(tmp_path / "one", fakehost.rtx5090_cu124_torch())
-    env = {**fake.env, **probe_env(fake.pythons, root=str(fake.root), tree_exec=True)}
-    out = subprocess.run(
-        ["sh", "-s"], input=probe_script(), env=env, capture_output=True, text=True, timeout=60
-    ).stdout
+    out = probe_tree(fakehost.build_fake_host(tmp_path / "one", fakehost.rtx5090_cu124_torch()))
     assert "\tsmi\tfabric\t" not in out and "\tend\t" in out
     facts = facts_from_output(out)
     assert len(facts.gpus) == 1 and facts.fabric.query_rc is None
@@ -132,26 +117,11 @@ def test_a_single_gpu_host_runs_no_fabric_query(tmp_path: Path) -> None:
 
 
 def _entry(tmp_path: Path, case: str, **extra: Any) -> dict:
-    fake = fakehost.build_fake_host(tmp_path / f"{case} root", fabric_manager_stopped(case=case))
-    entry = {
-        "name": case,
-        "root": str(fake.root),
-        "simulate": "tree",
-        "env": fake.env,
-        "python": list(fake.pythons),
-    }
-    return {**entry, **extra} if extra else {**entry, "local": True}
-
-
-def _diagnose(tmp_path: Path, capsys: pytest.CaptureFixture[str], *entries: dict) -> tuple:
-    inv = tmp_path / "hosts.yaml"
-    inv.write_text(yaml.safe_dump({"hosts": list(entries)}))
-    code = main(["--hosts", str(inv), "diagnose", "--json"])
-    return code, json.loads(capsys.readouterr().out)
+    return entry(tmp_path, case, fabric_manager_stopped(case=case), **extra)
 
 
 def test_diagnose_json_locally(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, hosts = _diagnose(
+    code, hosts = diagnose_json(
         tmp_path, capsys, _entry(tmp_path, "old-package"), _entry(tmp_path, "running")
     )
     assert code == exitcodes.CRITICAL
@@ -166,7 +136,7 @@ def test_diagnose_json_locally(tmp_path: Path, capsys: pytest.CaptureFixture[str
 def test_diagnose_json_over_real_sshd(
     ssh_env: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, hosts = _diagnose(
+    code, hosts = diagnose_json(
         tmp_path,
         capsys,
         _entry(tmp_path, "old-package", ssh=ssh_env.alias),

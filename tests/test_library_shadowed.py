@@ -6,21 +6,16 @@ the what-if, the exact plan, and the real probe on fake hosts, locally and over 
 from __future__ import annotations
 
 import dataclasses
-import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from factsmaker import PY, make_facts
+from fakehost_runs import diagnose_json, entry, probed
 from plan_golden import shown as plan_shown
 
-from probes import probe_env, probe_script
-from tui.cli import main
 from tui.core import exitcodes
 from tui.core.facts import EnvContext, Facts, LibFile
-from tui.core.facts.build import facts_from_output
 from tui.core.findings.cuda_library_shadowed import lib_of
 from tui.core.fixes import FixError, build_plan
 from tui.core.hosts import Host
@@ -290,18 +285,8 @@ def test_torch_versions_before_the_table_are_not_guessed() -> None:
 # --- the real probe on fake hosts ----------------------------------------------------------
 
 
-def probe(fake: fakehost.FakeHost) -> Facts:
-    env = {"SHELL": "/bin/sh", "LANG": "C", **fake.env}
-    env.update(probe_env(fake.pythons, root=str(fake.root), tree_exec=True, step_timeout_s=5))
-    out = subprocess.run(
-        ["sh", "-s"], input=probe_script(), env=env, capture_output=True, text=True, timeout=120
-    )
-    assert out.returncode == 0, out.stderr
-    return facts_from_output(out.stdout)
-
-
 def test_probe_reads_maps_ld_library_path_the_unit_file_and_the_wheels(tmp_path: Path) -> None:
-    f = probe(fakehost.build_fake_host(tmp_path / "h", fakehost.nvrtc_shadowed_server()))
+    f = probed(fakehost.build_fake_host(tmp_path / "h", fakehost.nvrtc_shadowed_server()))
     server = next(c for c in f.contexts if c.kind == "process")
     assert (
         "/usr/local/cuda-12.4/targets/x86_64-linux/lib/libnvrtc.so.12.4.127" in server.mapped_libs
@@ -322,33 +307,14 @@ def test_probe_reads_maps_ld_library_path_the_unit_file_and_the_wheels(tmp_path:
     assert "NVRTC 12.4 cannot compile for SM 12.0" in finding.explanation
 
 
-def _entry(tmp_path: Path, name: str, spec: fakehost.FakeHostSpec, **extra: Any) -> dict:
-    fake = fakehost.build_fake_host(tmp_path / f"{name} root", spec)
-    entry = {
-        "name": name,
-        "root": str(fake.root),
-        "simulate": "tree",
-        "env": fake.env,
-        "python": list(fake.pythons),
-    }
-    return {**entry, **extra} if extra else {**entry, "local": True}
-
-
-def _diagnose(tmp_path: Path, capsys: pytest.CaptureFixture[str], *entries: dict) -> tuple:
-    inv = tmp_path / "hosts.yaml"
-    inv.write_text(yaml.safe_dump({"hosts": list(entries)}))
-    code = main(["--hosts", str(inv), "diagnose", "--json"])
-    return code, json.loads(capsys.readouterr().out)
-
-
 def test_diagnose_locally_fires_and_the_near_miss_stays_silent(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, hosts = _diagnose(
+    code, hosts = diagnose_json(
         tmp_path,
         capsys,
-        _entry(tmp_path, "old", fakehost.nvjitlink_shadowed_login()),
-        _entry(tmp_path, "new", fakehost.nvjitlink_shadowed_login("2.6.0")),
+        entry(tmp_path, "old", fakehost.nvjitlink_shadowed_login()),
+        entry(tmp_path, "new", fakehost.nvjitlink_shadowed_login("2.6.0")),
     )
     assert code == exitcodes.CRITICAL
     assert [[f["id"] for f in h["findings"]] for h in hosts] == [[ID], []]
@@ -360,11 +326,11 @@ def test_diagnose_locally_fires_and_the_near_miss_stays_silent(
 def test_diagnose_over_real_sshd(
     ssh_env: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, hosts = _diagnose(
+    code, hosts = diagnose_json(
         tmp_path,
         capsys,
-        _entry(tmp_path, "server", fakehost.nvrtc_shadowed_server(), ssh=ssh_env.alias),
-        _entry(tmp_path, "new", fakehost.nvjitlink_shadowed_login("2.6.0"), ssh=ssh_env.alias),
+        entry(tmp_path, "server", fakehost.nvrtc_shadowed_server(), ssh=ssh_env.alias),
+        entry(tmp_path, "new", fakehost.nvjitlink_shadowed_login("2.6.0"), ssh=ssh_env.alias),
     )
     assert code == exitcodes.CRITICAL
     assert {f["id"]: f["severity"] for f in hosts[0]["findings"]} == {ID: "critical"}

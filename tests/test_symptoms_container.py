@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -17,9 +16,8 @@ from typing import Any
 
 import pytest
 import yaml
-from test_library_shadowed import _diagnose, _entry
+from fakehost_runs import diagnose_json, entry, probe_tree
 
-from probes import probe_env, probe_script
 from tui.cli import main
 from tui.core import exitcodes
 from tui.core.facts.build import facts_from_output
@@ -49,11 +47,7 @@ def container_server(engine: str = "docker") -> fakehost.FakeHostSpec:
 
 
 def _probe(root: Path, step_timeout_s: float = 20) -> tuple[str, dict]:
-    env = {"PATH": os.environ["PATH"], "HOME": "/root", "SHELL": "/bin/sh", "LANG": "C"}
-    env.update(probe_env((), root=str(root), tree_exec=True, step_timeout_s=step_timeout_s))
-    out = subprocess.run(
-        ["sh", "-s"], input=probe_script(), env=env, capture_output=True, text=True, timeout=120
-    ).stdout
+    out = probe_tree(root, step_timeout_s)
     facts = facts_from_output(out)
     host = Host(name="ct200", local=True, root=str(root), simulate="tree")
     return out, host_json(ProbeResult(host, facts), diagnose(facts, host))
@@ -108,8 +102,8 @@ def test_a_stalled_engine_ends_by_its_deadline(tmp_path: Path) -> None:
 
 @pytest.mark.sshd
 def test_over_real_sshd(ssh_env: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _code, (host,) = _diagnose(
-        tmp_path, capsys, _entry(tmp_path, "ct200", container_server(), ssh=ssh_env.alias)
+    _code, (host,) = diagnose_json(
+        tmp_path, capsys, entry(tmp_path, "ct200", container_server(), ssh=ssh_env.alias)
     )
     assert [(s["source"], s["signature"]) for s in host["symptoms"]] == [
         (f"container {SHORT}", "flashinfer-arch-rejected")
@@ -120,7 +114,7 @@ def test_explain_reads_the_container_on_a_fake_tree(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     inv = tmp_path / "hosts.yaml"
-    inv.write_text(yaml.safe_dump({"hosts": [_entry(tmp_path, "ct200", container_server())]}))
+    inv.write_text(yaml.safe_dump({"hosts": [entry(tmp_path, "ct200", container_server())]}))
     code = main(["--hosts", str(inv), "explain", "ct200", "--container", CID, "--json"])
     data = json.loads(capsys.readouterr().out)
     assert code == exitcodes.OK

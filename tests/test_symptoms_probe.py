@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from fakehost_runs import probe_tree
 
 from probes import probe_env, probe_script
 from tui.cli import main
@@ -28,10 +29,7 @@ SECRET = "hf_abcdefghijklmnopqrstuvwx"
 
 def _probe(tmp_path: Path, spec: fakehost.FakeHostSpec) -> tuple[str, dict]:
     fake = fakehost.build_fake_host(tmp_path / "host", spec)
-    env = {**fake.env, **probe_env(fake.pythons, root=str(fake.root), tree_exec=True)}
-    out = subprocess.run(
-        ["sh", "-s"], input=probe_script(), env=env, capture_output=True, text=True, timeout=60
-    ).stdout
+    out = probe_tree(fake)
     facts = facts_from_output(out)
     host = Host(name="ct200", local=True, root=str(fake.root), simulate="tree")
     return out, host_json(ProbeResult(host, facts), diagnose(facts, host))

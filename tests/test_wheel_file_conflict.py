@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_library_shadowed import _diagnose, _entry, probe
+from fakehost_runs import diagnose_json, entry, probed
 
 from tui.core.findings.cuda_library_shadowed import lib_of
 from tui.core.judge.diagnosis import diagnose
@@ -61,7 +61,7 @@ def _installed_last(root: Path, dist: str) -> None:
 
 
 def test_probe_reads_the_owners_and_names_the_library_after_its_wheel(tmp_path: Path) -> None:
-    one = probe(fakehost.build_fake_host(tmp_path / "one", venv_with("nvidia-nccl-cu12")))
+    one = probed(fakehost.build_fake_host(tmp_path / "one", venv_with("nvidia-nccl-cu12")))
     (py,) = [p for p in one.pythons if p.source == "inventory"]
     (path,) = [p for p in py.cuda_libs if p.endswith(NCCL)]
     assert [d for p, d in py.lib_owners if p == path] == ["nvidia-nccl-cu12"]
@@ -70,7 +70,7 @@ def test_probe_reads_the_owners_and_names_the_library_after_its_wheel(tmp_path: 
 
     fake = fakehost.build_fake_host(tmp_path / "two", venv_with(*WHEELS))
     _installed_last(fake.root, "nvidia-nccl-cu13")
-    two = probe(fake)
+    two = probed(fake)
     (finding,) = [f for f in diagnose(two).findings if f.id == ID]
     assert finding.severity == "warning"
     assert finding.title == f"nvidia-nccl-cu12 and nvidia-nccl-cu13 both install {NCCL}"
@@ -84,11 +84,11 @@ def test_probe_reads_the_owners_and_names_the_library_after_its_wheel(tmp_path: 
 
 @pytest.mark.sshd
 def test_over_real_sshd(ssh_env: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _code, hosts = _diagnose(
+    _code, hosts = diagnose_json(
         tmp_path,
         capsys,
-        _entry(tmp_path, "two", venv_with(*WHEELS), ssh=ssh_env.alias),
-        _entry(tmp_path, "one", venv_with("nvidia-nccl-cu13"), ssh=ssh_env.alias),
+        entry(tmp_path, "two", venv_with(*WHEELS), ssh=ssh_env.alias),
+        entry(tmp_path, "one", venv_with("nvidia-nccl-cu13"), ssh=ssh_env.alias),
     )
     assert [f["severity"] for f in hosts[0]["findings"] if f["id"] == ID] == ["warning"]
     assert [f for f in hosts[1]["findings"] if f["id"] == ID] == []
