@@ -14,7 +14,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from test_cudnn_sublibs import ld_host
 from test_probe_fakehosts import awkward_spec
+from test_symptoms_container import container_server
 
 from probes import SENTINEL, probe_env, probe_script
 from tui.core.facts.build import facts_from_output
@@ -106,6 +108,8 @@ def assert_same(sh_out: str, py_out: str) -> None:
 def fake_hosts() -> dict[str, fakehost.FakeHostSpec]:
     hosts = {h.name: h.spec() for h in DEMO_HOSTS if h.spec is not None}
     hosts["awkward"] = awkward_spec()
+    hosts["container"] = container_server()  # docker logs of a containerised server
+    hosts["cudnn-ld"] = ld_host("9.1.0")  # cuDNN 9 sub-libraries on LD_LIBRARY_PATH
     spec = fakehost.reference_ct200()
     hosts["forged"] = dataclasses.replace(
         spec,
