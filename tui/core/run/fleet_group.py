@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from tui.core.findings import FixSuggestion
 from tui.core.fixes.restart import restart_after
 from tui.core.run.fleet import FleetItem, HostFixResult, Probed, plan_host
-from tui.core.run.outcome_words import serving_pids, still_runs
+from tui.core.run.outcome_words import serving_pids, some, still_runs
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def restart_lines(
         running = [f"{p.split(' ', 2)[1]} on {name}" for name, pids in hosts for p in pids]
         who = still_runs(units, environment)
         if running:
-            who = who.replace(" still", f" (pid {', '.join(running)}) still", 1)
+            who = who.replace(" still", f" (pid {some(running)}) still", 1)
         lines.append(
             f"Restart pending on {names}: {who}, and the fleet table judges it until it "
             f"restarts. r restarts {', '.join(units)} there (systemctl restart {' '.join(units)})"

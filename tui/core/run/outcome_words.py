@@ -126,6 +126,12 @@ def serving_pids(facts: Facts | None, units: Sequence[str]) -> tuple[str, ...]:
     return tuple(c.label for c in facts.contexts if c.pid is not None and c.unit in units)
 
 
+def some(items: Sequence[str], shown: int = 3) -> str:
+    """``a, b, c +2 more``: a list that stays one readable line."""
+    more = f" +{len(items) - shown} more" if len(items) > shown else ""
+    return ", ".join(items[:shown]) + more
+
+
 def still_runs(units: Sequence[str], environment: str) -> str:
     """``sglang.service still runs with the old environment it started with``."""
     verb = "runs" if len(units) == 1 else "run"
@@ -143,7 +149,7 @@ def restart_note(outcome: FixOutcome) -> str | None:
     running = serving_pids(outcome.facts_after, units)
     who = still_runs(units, env)
     if running:
-        who = who.replace(" still", f" ({', '.join(running)}) still", 1)
+        who = who.replace(" still", f" ({some(running)}) still", 1)
     return f"Restart pending: {who}; the verdict above is for its next start, once restarted."
 
 
