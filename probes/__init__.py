@@ -39,10 +39,22 @@ def pyfacts_program() -> str:
 
 @cache
 def helper_program() -> str:
-    """``hosthelper.py`` as the probe carries it: without its docstrings and comments
+    """``hosthelper.py`` as the probe carries it, with ``hostread.py``'s body where it imports
+    from it, without docstrings and comments
     (``ast.unparse``, still Python 3.8), so the whole script stays under the 128 KiB one
     argument may hold (the ``exec:`` transport's ``{script}``)."""
-    tree = ast.parse(resources.files(__name__).joinpath("hosthelper.py").read_text("utf-8"))
+    here = resources.files(__name__)
+    tree = ast.parse(here.joinpath("hosthelper.py").read_text("utf-8"))
+    parts = {"hostread": ast.parse(here.joinpath("hostread.py").read_text("utf-8")).body}
+    tree.body = [  # `from hostread import …`: that module's body, in the one program
+        part
+        for node in tree.body
+        for part in (
+            parts[node.module]
+            if isinstance(node, ast.ImportFrom) and node.module in parts
+            else [node]
+        )
+    ]
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         first = body[0] if isinstance(body, list) and body else None
