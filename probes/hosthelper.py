@@ -17,6 +17,7 @@ Standard library only, Python 3.8+.
 
 import contextlib
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -47,6 +48,8 @@ from hostread import (  # probes.helper_program puts hostread.py's body here
 STEP = 10
 PYFACTS = b""
 LIVE = set()  # process groups started and not yet ended: ended with the helper
+EVENTS = None  # the guardian's pipe: "+PID" / "-PID" as a program starts / ends
+RESCUE = b"HXD= _ho= _hx= _hr=125\n"  # to a shell left waiting: no answer, the sh path from now
 SIGNALS = (signal.SIGHUP, signal.SIGINT, signal.SIGTERM)
 
 
@@ -98,6 +101,7 @@ def spawn(argv, *, stdin=None, env=None, ids=None, cap=None, on_start=None):
             return spawn(["/bin/sh", *argv], stdin=stdin, env=env, cap=cap, on_start=on_start)
         return b"", 126 if exc.errno == 13 else 127, 0
     LIVE.add(proc.pid)
+    tell(b"+%d\n" % proc.pid)
     if on_start:
         on_start(proc.pid)
     chunks, size, beyond = [], 0, 0
@@ -144,10 +148,17 @@ def spawn(argv, *, stdin=None, env=None, ids=None, cap=None, on_start=None):
             proc.wait()
             status = 137
     LIVE.discard(proc.pid)
+    tell(b"-%d\n" % proc.pid)
     done.wait(2 if status in (124, 137) else STEP)
     if status < 0:
         status = 128 - status
     return b"".join(chunks), status, beyond
+
+
+def tell(event):
+    if EVENTS is not None:
+        with contextlib.suppress(OSError):
+            os.write(EVENTS, event)
 
 
 def group(pid, sig):
@@ -286,6 +297,45 @@ def drain(fifo):
     os.close(fd)
 
 
+def guard(fifo_dir, helper, events):
+    """The helper's guardian (a fork of it, no exec): should the helper die before its end (a
+    SIGKILL), it ends the programs the helper had running, and answers each shell still waiting
+    on a FIFO with RESCUE, so none waits for ever and the probe goes on by the sh path."""
+    live, buf = set(), b""
+    while os.getppid() == helper:
+        ready = select.select([events], [], [], 0.2)[0]
+        data = os.read(events, 65536) if ready else b""
+        if ready and not data:
+            break  # the helper is gone
+        buf += data
+        *lines, buf = buf.split(b"\n")
+        for ln in lines:
+            (live.add if ln[:1] == b"+" else live.discard)(int(ln[1:]))
+    if not os.path.isdir(fifo_dir):
+        os._exit(0)  # it ended as it should: nothing is left
+    for pid in live:
+        group(pid, signal.SIGKILL)
+    # a shell writing a request gets through (held open for the while, so none gets a SIGPIPE);
+    # one waiting for an answer gets RESCUE. A shell asks no more once the helper is gone (hxon).
+    reqs = []
+    for ch in range(3):
+        with contextlib.suppress(OSError):
+            reqs.append(os.open(f"{fifo_dir}/req.{ch}", os.O_RDONLY | os.O_NONBLOCK))
+    end = time.monotonic() + 2
+    while time.monotonic() < end:
+        for fd in reqs:
+            with contextlib.suppress(OSError):
+                os.read(fd, 65536)
+        for ch in range(3):
+            with contextlib.suppress(OSError):
+                fd = os.open(f"{fifo_dir}/rep.{ch}", os.O_WRONLY | os.O_NONBLOCK)
+                with contextlib.suppress(OSError):
+                    os.write(fd, RESCUE)
+                os.close(fd)
+        time.sleep(0.05)
+    os._exit(0)
+
+
 # ---- start-up: the temp dir pick_tmpdir would choose, the FIFOs, then the background --------
 def own_gone(path):
     """A detective-tui.PID.XXXXXX dir of ours whose probe is gone (sweep_tmp)."""
@@ -362,7 +412,7 @@ def pick_dir(pid):
 
 
 def main():
-    global STEP, PYFACTS
+    global STEP, PYFACTS, EVENTS
     if sys.version_info < (3, 8):  # noqa: UP036 - a host's python3 may be older than ours
         return 1
     pid, STEP = sys.argv[1], int(sys.argv[2])
@@ -391,6 +441,11 @@ def main():
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
+    events, EVENTS = os.pipe()
+    if os.fork() == 0:
+        os.close(EVENTS)
+        guard(fifo_dir, os.getppid(), events)
+    os.close(events)
     threading.Thread(target=__import__, args=("re",), daemon=True).start()  # for the greps
     quit_event, dying, busy = threading.Event(), threading.Event(), set()
     for ch in (1, 2):

@@ -10,7 +10,9 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -168,6 +170,7 @@ STABLE = {"host": "", "osr": "", "ulc": "", "ctr": "", "ldconf": "", "libcuda": 
 CTX_KINDS = ("ctx", "ctxkv", "env", "which", "ldsrc", "ldlib", "jit")  # of contexts 0 and 1
 
 
+@pytest.mark.slow  # two probes of this machine with its root's login shell: ~7 s
 def test_same_records_on_this_machine(tools: Path, tmp_path: Path) -> None:
     """No root prefix: the login shell, the passwd database, the trust checks and this
     machine's python3 through the helper; other engineers' processes come and go between the
@@ -229,3 +232,55 @@ def test_without_a_python_py_fails_and_auto_takes_the_sh_path(
     else:
         assert facts_from_output(done.stdout).probe.complete and not errors
         assert records(done.stdout) == records(run(["sh", "-s"], DT_PROBE_PATH="sh").stdout)
+
+
+def test_a_helper_killed_mid_probe_leaves_the_probe_to_the_sh_path(tmp_path: Path) -> None:
+    """SIGKILL to the helper while nvidia-smi hangs under it: its guardian ends the hung
+    program at once and answers the job waiting on the FIFO, and the probe completes by the
+    sh path long before the 30 s step deadline (instead of waiting on the FIFO for ever)."""
+    spec = fakehost.reference_ct200()
+    spec = dataclasses.replace(spec, driver=dataclasses.replace(spec.driver, hang=True))
+    fake = fakehost.build_fake_host(tmp_path / "hung", spec)
+    env = {"SHELL": "/bin/sh", "LANG": "C", "HOME": os.environ.get("HOME", "/root"), **fake.env}
+    env.update(probe_env(fake.pythons, root=str(fake.root), tree_exec=True, step_timeout_s=30))
+    env["DT_PROBE_PATH"] = "py"
+    started = time.monotonic()
+    with subprocess.Popen(
+        ["sh", "-s"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
+    ) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(probe_script())
+        proc.stdin.close()
+        helper = hung = None
+        while hung is None and time.monotonic() - started < 20:
+            for p in Path("/proc").glob("[0-9]*"):
+                up = parent(p)  # the stand-in hangs as `exec sleep`, under the helper
+                mine = cmdline(Path(f"/proc/{up}"))[-2:] == [str(proc.pid), "30"]
+                if cmdline(p) == ["sleep", "100000"] and mine:
+                    helper, hung = up, p
+        assert helper is not None and hung is not None, "the hung nvidia-smi never started"
+        os.kill(helper, signal.SIGKILL)
+        out = proc.stdout.read()
+        assert proc.wait(30) == 0
+    assert time.monotonic() - started < 20
+    facts = facts_from_output(out)
+    assert facts.probe.complete and facts.host.hostname == "ct200"
+    # the steps after it came by the sh path (nvcc ran; the step that was in flight, if any, is
+    # lost with the helper)
+    toolkit = facts.toolkit_at("/usr/local/cuda-12.8")
+    assert toolkit is not None and toolkit.version == "12.8"
+    assert not (hung / "stat").exists() or "Z" in (hung / "stat").read_text().split()[2]
+
+
+def cmdline(proc: Path) -> list[str]:
+    try:
+        return proc.joinpath("cmdline").read_bytes().decode(errors="replace").split("\0")[:-1]
+    except OSError:
+        return []
+
+
+def parent(proc: Path) -> int | None:
+    try:
+        return int(proc.joinpath("stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
