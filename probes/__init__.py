@@ -19,6 +19,9 @@ SH_COMMENT = re.compile(r"\s*#(?! ----)")  # a comment line of probe.sh, not a s
 SENTINEL = "@@DT1"
 
 
+# the host helper and the module whose body it carries (helper_program)
+HELPER_MODULES = ("hosthelper.py", "hostread.py")
+
 # modules pyfacts.py imports, sent inside the one program (the host has no copy of them)
 PYFACTS_MODULES = ("pyrecord", "pybinaries")
 
@@ -44,23 +47,20 @@ def helper_program() -> str:
     (``ast.unparse``, still Python 3.8), so the whole script stays under the 128 KiB one
     argument may hold (the ``exec:`` transport's ``{script}``)."""
     here = resources.files(__name__)
-    tree = ast.parse(here.joinpath("hosthelper.py").read_text("utf-8"))
-    parts = {"hostread": ast.parse(here.joinpath("hostread.py").read_text("utf-8")).body}
-    tree.body = [  # `from hostread import …`: that module's body, in the one program
-        part
-        for node in tree.body
-        for part in (
-            parts[node.module]
-            if isinstance(node, ast.ImportFrom) and node.module in parts
-            else [node]
-        )
-    ]
-    for node in ast.walk(tree):
+    tree, read = (ast.parse(here.joinpath(n).read_text("utf-8")) for n in HELPER_MODULES)
+    for node in (*ast.walk(tree), *ast.walk(read)):
         body = getattr(node, "body", None)
         first = body[0] if isinstance(body, list) and body else None
         text = getattr(first.value, "value", None) if isinstance(first, ast.Expr) else None
         if isinstance(text, str):  # a docstring
             node.body = body[1:] or [ast.Pass()]
+    tree.body = [  # `from hostread import …`: that module's body, in the one program
+        part
+        for node in tree.body
+        for part in (
+            read.body if isinstance(node, ast.ImportFrom) and node.module == "hostread" else [node]
+        )
+    ]
     return ast.unparse(tree)
 
 

@@ -470,6 +470,8 @@ def main():
     started = time.monotonic()
     while (busy or LIVE) and time.monotonic() - started < STEP + 3:
         if time.monotonic() - started > 1:
+            for pid in list(LIVE):
+                group(pid, signal.SIGKILL)  # an interactive login shell ignores TERM
             for ch in list(busy):
                 drain(f"{fifo_dir}/rep.{ch}")  # an answer no one reads: the probe that asked
         watch.join(0.05)
