@@ -277,6 +277,8 @@ def serve(fifo_dir, channel, quit_event, dying, busy):
             reply = b"_ho='' _hx='' _hr=125\n"
         try:
             with open(rep, "wb") as f:
+                if fields[0] == b"quit":
+                    remove_tree(fifo_dir)  # gone before the probe's last line: its end is ours
                 f.write(reply)
         except OSError:
             pass
