@@ -2,7 +2,7 @@
 start a process for (readlink, ls -ldn, od, tr, grep, head, tail, wc, stat, cat, uname, id,
 getent, env, mktemp, rm), and starts the few programs that must run (nvidia-smi, nvcc, the login
 shell, journalctl, the inspected interpreters with pyfacts.py) itself, each with its own
-deadline and process group: no `timeout`, `setsid` or `setpriv` process.
+deadline and process group: no `timeout` or `setsid` process (`setpriv` only before 3.9).
 
 probe.sh starts it once (``DT_PROBE_PATH`` ``auto`` or ``py``: probes/README.md) as
 ``python3 -E -S -c SOURCE PID STEP_TIMEOUT`` with pyfacts.py on stdin. It picks the probe's temp

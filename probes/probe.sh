@@ -74,7 +74,7 @@ deadline() {
 # hx_boot starts it once where this machine has a trusted python3 >= 3.8 (DT_PROBE_PATH auto or
 # py; sh: never). It answers in-process what readlink, ls, od, tr, grep, head, tail, wc, stat,
 # cat, uname, id, getent, env would print, and starts the programs that must run itself, each
-# under the step deadline in a process group of its own (no timeout, setsid or setpriv).
+# under the step deadline in a process group of its own (no timeout or setsid process).
 # Every decision stays here: each call site below asks it for exactly what its tool printed.
 # hx OP ARG… — one request on this job's channel (HCH: 0 the probe, 1 the nvidia-smi job, 2
 # the login job): the output in _ho, the status in _hr, an extra value in _hx.
@@ -88,7 +88,8 @@ hx() {
     _hl="$_hl${_hl:+$TAB}$_f"
   done
   # its FIFOs gone (a temp cleaner): no answer, and the sh path from here on
-  if { printf '%s\n' "$_hl" >"$HXD/req.$HCH"; } 2>/dev/null && [ -p "$HXD/rep.$HCH" ]; then
+  if [ -p "$HXD/req.$HCH" ] && [ -p "$HXD/rep.$HCH" ] &&
+    { printf '%s\n' "$_hl" >"$HXD/req.$HCH"; } 2>/dev/null; then
     . "$HXD/rep.$HCH"
   else
     HXD= _ho= _hx= _hr=125
