@@ -66,7 +66,7 @@ def test_events_read_as_lines(session_file: Path) -> None:
     gone = lines[index.select("gone-dark", "probe")[0]]
     assert "no answer (simulated demo host)" in gone
     decision = lines[index.select(kind="decision")[0]]
-    assert "decision · set-flashinfer-arch-list: no" in decision
+    assert "decision · fix set-flashinfer-arch-list: no" in decision
     # a demo host's probe says where it ran: a simulated host, not "local"
     assert index.event(index.select("ct200", "probe")[0])["target"] == "demo (simulated)"
 

@@ -16,6 +16,7 @@ from tui.core.facts import Facts
 from tui.core.facts.build import ProbeProgress
 from tui.core.hosts import Host
 from tui.core.reach.hostkeys import HostKeyChanged
+from tui.core.records.decision import Decision
 from tui.core.records.transcript import Transcript, list_sessions, read_events
 from tui.core.run.runner import Session, add_known_host, trust_host
 from tui.demo.fakehost import FakeHost, build_fake_host, reference_ct200
@@ -205,9 +206,11 @@ def test_trust_cli(ssh_env: SSHEnv, capsys: pytest.CaptureFixture[str], tmp_path
     assert "already trusted" in capsys.readouterr().out
     assert main(["trust", "local"]) == 3
     (session,) = list_sessions()  # the decision is in the transcript
-    (decision,) = [e for e in read_events(session) if e["kind"] == "decision"]
-    assert decision["accepted"] is True
-    assert decision["fingerprint"] == ssh_env.sshd.host_fingerprint
+    (event,) = [e for e in read_events(session) if e["kind"] == "decision"]
+    decision = Decision.from_event(event)
+    assert (decision.action, decision.answer) == ("trust-host-key", "yes")
+    assert decision.host == "fakehost"
+    assert decision.details["fingerprint"] == ssh_env.sshd.host_fingerprint
 
 
 def test_trust_cli_refuses_changed_key(

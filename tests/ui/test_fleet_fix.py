@@ -358,3 +358,33 @@ async def test_the_log_shows_its_last_line(fleet: tuple[Host, ...], size: tuple[
         assert log.line_count > 3 and _last_line_shown(log), (log.scroll_offset, log.size)
         # and the line before it: the border and the scrollbar leave two rows at least
         assert log.scrollable_content_region.height >= 2
+
+
+@pytest.mark.slow  # two demo hosts probed, one fixed: ~20 s
+async def test_rolling_one_at_a_time_stops_at_the_first_failure(
+    fleet: tuple[Host, ...],
+) -> None:
+    ct200, ct201 = host_root(fleet, "ct200"), host_root(fleet, "ct201")
+    dropins = ct200 / DROPIN_DIR
+    if dropins.is_dir():
+        shutil.rmtree(dropins)
+    dropins.write_text("not a directory\n")  # ct200, the first host, fails
+    before = tree_digest(ct201)
+    app = make_app(fleet)
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = await _open(pilot)
+        title = screen.query_one("#fleet-title")
+        assert "all at once" in str(title.render())
+        await pilot.press("n", "s")  # the setting, before a run: 1 at a time, stop on failure
+        assert (screen.at_once, screen.stop_on_failure) == (1, True)
+        assert "1 host at a time, stop at the first failure" in str(title.render())
+        await _choose(pilot, screen, "set-flashinfer-arch-list")
+        assert screen.run is not None and screen.run.rollout == screen.rollout
+        await _apply(pilot, screen)
+        results = _results(screen)
+        assert (results["ct200"][0], results["ct201"][0]) == ("failed", "not started")
+        assert tree_digest(ct201) == before  # never touched
+        not_started = next(r for r in screen.results if r.item.host.name == "ct201")
+        assert not_started.detail == "not started: the run stopped after ct200 failed"
+        await pilot.press("n")  # the setting is for before a run
+        assert screen.at_once == 1

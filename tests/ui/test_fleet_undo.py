@@ -106,8 +106,9 @@ async def test_undo_a_group_fix_on_every_changed_host(fleet: tuple[Host, ...]) -
         await settle(pilot, lambda: screen.stage == "done")
         assert screen.kind == "fix" and _results(screen)["ct200"][0] == "fixed"
         no = [d for d in _decisions(app) if d.get("undo")]
-        assert {(d["host"], d["undo"], d["answer"], d["fleet"]) for d in no} == {
-            (n, records[n], "no", True) for n in GROUP
+        # one decision per host (each names its record), in the one field set
+        assert {(d["action"], d["host"], d["undo"], d["answer"]) for d in no} == {
+            ("undo", n, records[n], "no") for n in GROUP
         }
 
         before = {n: app.fleet[n].result for n in GROUP}

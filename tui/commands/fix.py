@@ -37,6 +37,7 @@ from tui.commands.fix_common import (
     line_printer,
     planning_code,
     restart_fleet,
+    rollout,
     say,
     show_item,
 )
@@ -46,18 +47,15 @@ from tui.commands.host_args import add_host_options, hosts_for, report_unfinishe
 from tui.core import exitcodes
 from tui.core.fixes import make_stamp
 from tui.core.fixes.registry import FIX_IDS
-from tui.core.fixes.restart import restart_after
 from tui.core.hosts import Host
 from tui.core.reach.hostlist import split_list
 from tui.core.reach.inventory import InventoryError
+from tui.core.records.decision import Decision, record_decision
 from tui.core.records.transcript import Transcript
-from tui.core.run.fix_executor import apply_plan, outcome_summary
+from tui.core.run.fix_executor import outcome_summary
 from tui.core.run.fix_render import outcome_text, preview_text
-from tui.core.run.fleet import (
-    FleetItem,
-    apply_fleet,
-    plan_fleet,
-)
+from tui.core.run.fix_session import FixSession, Rollout
+from tui.core.run.fleet import plan_fleet
 from tui.core.run.runner import Session
 
 PYTHON_PARAM = "python"  # NAME=VALUE that picks the interpreter instead of a fix parameter
@@ -99,6 +97,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--finding", metavar="ID", help="only hosts whose diagnosis has this finding")
     p.add_argument(
         "--restart", action="store_true", help="restart the changed systemd units without asking"
+    )
+    p.add_argument(
+        "--rolling",
+        metavar="N",
+        type=int,
+        help="with several hosts: change at most N at a time (a host starts when one ends; "
+        "default 8)",
+    )
+    p.add_argument(
+        "--stop-on-failure",
+        action="store_true",
+        help="with several hosts: start no host once one failed or was not fixed (those are "
+        "reported as not started)",
     )
     p.add_argument("--json", action="store_true", help="print results as JSON")
     add_host_options(p)
@@ -150,6 +161,7 @@ def run(args: argparse.Namespace) -> int:
         elif args.fix_id not in FIX_IDS:
             raise UsageError(f"unknown fix {args.fix_id!r}; known fixes: {', '.join(FIX_IDS)}")
         params, python = _parse_params(args.params)
+        plan_rollout = rollout(args)
     except (InventoryError, UsageError) as exc:
         err(str(exc))
         return exitcodes.USAGE
@@ -157,13 +169,16 @@ def run(args: argparse.Namespace) -> int:
         transcript.record("cli", command="fix", argv=sys.argv[1:])
         try:
             if args.undo and len(hosts) > 1:
-                return asyncio.run(fleet_undo(hosts, args, transcript))
+                return asyncio.run(fleet_undo(hosts, args, transcript, plan_rollout))
             if args.undo:
                 return asyncio.run(undo(hosts[0], args, transcript))
-            return asyncio.run(_fix(hosts, args, params, python, transcript))
+            return asyncio.run(_fix(hosts, args, params, python, transcript, plan_rollout))
         except UsageError as exc:
             err(str(exc))
-            transcript.record("decision", answer="refused", reason=str(exc))
+            action = "undo" if args.undo else "fix"
+            names = [h.name for h in hosts]
+            refused = Decision.about(action, "refused", names, fix=args.fix_id, reason=str(exc))
+            record_decision(transcript, refused)
             return exitcodes.USAGE
 
 
@@ -173,6 +188,7 @@ async def _fix(
     params: dict[str, str],
     python: str | None,
     transcript: Transcript,
+    plan_rollout: Rollout,
 ) -> int:
     async with Session(transcript=transcript) as session:
         print(f"Probing {', '.join(h.name for h in hosts)}…", file=sys.stderr, flush=True)
@@ -181,53 +197,62 @@ async def _fix(
         )
         for item in items:
             show_item(item, args)
-        planned = [i for i in items if i.plan is not None]
+        run = FixSession(session, items, fix_id=args.fix_id, rollout=plan_rollout)
         if args.dry_run:
             if args.json:
                 dump([item_json(i) for i in items])
             return planning_code(items)
-        if not planned:
+        if not run.planned:
             return planning_code(items)
-        count = f"{len(planned)} hosts" if len(planned) > 1 else planned[0].host.name
+        count = f"{len(run.planned)} hosts" if len(run.planned) > 1 else run.hosts[0]
         if not confirm(f"Apply {args.fix_id} to {count}?", args.yes):
-            transcript.record("decision", fix=args.fix_id, answer="no")
+            run.decide("no")
             say("Nothing was changed.")
             return exitcodes.OK
-        transcript.record(
-            "decision", fix=args.fix_id, answer="yes", hosts=[i.host.name for i in planned]
-        )
+        run.decide("yes")
         if len(items) == 1:
-            return await _apply_one(session, planned[0], args)
-        results = await apply_fleet(session, items, None if args.json else host_line)
+            return await _apply_one(run, args)
+        if len(run.planned) > 1 and (args.rolling or args.stop_on_failure) and not args.json:
+            say(run.rollout.describe())
+        results = await run.apply(None if args.json else host_line)
         fleet_table(results, args)
         if args.restart:
-            await restart_fleet(session, results, args)
+            await restart_fleet(run, args)
         return fleet_code(results)
 
 
-async def _apply_one(session: Session, item: FleetItem, args: argparse.Namespace) -> int:
-    assert item.plan is not None
+async def _apply_one(run: FixSession, args: argparse.Namespace) -> int:
     printer = None if args.json else line_printer("  │ ")
-    outcome = await apply_plan(session, item.host, item.plan, printer, before=item.facts)
+    on_line = (lambda _host, line: printer(line)) if printer else None
+    (result,) = await run.apply(on_line)
+    outcome = result.outcome
+    if outcome is None:  # a bug in this host's run (the rest of the tool goes on)
+        err(f"{result.item.host.name}: {result.detail}")
+        return exitcodes.CRITICAL
     results = [outcome]
     if not args.json:
         say()
         say(outcome_text(outcome))
-    restart = restart_after(outcome)
+    restart = run.restart()
     if restart is not None:
         units = ", ".join(outcome.pending_restart)
-        if args.restart or (
-            not args.yes and sys.stdin.isatty() and confirm(f"Restart {units} now?", False)
-        ):
-            session.record("decision", action="restart", units=list(outcome.pending_restart))
+        asked = not args.restart and not args.yes and sys.stdin.isatty()
+        if args.restart or (asked and confirm(f"Restart {units} now?", False)):
+            restart.decide("yes")
             if not args.json:
-                say(preview_text(restart))
-            again = await apply_plan(session, item.host, restart, printer, record_undo=False)
-            results.append(again)
+                for item in restart.planned:
+                    assert item.plan is not None
+                    say(preview_text(item.plan))
+            for again in await restart.apply(on_line):
+                if again.outcome is not None:
+                    results.append(again.outcome)
+                if not args.json:
+                    say(outcome_text(again.outcome) if again.outcome else again.detail)
+        else:
+            if asked:
+                restart.decide("no")
             if not args.json:
-                say(outcome_text(again))
-        elif not args.json:
-            say(f"Not restarted. Restart later with: systemctl restart {units}")
+                say(f"Not restarted. Restart later with: systemctl restart {units}")
     if args.json:
         dump([outcome_summary(o) for o in results])
     return exitcodes.OK if outcome.ok else exitcodes.CRITICAL

@@ -10,14 +10,13 @@ from typing import Any
 
 from tui.commands import output
 from tui.core import exitcodes
-from tui.core.fixes.restart import restart_after
-from tui.core.run.fix_executor import apply_plan, outcome_summary
+from tui.core.run.fix_executor import outcome_summary
 from tui.core.run.fix_render import outcome_text, preview_text
+from tui.core.run.fix_session import DEFAULT_AT_ONCE, FixSession, Rollout
 from tui.core.run.fleet import (
     FleetItem,
     HostFixResult,
 )
-from tui.core.run.runner import Session
 
 LAST = "last"  # --undo last: the newest fix still in place on each host
 
@@ -53,23 +52,27 @@ def line_printer(prefix: str) -> Callable[[str], None]:
     return out
 
 
-async def restart_fleet(
-    session: Session, results: list[HostFixResult], args: argparse.Namespace
-) -> None:
+async def restart_fleet(run: FixSession, args: argparse.Namespace) -> None:
     """``--restart`` for a fleet: restart the changed units of every host that was fixed."""
-    for r in results:
-        plan = restart_after(r.outcome) if r.outcome is not None else None
-        if r.outcome is None or plan is None:
-            continue
-        session.record(
-            "decision",
-            action="restart",
-            host=r.item.host.name,
-            units=list(r.outcome.pending_restart),
-        )
-        again = await apply_plan(session, r.item.host, plan, record_undo=False)
+    restart = run.restart()
+    if restart is None:
+        return
+    restart.decide("yes")
+    for r in await restart.apply():
         if not args.json:
-            say(outcome_text(again))
+            say(
+                outcome_text(r.outcome)
+                if r.outcome is not None
+                else f"{r.item.host.name}: {r.detail}"
+            )
+
+
+def rollout(args: argparse.Namespace) -> Rollout:
+    """``--rolling N`` and ``--stop-on-failure`` (a usage error for N below 1)."""
+    at_once = getattr(args, "rolling", None) or DEFAULT_AT_ONCE
+    if at_once < 1:
+        raise UsageError(f"--rolling {at_once}: hosts at a time must be at least 1")
+    return Rollout(at_once=at_once, stop_on_failure=getattr(args, "stop_on_failure", False))
 
 
 def show_item(item: FleetItem, args: argparse.Namespace) -> None:
@@ -133,7 +136,7 @@ def fleet_table(results: list[HostFixResult], args: argparse.Namespace) -> None:
 
 def fleet_code(results: list[HostFixResult]) -> int:
     statuses = {r.status for r in results}
-    if statuses & {"failed", "stopped", "unresolved"}:
+    if statuses & {"failed", "stopped", "unresolved", "not-started"}:
         return exitcodes.CRITICAL
     if "unreachable" in statuses:
         return exitcodes.UNREACHABLE

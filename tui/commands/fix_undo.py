@@ -22,22 +22,13 @@ from tui.commands.fix_common import (
 )
 from tui.core import exitcodes
 from tui.core.fixes import make_stamp
-from tui.core.fixes.undo import (
-    UndoError,
-    load_record,
-    require_undo_order,
-    undo_plan,
-)
+from tui.core.fixes.undo import UndoError, load_record, require_undo_order, undo_plan
 from tui.core.hosts import Host
 from tui.core.records.transcript import Transcript
-from tui.core.run.fix_executor import apply_plan, outcome_summary
+from tui.core.run.fix_executor import outcome_summary
 from tui.core.run.fix_render import outcome_text, preview_text
-from tui.core.run.fleet import (
-    FleetItem,
-    HostFixResult,
-    plan_undo_last,
-    undo_fleet,
-)
+from tui.core.run.fix_session import FixSession, Rollout
+from tui.core.run.fleet import HostFixResult, plan_undo_last
 from tui.core.run.outcome_words import undo_restored
 from tui.core.run.runner import Session
 
@@ -62,15 +53,18 @@ async def undo(host: Host, args: argparse.Namespace, transcript: Transcript) -> 
             if args.json:
                 dump({"record": record.to_json(), "commands": list(plan.preview_commands())})
             return exitcodes.OK
+        run = FixSession.one(session, host, plan, probed.facts, undoing=record)
         if not confirm(f"Undo {record.fix_id} ({record.id}) on {host.name}?", args.yes):
-            transcript.record("decision", undo=record.id, answer="no")
+            run.decide("no")
             say("Nothing was changed.")
             return exitcodes.OK
-        transcript.record("decision", undo=record.id, answer="yes")
+        run.decide("yes")
         printer = None if args.json else line_printer("  │ ")
-        outcome = await apply_plan(
-            session, host, plan, printer, before=probed.facts, record_undo=False, undoing=record
-        )
+        (result,) = await run.apply((lambda _host, line: printer(line)) if printer else None)
+    outcome = result.outcome
+    if outcome is None:  # a bug in this host's run
+        err(f"{host.name}: {result.detail}")
+        return exitcodes.CRITICAL
     restored = undo_restored(outcome, record.findings_before)
     if args.json:
         dump({**outcome_summary(outcome), "original_verdict_restored": restored})
@@ -80,7 +74,9 @@ async def undo(host: Host, args: argparse.Namespace, transcript: Transcript) -> 
     return exitcodes.OK if outcome.applied else exitcodes.CRITICAL
 
 
-async def fleet_undo(hosts: list[Host], args: argparse.Namespace, transcript: Transcript) -> int:
+async def fleet_undo(
+    hosts: list[Host], args: argparse.Namespace, transcript: Transcript, plan_rollout: Rollout
+) -> int:
     """``fix a,b,c --undo last``: each host's newest fix still in place, previewed per host,
     one confirmation, undone concurrently, one row per host (exit codes as the fleet fix)."""
     async with Session(transcript=transcript) as session:
@@ -92,31 +88,22 @@ async def fleet_undo(hosts: list[Host], args: argparse.Namespace, transcript: Tr
                 say(f"{item.host.name}: {item.error}")
             else:
                 show_item(item, args)
-        planned = [i for i in items if i.plan is not None]
+        run = FixSession(session, items, kind="undo", rollout=plan_rollout)
         if args.dry_run:
             if args.json:
                 dump([item_json(i) for i in items])
             return planning_code(items)
-        if not planned:  # nothing to undo anywhere, or nothing that can be: one row each
+        if not run.planned:  # nothing to undo anywhere, or nothing that can be: one row each
             fleet_table([HostFixResult(item=i, outcome=None) for i in items], args)
             return planning_code(items)
-        count = f"{len(planned)} hosts" if len(planned) > 1 else planned[0].host.name
+        count = f"{len(run.planned)} hosts" if len(run.planned) > 1 else run.hosts[0]
         if not confirm(f"Undo the last fix on {count}?", args.yes):
-            for i in planned:
-                _undo_decision(transcript, i, "no")
+            run.decide("no")
             say("Nothing was changed.")
             return exitcodes.OK
-        for i in planned:
-            _undo_decision(transcript, i, "yes")
-        results = await undo_fleet(session, items, None if args.json else host_line)
+        run.decide("yes")
+        results = await run.apply(None if args.json else host_line)
         fleet_table(results, args)
         if args.restart:
-            await restart_fleet(session, results, args)
+            await restart_fleet(run, args)
         return fleet_code(results)
-
-
-def _undo_decision(transcript: Transcript, item: FleetItem, answer: str) -> None:
-    assert item.undo_record is not None
-    transcript.record(
-        "decision", undo=item.undo_record.id, answer=answer, host=item.host.name, fleet=True
-    )

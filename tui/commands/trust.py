@@ -19,6 +19,7 @@ from tui.core.reach.hops import fetch_host_key
 from tui.core.reach.hostkeys import HostKeyChanged, HostKeyError, HostKeyRevoked, add_known_host
 from tui.core.reach.inventory import InventoryError
 from tui.core.reach.sshconnect import Unreachable
+from tui.core.records.decision import Decision, record_decision
 from tui.core.records.transcript import Transcript
 
 
@@ -81,15 +82,14 @@ def run(args: argparse.Namespace) -> int:
         answer = input(f"Add this key to {known}? [y/N] ").strip().lower()
         accepted = answer in ("y", "yes")
     with Transcript.open_session() as transcript:
-        transcript.record(
-            "decision",
-            action="trust-host-key",
-            host=host.name,
-            target=host.target,
-            key_type=info.key_type,
-            fingerprint=info.fingerprint,
-            accepted=accepted,
-        )
+        details = {
+            "target": host.target,
+            "key_type": info.key_type,
+            "fingerprint": info.fingerprint,
+        }
+        answer = "yes" if accepted else "no"
+        trusted = Decision.about("trust-host-key", answer, [host.name], details=details)
+        record_decision(transcript, trusted)
     if not accepted:
         _say("Not trusted; nothing was written.")
         return exitcodes.USAGE

@@ -29,6 +29,7 @@ from textual.worker import Worker, WorkerState
 
 from tui.core import durable, locations
 from tui.core.hosts import Host
+from tui.core.records.decision import Decision, record_decision
 from tui.core.redact import redact_text
 from tui.ui.config import (
     Settings,
@@ -291,7 +292,8 @@ class DetectiveApp(ProbeControl, HostKeyControl, FixControl, App[int]):
     def _quit_decided(self, yes: bool | None) -> None:
         running = dict(self.session.fixes.running)
         answer = "yes" if yes else "no"
-        self.session.record("decision", action="quit", answer=answer, running=running)
+        quit_ = Decision("quit", answer, hosts=tuple(running), details={"running": running})
+        record_decision(self.session, quit_)
         if not yes:
             return
         self._quitting = True

@@ -20,6 +20,8 @@ from typing import Any
 
 from tui.core import locations
 from tui.core.md_safe import md_code, md_text
+from tui.core.records.decision import KIND as DECISION
+from tui.core.records.decision import Decision
 from tui.core.redact import redact
 
 EXPORT_FORMATS = ("md", "html", "json")
@@ -149,6 +151,8 @@ def _describe(event: dict[str, Any]) -> str:
         return f"command{where} ({status}, {event.get('duration_s', 0):.2f} s)"
     if kind == "probe":
         return f"probe{where}: " + (event.get("error") or "ok")
+    if kind == DECISION:  # every shape it was written in
+        return f"decision{where}: {Decision.from_event(event).summary()}"
     return f"{kind}{where}"
 
 

@@ -20,6 +20,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from tui.core.records.decision import KIND as DECISION
+from tui.core.records.decision import Decision
 from tui.core.records.transcript import TranscriptError
 
 HEAD_BYTES = 256  # ts, seq and kind are the first keys of every event
@@ -181,9 +183,8 @@ def describe(event: dict[str, Any]) -> str:
             event.get("error") or f"ok, {gpus} GPU(s), {len(facts.get('pythons') or [])} python(s)"
         )
         return f"probe · {result} · {event.get('duration_s', 0):.2f} s"
-    if kind == "decision":
-        what = event.get("fix") or event.get("undo") or event.get("action") or ""
-        return f"decision · {what}: {event.get('answer')}"
+    if kind == DECISION:  # every shape it was written in
+        return f"decision · {Decision.from_event(event).summary()}"
     if kind == "fix-outcome":
         state = "applied" if event.get("applied") else f"FAILED: {event.get('error')}"
         gone = f" · fixed {_ids(event.get('resolved'))}" if event.get("resolved") else ""

@@ -1,8 +1,10 @@
 """One fix on many hosts: plan each from its own probe, apply concurrently, one row per host.
 
-A host that cannot be reached, cannot be planned for, or fails never stops the others. The
-same goes for undoing fixes on many hosts: each host's undo plan comes from its own undo
-record, the undo is journaled there, and a record is moved aside only where its undo applied.
+A host that cannot be reached, cannot be planned for, or fails never stops the others, unless
+the run was asked to stop on the first failure: the hosts it did not start then are
+``not-started``. The same goes for undoing fixes on many hosts: each host's undo plan comes
+from its own undo record, the undo is journaled there, and a record is moved aside only where
+its undo applied.
 """
 
 from __future__ import annotations
@@ -43,9 +45,11 @@ HostStatus = Literal[
     "stopped",
     "unresolved",
     "not-planned",
+    "not-started",
     "skipped",
     "unreachable",
 ]
+FAILED: tuple[HostStatus, ...] = ("failed", "stopped", "unresolved")  # what stops a rollout
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,7 @@ class HostFixResult:
     item: FleetItem
     outcome: FixOutcome | None
     error: str | None = None
+    not_started: str | None = None  # why a planned host was never started (a stopped rollout)
 
     @property
     def status(self) -> HostStatus:
@@ -75,6 +80,8 @@ class HostFixResult:
             return "skipped"
         if self.item.plan is None:
             return "not-planned"
+        if self.not_started is not None:
+            return "not-started"
         if self.outcome is None or not self.outcome.applied:
             return "stopped" if self.outcome is not None and self.outcome.stopped else "failed"
         if self.item.undo_record is not None:
@@ -87,6 +94,8 @@ class HostFixResult:
 
     @property
     def detail(self) -> str:
+        if self.not_started is not None:
+            return self.not_started
         if self.error or self.item.error:
             return self.error or self.item.error or ""
         o = self.outcome
@@ -242,10 +251,16 @@ async def apply_fleet(
     *,
     concurrency: int = 8,
     record_undo: bool = True,
+    stop_on_failure: bool = False,
+    release: bool = True,
 ) -> list[HostFixResult]:
-    """Apply each planned item; results in the order given. ``on_line(host_name, line)``.
-    ``record_undo=False`` for plans with nothing to undo (restarts)."""
+    """Apply each planned item, at most ``concurrency`` at a time in the order given (a host
+    starts when one ends); results in the order given. ``on_line(host_name, line)``.
+    ``record_undo=False`` for plans with nothing to undo (restarts). ``stop_on_failure``:
+    once a host's result is one of ``FAILED``, the hosts not yet started are not started.
+    ``release``: close each host's connection when it is done."""
     gate = asyncio.Semaphore(concurrency)
+    failed: list[str] = []  # hosts whose result stops the rollout, first first
 
     async def one(item: FleetItem) -> HostFixResult:
         if item.plan is None:
@@ -256,6 +271,9 @@ async def apply_fleet(
                 on_line(item.host.name, line)
 
         async with gate:
+            if stop_on_failure and failed:
+                why = f"not started: the run stopped after {failed[0]} failed"
+                return HostFixResult(item=item, outcome=None, not_started=why)
             try:
                 outcome = await apply_plan(
                     session,
@@ -266,11 +284,15 @@ async def apply_fleet(
                     record_undo=record_undo and item.undo_record is None,
                     undoing=item.undo_record,
                 )
+                result = HostFixResult(item=item, outcome=outcome)
             except Exception as exc:  # one host's bug must not stop the fleet
-                return HostFixResult(item=item, outcome=None, error=f"internal error: {exc!r}")
+                result = HostFixResult(item=item, outcome=None, error=f"internal error: {exc!r}")
             finally:  # each host's session ends with its own run, not the fleet's slowest
-                await session.release(item.host)
-        return HostFixResult(item=item, outcome=outcome)
+                if release:
+                    await session.release(item.host)
+            if result.status in FAILED:
+                failed.append(item.host.name)  # before the gate lets the next host in
+        return result
 
     return list(await asyncio.gather(*(one(i) for i in items)))
 
@@ -354,15 +376,3 @@ async def plan_undo_last(
             stamp=stamp,
         )
     return [items[h.name] for h in hosts]
-
-
-async def undo_fleet(
-    session: Session,
-    items: Sequence[FleetItem],
-    on_line: Callable[[str, str], None] | None = None,
-    *,
-    concurrency: int = 8,
-) -> list[HostFixResult]:
-    """Apply the undo items concurrently; each undo is journaled in its record, which is
-    moved aside only where the undo applied."""
-    return await apply_fleet(session, items, on_line, concurrency=concurrency, record_undo=False)

@@ -3,9 +3,9 @@
 Self-contained: ``FixWizardScreen(host, plan, session)`` needs a ``tui.core.run.runner.Session``
 and a plan from ``tui.core.fixes.build_plan`` (or, with ``undoing=record``, the undo plan of
 that record: its first run is then that undo, journaled in the record). It dismisses with the
-last ``FixOutcome`` (``None`` when nothing ran). Every run goes through
-``tui.core.run.fix_executor.apply_plan``, so the transcript gets the commands, their output and
-the user's decisions.
+last ``FixOutcome`` (``None`` when nothing ran). Every run is a
+``tui.core.run.fix_session.FixSession``: the wizard's buttons are its decisions, and the
+session records them, journals and runs the plan, and builds the restart and undo it offers.
 """
 
 from __future__ import annotations
@@ -24,15 +24,14 @@ from textual.widgets import Button, Log, Static
 from textual.worker import Worker, WorkerState
 
 from tui.core.facts import Facts
-from tui.core.fixes import make_stamp
 from tui.core.fixes.plan import FixPlan
-from tui.core.fixes.restart import restart_after
-from tui.core.fixes.undo import UndoError, UndoRecord, load_record, undo_plan
+from tui.core.fixes.undo import UndoError, UndoRecord
 from tui.core.hosts import Host
 from tui.core.redact import redact_text
-from tui.core.run.fix_executor import FixOutcome, apply_plan
+from tui.core.run.fix_executor import FixOutcome
 from tui.core.run.fix_render import outcome_text, plan_heading, preview_text
-from tui.core.run.outcome_words import plan_kind, status_line
+from tui.core.run.fix_session import FixSession
+from tui.core.run.outcome_words import status_line
 from tui.ui.footer_fit import FitFooter
 from tui.ui.widgets.redacted_log import RedactedLog
 
@@ -58,10 +57,11 @@ class FixLine(Message):
 
 
 class FixDone(Message):
-    def __init__(self, outcome: FixOutcome, kind: str) -> None:
+    def __init__(self, outcome: FixOutcome, run: FixSession) -> None:
         super().__init__()
         self.outcome = outcome
-        self.kind = kind  # "fix", "undo" or "restart"
+        self.run = run
+        self.kind = run.kind  # "fix", "undo" or "restart"
 
 
 class FixWizardScreen(ModalScreen[FixOutcome | None]):
@@ -108,21 +108,20 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
         undoing: UndoRecord | None = None,
     ) -> None:
         """``plan`` is a fix, or an undo / a restart opened on its own (pending work);
-        ``before_fix``: for an undo, the problems its record saw before the fix."""
+        ``before``: the probe a fix was planned from (None: probed when it runs)."""
         super().__init__()
         self.host = host
         self.plan = plan
         self.session = session
-        self.before = before
         self.undoing = undoing  # the record ``plan`` undoes (opened from the recovery screen)
-        self.outcome: FixOutcome | None = None  # the last run (fix, undo or restart)
+        self.run = FixSession.one(session, host, plan, before, undoing=undoing)
+        self.last: FixSession | None = None  # the last run (fix, undo or restart)
+        self.outcome: FixOutcome | None = None  # its outcome
         # undo record of the applied fix, until it is undone
         self.record: str | None = undoing.id if undoing else None
         self.restart_units: tuple[str, ...] = ()  # units still running the old environment
         self.pending: FixPlan | None = None  # an undo/restart plan shown, awaiting confirmation
-        self.pending_record: UndoRecord | None = None  # the record a pending undo reverses
-        # an undo's record: the problems before the fix
-        self.before_fix: tuple[str, ...] | None = undoing.findings_before if undoing else None
+        self.pending_run: FixSession | None = None  # its session
 
     def compose(self) -> ComposeResult:
         with Vertical(id="fix-dialog"):
@@ -173,79 +172,68 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
     def action_apply(self) -> None:
         if self.stage == "running":
             return
-        if self.pending is not None:
-            plan, self.pending = self.pending, None
-            kind = "undo" if plan.fix_id.startswith("undo:") else "restart"
-            self.session.record("decision", host=self.host.name, action=kind, answer="yes")
-            self._start(plan, kind, self.pending_record)
-            return
-        if self.stage != "preview":
-            return
-        self.session.record("decision", host=self.host.name, fix=self.plan.fix_id, answer="yes")
-        if self.undoing is not None:
-            self._start(self.plan, "undo", self.undoing)
+        if self.pending_run is not None:
+            run, self.pending_run, self.pending = self.pending_run, None, None
+        elif self.stage == "preview":
+            run = self.run
         else:
-            self._start(self.plan, plan_kind(self.plan))
+            return
+        run.decide("yes")
+        self._start(run)
 
     @on(Button.Pressed, "#undo")
     def action_undo(self) -> None:
         if self.stage == "running" or self.record is None:
             return
         try:
-            record = load_record(self.host.name, self.record)
+            undo = FixSession.undo_of(self.session, self.host, self.record, sudo=self.plan.sudo)
         except UndoError as exc:
             self._set_status(f"Cannot undo: {exc}")
             return
-        self.pending_record = record
-        self.before_fix = record.findings_before
-        self._offer(undo_plan(record, self.host, sudo=self.plan.sudo, stamp=make_stamp()))
+        self._offer(undo)
 
     @on(Button.Pressed, "#restart")
     def action_restart(self) -> None:
         if self.stage == "running" or not self.restart_units:
             return
-        plan = restart_after(self.outcome, make_stamp()) if self.outcome is not None else None
-        if plan is not None:
-            self._offer(plan)
+        restart = self.last.restart() if self.last is not None else None
+        if restart is not None:
+            self._offer(restart)
 
     @on(Button.Pressed, "#close")
     def action_close(self) -> None:
         if self.stage == "running":
             return
         if self.stage == "preview" and self.outcome is None:
-            self.session.record("decision", host=self.host.name, fix=self.plan.fix_id, answer="no")
+            self.run.decide("no")
         self.dismiss(self.outcome)
 
-    def _offer(self, plan: FixPlan) -> None:
-        """Show a follow-up plan (undo, restart) and wait for Apply as its own confirmation."""
-        self.pending = plan
+    def _offer(self, run: FixSession) -> None:
+        """Show a follow-up (undo, restart) and wait for Apply as its own confirmation."""
+        (plan,) = [i.plan for i in run.planned if i.plan is not None]
+        self.pending, self.pending_run = plan, run
         self.query_one("#fix-verdict-text", Static).update(Content(redact_text(preview_text(plan))))
         self.query_one("#fix-verdict", VerticalScroll).scroll_home(animate=False)
         self.query_one("#apply", Button).disabled = False
         self.query_one("#apply", Button).label = "Confirm (a)"
         self._set_status("Press Confirm (a) to run the commands above.")
 
-    def _start(self, plan: FixPlan, kind: str, undoing: UndoRecord | None = None) -> None:
+    def _start(self, run: FixSession) -> None:
         log = self.query_one("#fix-output", Log)
-        log.write_line(f"── {kind}: {plan.fix_id} on {self.host.name}")
+        for item in run.planned:
+            assert item.plan is not None
+            log.write_line(f"── {run.kind}: {item.plan.fix_id} on {self.host.name}")
         self.query_one("#apply", Button).label = "Apply (a)"
         self.stage = "running"
         self._set_status("Running… every command and its output goes to the session transcript.")
-        self._run(plan, kind, undoing)
+        self._apply(run)
 
     @work(exclusive=True, group="fix", exit_on_error=False)
-    async def _run(self, plan: FixPlan, kind: str, undoing: UndoRecord | None) -> None:
-        before = self.before if kind == "fix" else None
-        outcome = await apply_plan(
-            self.session,
-            self.host,
-            plan,
-            lambda line: self.post_message(FixLine(line)),
-            before=before,
-            record_undo=kind == "fix",
-            undoing=undoing if kind == "undo" else None,
-        )
-        self.post_message(FixDone(outcome, kind))
+    async def _apply(self, run: FixSession) -> None:
+        (result,) = await run.apply(lambda _host, line: self.post_message(FixLine(line)))
+        if result.outcome is None:  # a bug in the run: the worker's error handler says so
+            raise RuntimeError(result.detail)
+        self.post_message(FixDone(result.outcome, run))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A run that crashed must not leave the wizard stuck in "running"."""
@@ -258,13 +246,15 @@ class FixWizardScreen(ModalScreen[FixOutcome | None]):
 
     def on_fix_done(self, message: FixDone) -> None:
         outcome = self.outcome = message.outcome
+        self.last = message.run
         if message.kind == "fix":
             self.record = outcome.record
         elif message.kind == "undo" and outcome.applied:  # the journal set the record aside
-            self.record = self.pending_record = None
-        restart = restart_after(outcome) if message.kind != "restart" else None
+            self.record = None
+        restart = message.run.restart() if message.kind != "restart" else None
         self.restart_units = outcome.pending_restart if restart is not None else ()
-        before_fix = self.before_fix if message.kind == "undo" else None
+        undone = message.run.items[0].undo_record if message.kind == "undo" else None
+        before_fix = undone.findings_before if undone is not None else None
         self.query_one("#fix-verdict-text", Static).update(
             Content(redact_text(outcome_text(outcome, before_fix)))
         )

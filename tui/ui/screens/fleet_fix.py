@@ -4,9 +4,12 @@
 app knows them (their probe and diagnosis). The fixes offered are the union of what each
 host's diagnosis proposed for the finding; each host is planned with its own proposed
 parameters. A host where the fix was not proposed, or cannot be planned, or is not probed,
-is listed with the reason and left out; the others go on. The run goes through
-``tui.core.run.fleet.apply_fleet`` (one failing host never stops the others, every
-command lands in the transcript), and when it ends the screen asks the app to probe the
+is listed with the reason and left out; the others go on. Each run (the fix, its restart,
+its undo) is a ``tui.core.run.fix_session.FixSession``: ``a`` and Esc are its decisions, it
+records them and runs the hosts (one failing host never stops the others, every command
+lands in the transcript). Before a run starts, ``n`` sets how many hosts change at a time
+and ``s`` whether the first failure stops the hosts not started yet (the title shows both;
+those hosts end ``not started``). When a run ends the screen asks the app to probe the
 hosts again, so the fleet table and the groups show the new verdicts. Where the fix left a
 systemd unit running with the old environment, ``r`` previews and (after ``a``) runs the
 restart on those hosts. ``u`` undoes the run on every host it changed, from the undo record
@@ -36,12 +39,12 @@ from textual.worker import Worker, WorkerState
 from tui.core.fixes import make_stamp
 from tui.core.redact import redact_text
 from tui.core.run.fix_render import outcome_text, preview_text
-from tui.core.run.fleet import FleetItem, HostFixResult, apply_fleet, undo_fleet, undo_items
+from tui.core.run.fix_session import DEFAULT_AT_ONCE, FixSession, Rollout
+from tui.core.run.fleet import FleetItem, HostFixResult
 from tui.core.run.fleet_group import (
     FixChoice,
     fix_choices,
     plan_group,
-    restart_items,
     restart_lines,
     undo_lines,
     undoable,
@@ -69,9 +72,11 @@ RESULT_WORDS = {
     "failed": ("failed", "bold red"),
     "stopped": ("stopped (quit)", "bold yellow"),
     "not-planned": ("not planned", "yellow"),
+    "not-started": ("not started", "yellow"),
     "skipped": ("skipped", "dim"),
     "unreachable": ("unreachable", "red"),
 }
+AT_ONCE_STEPS = (1, 2, 4)  # `n` cycles all at once → 1 → 2 → 4 → all at once
 SEVERITY_STYLE = {"critical": "bold red", "warning": "bold yellow", "info": "cyan", "none": "green"}
 
 
@@ -159,6 +164,8 @@ class FleetFixScreen(Screen[None]):
         Binding("a", "apply", "Apply to every planned host", id="fleetfix.apply"),
         Binding("r", "restart", "Restart units", id="fleetfix.restart"),
         Binding("u", "undo", "Undo on every changed host", id="fleetfix.undo"),
+        Binding("n", "at_once", "Hosts at a time", id="fleetfix.at_once"),
+        Binding("s", "stop_on_failure", "Stop on failure", id="fleetfix.stop_on_failure"),
         Binding("escape", "back", "Back", id="fleetfix.back"),
     ]
 
@@ -175,7 +182,11 @@ class FleetFixScreen(Screen[None]):
         self.choices = fix_choices(finding_id, self.states)
         self.choice: FixChoice | None = None
         self.kind: Kind = "fix"
-        self.items: list[FleetItem] = []  # what the preview shows and `a` runs
+        self.run: FixSession | None = None  # what the preview shows and `a` runs
+        self.runs: dict[Kind, FixSession] = {}  # the last run of each kind
+        self.at_once: int | None = None  # hosts at a time (None: all, up to the concurrency)
+        self.stop_on_failure = False
+        self.items: list[FleetItem] = []  # the run's items
         self.results: list[HostFixResult] = []  # of the last run
         self.shown: Kind = "fix"  # what the results on display are about
         self.fixed: list[HostFixResult] = []  # of the fix run (its undo commands stay shown)
@@ -184,9 +195,7 @@ class FleetFixScreen(Screen[None]):
         self._last: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
-        yield Static(
-            Content.assemble(("Fix every host in group  ", "bold"), self.label), id="fleet-title"
-        )
+        yield Static(self._title(), id="fleet-title")
         yield Static(id="fleet-status")
         yield DataTable(id="fleet-choices", cursor_type="row")
         yield Static(id="fleet-choice")
@@ -216,6 +225,40 @@ class FleetFixScreen(Screen[None]):
             "fleet-fix-opened", finding=self.finding_id, hosts=[s.name for s in self.states]
         )
         self.watch_stage("choose")
+
+    # -- the rollout, set before a run --------------------------------------------------------
+    @property
+    def rollout(self) -> Rollout:
+        concurrency = getattr(getattr(self.app, "settings", None), "concurrency", DEFAULT_AT_ONCE)
+        return Rollout(self.at_once or concurrency, self.stop_on_failure)
+
+    def _title(self) -> Content:
+        setting = (
+            "all at once (n: rolling, s: stop on failure)"
+            if self.at_once is None and not self.stop_on_failure
+            else self.rollout.describe()
+        )
+        return Content.assemble(
+            ("Fix every host in group  ", "bold"), self.label, ("  ·  " + setting, "dim")
+        )
+
+    def action_at_once(self) -> None:
+        if self.stage not in ("choose", "preview"):
+            return
+        steps = [None, *AT_ONCE_STEPS]
+        self.at_once = steps[(steps.index(self.at_once) + 1) % len(steps)]
+        self._rollout_changed()
+
+    def action_stop_on_failure(self) -> None:
+        if self.stage not in ("choose", "preview"):
+            return
+        self.stop_on_failure = not self.stop_on_failure
+        self._rollout_changed()
+
+    def _rollout_changed(self) -> None:
+        if self.run is not None:
+            self.run.rollout = self.rollout
+        self.query_one("#fleet-title", Static).update(self._title())
 
     # -- stages ----------------------------------------------------------------------------
     def watch_stage(self, stage: Stage) -> None:
@@ -310,6 +353,8 @@ class FleetFixScreen(Screen[None]):
             )
         if action == "back":
             return self.stage != "running"
+        if action in ("at_once", "stop_on_failure"):
+            return self.stage in ("choose", "preview")
         return True
 
     # -- actions ---------------------------------------------------------------------------
@@ -323,16 +368,18 @@ class FleetFixScreen(Screen[None]):
     def action_apply(self) -> None:
         if self.stage != "preview" or self.choice is None:
             return
-        planned = [i.host.name for i in self.items if i.plan is not None]
-        if not planned:
+        run = self.run
+        if run is None or not run.planned:
             return
-        self._record_decision("yes", hosts=planned)
+        planned = list(run.hosts)
+        run.rollout = self.rollout
+        run.decide("yes")
         what = self.choice.fix_id + KIND_SUFFIX[self.kind]
         self.query_one("#fleet-output", Log).write_line(f"── {what} on {', '.join(planned)}")
         self._fill_hosts_table()
         self.stage = "running"
         self._follow_output()
-        self._run(self.items, self.kind)
+        self._apply(run)
 
     def _follow_output(self) -> None:
         """Show the newest output once the log is laid out again (it was hidden)."""
@@ -346,22 +393,24 @@ class FleetFixScreen(Screen[None]):
     def action_restart(self) -> None:
         if self.stage != "done":
             return
-        items = restart_items(self._changed(), make_stamp())
-        if items:
+        done = self.runs.get(self.kind)
+        restart = done.restart() if done is not None else None
+        if restart is not None:
             self.kind = "restart"
-            self._show_preview(items)
+            self._show_preview(restart)
 
     def action_undo(self) -> None:
         if self.stage != "done" or not self.check_action("undo", ()):
             return
         self.kind = "undo"
-        self._show_preview(undo_items(self.fixed, make_stamp(), self.undone))
+        self._show_preview(self.runs["fix"].undo(undone=self.undone))
 
     def action_back(self) -> None:
         if self.stage == "running":
             return
         if self.stage == "preview":
-            self._record_decision("no")
+            if self.run is not None and self.run.planned:
+                self.run.decide("no")
             if self.kind == "fix":
                 self.stage = "choose"
             else:  # back to the results on display
@@ -369,22 +418,6 @@ class FleetFixScreen(Screen[None]):
                 self.stage = "done"
             return
         self.dismiss()
-
-    def _record_decision(self, answer: str, **extra: object) -> None:
-        if self.kind == "undo":  # one per host, as the CLI records an undo
-            for item in self.items:
-                if item.plan is not None and item.undo_record is not None:
-                    self.session.record(
-                        "decision",
-                        undo=item.undo_record.id,
-                        answer=answer,
-                        host=item.host.name,
-                        fleet=True,
-                    )
-            return
-        fix = self.choice.fix_id if self.choice else ""
-        action = {"action": "restart"} if self.kind == "restart" else {}
-        self.session.record("decision", fix=fix, answer=answer, fleet=True, **action, **extra)
 
     # -- planning --------------------------------------------------------------------------
     @work(exclusive=True, group="fleet-plan", name="fleet fix planning", exit_on_error=False)
@@ -395,10 +428,13 @@ class FleetFixScreen(Screen[None]):
         self.post_message(FleetPlanned(items))
 
     def on_fleet_planned(self, message: FleetPlanned) -> None:
-        self._show_preview(message.items)
+        fix = self.choice.fix_id if self.choice else None
+        run = FixSession(self.session, message.items, fix_id=fix, rollout=self.rollout)
+        self._show_preview(run)
 
-    def _show_preview(self, items: list[FleetItem]) -> None:
-        self.items = items
+    def _show_preview(self, run: FixSession) -> None:
+        self.run = run
+        self.items = run.items
         preview = self.query_one("#fleet-preview", VerticalScroll)
         preview.remove_children()
         widgets = []
@@ -442,19 +478,11 @@ class FleetFixScreen(Screen[None]):
             table.add_row(Text(item.host.name, style="bold"), status, key=item.host.name)
 
     @work(exclusive=True, group="fleet-fix", name="fleet fix", exit_on_error=False)
-    async def _run(self, items: list[FleetItem], kind: Kind) -> None:
-        concurrency = getattr(getattr(self.app, "settings", None), "concurrency", 8)
-
+    async def _apply(self, run: FixSession) -> None:
         def on_line(host: str, line: str) -> None:
             self.post_message(FleetLine(host, line))
 
-        if kind == "undo":
-            results = await undo_fleet(self.session, items, on_line, concurrency=concurrency)
-        else:
-            results = await apply_fleet(
-                self.session, items, on_line, concurrency=concurrency, record_undo=kind == "fix"
-            )
-        self.post_message(FleetDone(results))
+        self.post_message(FleetDone(await run.apply(on_line)))
 
     def on_fleet_line(self, message: FleetLine) -> None:
         self.query_one("#fleet-output", Log).write_line(f"[{message.host}] {message.line}")
@@ -474,6 +502,8 @@ class FleetFixScreen(Screen[None]):
     def on_fleet_done(self, message: FleetDone) -> None:
         self.results = message.results
         self.shown = self.kind
+        if self.run is not None:
+            self.runs[self.kind] = self.run
         if self.kind == "fix":
             self.fixed = message.results
         elif self.kind == "undo":

@@ -1,8 +1,9 @@
 """Undo the newest fix still in place on each marked host: per-host preview → ``a`` → results.
 
 The plans come from ``tui.core.run.fleet.plan_undo_last`` (each host's own undo record; the
-hosts that have one are probed), the run from ``undo_fleet`` (a record is set aside only where
-its undo applied, one failing host never stops the others), as ``fix a,b,c --undo last`` does.
+hosts that have one are probed), the run is a ``tui.core.run.fix_session.FixSession`` (a
+record is set aside only where its undo applied, one failing host never stops the others), as
+``fix a,b,c --undo last`` does.
 Afterwards the hosts are probed again and their pending restarts noted.
 """
 
@@ -26,6 +27,7 @@ from tui.core.hosts import Host
 from tui.ui.messages import ProbeRequested, RunsFinished
 
 if TYPE_CHECKING:
+    from tui.core.run.fix_session import FixSession
     from tui.core.run.fleet import FleetItem, HostFixResult
     from tui.core.run.runner import Session
 
@@ -124,23 +126,19 @@ class UndoMarkedScreen(Screen[None]):
     def action_apply(self) -> None:
         if not self.check_action("apply", ()):
             return
-        for item in self.items:
-            if item.plan is not None and item.undo_record is not None:
-                self.session.record(
-                    "decision", undo=item.undo_record.id, answer="yes", host=item.host.name
-                )
+        from tui.core.run.fix_session import FixSession, Rollout
+
+        concurrency = getattr(getattr(self.app, "settings", None), "concurrency", 8)
+        run = FixSession(self.session, self.items, kind="undo", rollout=Rollout(concurrency))
+        run.decide("yes")  # one decision per host, each naming its record
         self.stage = "running"
         self.refresh_bindings()
         self._status("Undoing… every command and its output goes to the session transcript.")
-        self._run()
+        self._run(run)
 
     @work(exclusive=True, group="undo-marked-run", exit_on_error=False)
-    async def _run(self) -> None:
-        from tui.core.run.fleet import undo_fleet
-
-        concurrency = getattr(getattr(self.app, "settings", None), "concurrency", 8)
-        results = await undo_fleet(self.session, self.items, None, concurrency=concurrency)
-        self.post_message(UndoDone(results))
+    async def _run(self, run: FixSession) -> None:
+        self.post_message(UndoDone(await run.apply()))
 
     def on_undo_done(self, message: UndoDone) -> None:
         self.results = message.results
