@@ -82,6 +82,27 @@ def probe_script() -> str:
     )
 
 
+def trust_prelude(deadline_s: int) -> str:
+    """POSIX sh that defines probe.sh's own ``deadline`` (``timeout -k 2 deadline_s``) and
+    ``trust_check HOSTPATH`` (the trust rule: ``_tw`` empty when the program may run), for a
+    script that runs a program the host chose outside the probe (``explain --container``). The
+    functions are probe.sh's text, so the rule is written once; the helper is not started here
+    (``hxon`` false: the check uses ``readlink`` and ``ls``)."""
+    lines = resources.files(__name__).joinpath("probe.sh").read_text(encoding="utf-8").split("\n")
+    parts = [
+        "TAB='\t'\nNL='\n'",
+        f"T={int(deadline_s)}",
+        "TO=\ncommand -v timeout >/dev/null 2>&1 && TO=timeout",
+        "MYUID=$(id -u 2>/dev/null)",
+        "hxon() { return 1; }",
+    ]
+    for name in ("deadline", "trust_check"):
+        start = lines.index(f"{name}() {{")
+        end = lines.index("}", start)
+        parts.append("\n".join(ln for ln in lines[start : end + 1] if not SH_COMMENT.match(ln)))
+    return "\n".join(parts) + "\n"
+
+
 def probe_env(
     pythons: Sequence[str],
     *,

@@ -8,7 +8,7 @@ goes through the one redaction path (``tui.commands.output``).
 
 Exit codes (CONTRACT.md): 0 a cause confirmed; 1 none confirmed (recognised or not); 2 the
 host could not be reached or probed; 3 bad usage (no text, an unreadable file, a log that is
-not there).
+not there, or a journalctl/docker/podman on the host that the trust rule would not run).
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def _read_text(path: str | None) -> tuple[str, str]:
 
 async def _judge(
     host: Host, source: tuple[SourceKind, str] | None
-) -> tuple[LogText | None, Judged]:
+) -> tuple[LogText | None, Judged | None]:
     from tui.core.run.runner import Session
     from tui.core.run.service import probe_and_judge
 
@@ -82,6 +82,8 @@ async def _judge(
                 from tui.core.run.runner import ProbeResult
 
                 return log, Judged(ProbeResult(host, None, log.error, log.error_kind))
+            if log is not None and log.error:  # nothing to explain: exit 3 without a probe
+                return log, None
             return log, await probe_and_judge(session, host)
 
 

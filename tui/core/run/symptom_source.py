@@ -1,7 +1,9 @@
 """Read the text ``explain`` matches from a host: a unit's journal, a container's log, or a log
 file — the last ``TAIL_LINES`` lines, through the host's transport, under a deadline, every
 name shell-quoted. Nothing read here runs anything: it is only matched (and redacted before
-it is shown).
+it is shown). The program that reads it on a running host (``journalctl``, ``docker``,
+``podman``) runs only when the probe's trust rule lets it (``trusted_run``); ``--log`` runs only
+coreutils' ``tail``, which the probe itself relies on.
 
 A host with a root prefix is an inspected filesystem, not a running system: a log file is
 read under the root, while a journal or a container log is refused — except for a fake tree
@@ -15,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from probes import trust_prelude
 from tui.core.fixes.shell import host_path, q
 
 if TYPE_CHECKING:
@@ -25,6 +28,9 @@ SourceKind = Literal["unit", "container", "log"]
 TAIL_LINES = 300
 DEADLINE_S = 30.0
 NOT_FOUND = 66  # the script's exit status when there is nothing to read (EX_NOINPUT)
+NOT_TRUSTED = 77  # … when the program that would read it fails the trust rule (EX_NOPERM)
+RUN_DEADLINE_S = 20  # the program's own deadline on the host, inside DEADLINE_S
+TIMED_OUT = (124, 137)  # timeout's statuses: the deadline ended it
 
 
 @dataclass(frozen=True)
@@ -67,10 +73,8 @@ def read_script(host: Host, kind: SourceKind, name: str) -> str:
                 return refuse
             journalctl = host_path(host, "/usr/bin/journalctl")
             return f"{journalctl} -u {q(name)} -n {n} --no-pager 2>&1"
-        return (
-            f"if command -v journalctl >/dev/null 2>&1; then "
-            f"journalctl -u {q(name)} -n {n} --no-pager 2>&1; else "
-            f"echo 'journalctl is not installed here' >&2; exit {NOT_FOUND}; fi"
+        return trusted_run(
+            ("journalctl",), f"-u {q(name)} -n {n} --no-pager", "journalctl is not installed here"
         )
     if root:
         if not host.fake_tree:
@@ -81,10 +85,29 @@ def read_script(host: Host, kind: SourceKind, name: str) -> str:
             f"elif [ -x {podman} ]; then {podman} logs --tail {n} {q(name)} 2>&1; "
             f"else {refuse}; fi"
         )
+    return trusted_run(
+        ("docker", "podman"),
+        f"logs --tail {n} {q(name)}",
+        "neither docker nor podman is installed here",
+    )
+
+
+def trusted_run(programs: tuple[str, ...], args: str, missing: str) -> str:
+    """Shell that runs the first of ``programs`` on PATH that the probe's trust rule lets run
+    (``probes.trust_prelude``: owned by root or the user, nothing above it writable by others)
+    with ``args`` (already quoted) under ``RUN_DEADLINE_S``; one that fails the rule is never
+    run: when none passes, the reasons go to stderr and it exits ``NOT_TRUSTED``."""
     return (
-        f"if command -v docker >/dev/null 2>&1; then docker logs --tail {n} {q(name)} 2>&1; "
-        f"elif command -v podman >/dev/null 2>&1; then podman logs --tail {n} {q(name)} 2>&1; "
-        f"else echo 'neither docker nor podman is installed here' >&2; exit {NOT_FOUND}; fi"
+        f"{trust_prelude(RUN_DEADLINE_S)}_why=\n"
+        f"for _p in {' '.join(programs)}; do\n"
+        '  _b=$(command -v "$_p" 2>/dev/null) || continue\n'
+        '  trust_check "$_b"\n'
+        f'  if [ -z "$_tw" ]; then deadline "$_b" {args} 2>&1; exit $?; fi\n'
+        '  _why="$_why${_why:+; }$_p $_b not run: $_tw"\n'
+        "done\n"
+        f'if [ -n "$_why" ]; then echo "$_why; nothing was run: give the text with --text" >&2; '
+        f"exit {NOT_TRUSTED}; fi\n"
+        f"echo {q(missing)} >&2; exit {NOT_FOUND}\n"
     )
 
 
@@ -99,8 +122,9 @@ async def read_log(session: Session, host: Host, kind: SourceKind, name: str) ->
     )
     if result.exit_status is None and not result.timed_out:
         return LogText("", source, result.error or "no answer", result.error_kind or "unreachable")
-    if result.timed_out:
-        why = f"reading it took longer than {DEADLINE_S:.0f} s"
+    if result.timed_out or result.exit_status in TIMED_OUT:
+        limit = DEADLINE_S if result.timed_out else RUN_DEADLINE_S
+        why = f"reading it took longer than {limit:.0f} s"
         return LogText(result.output, source, why, "timeout")
     if result.exit_status != 0:
         why = result.output.strip().splitlines()[-1:] or [f"exit status {result.exit_status}"]
