@@ -1249,6 +1249,12 @@ DT_ARGV_EOF
 UNITS=
 BARE_PIDS=
 CONTAINERS= # "ENGINE ID" lines: the containers serving processes run in (their cgroup says)
+# The cgroup path shapes (from /proc/PID/cgroup captures in public threads): docker-ID.scope and
+# /docker/ID (moby/moby#33352), libpod-ID.scope; Kubernetes' CRI runtimes, read with crictl:
+# .../kubepods-burstable-podUID.slice/cri-containerd-ID.scope (netdata/netdata#4868),
+# crio-ID.scope (opencontainers/runc#4620), cgroup v1's kubepods-…slice:cri-containerd:ID
+# (open-telemetry/opentelemetry-java#4507) and the cgroupfs driver's
+# /kubepods/burstable/podUID/ID (google/cadvisor#2540).
 # ctr_id ENGINE ID.scope — _ctr="ENGINE ID" when ID is a container id (64 hex digits)
 ctr_id() {
   _ctid=${2%.scope}
@@ -1336,7 +1342,7 @@ DT_ARGV_EOF
       _gifs=$IFS
       IFS=/
       set -f
-      _cgprev=
+      _cgprev= _cgkube=
       for _part in $_cgp; do
         case $_part in
           user@*.service) ;;
@@ -1344,7 +1350,18 @@ DT_ARGV_EOF
           docker-*.scope) ctr_id docker "${_part#docker-}" ;;
           libpod-conmon-*) ;;
           libpod-*.scope) ctr_id podman "${_part#libpod-}" ;;
-          *) if [ "$_cgprev" = docker ]; then ctr_id docker "$_part"; fi ;; # cgroupfs: /docker/ID
+          cri-containerd-*.scope) ctr_id crictl "${_part#cri-containerd-}" ;;
+          crio-conmon-*) ;;
+          crio-*.scope) ctr_id crictl "${_part#crio-}" ;;
+          *:cri-containerd:*) ctr_id crictl "${_part##*:cri-containerd:}" ;;
+          kubepods) _cgkube=1 ;;
+          *)
+            if [ "$_cgprev" = docker ]; then # cgroupfs: /docker/ID
+              ctr_id docker "$_part"
+            elif [ -n "$_cgkube" ]; then # cgroupfs: /kubepods[/QOS]/podUID/ID
+              case $_cgprev in pod*) ctr_id crictl "$_part" ;; esac
+            fi
+            ;;
         esac
         _cgprev=$_part
       done
@@ -1352,6 +1369,7 @@ DT_ARGV_EOF
       IFS=$_gifs
     done <"$_pd/cgroup"
   fi
+  [ -n "$_ctr" ] && _unit= # a container under containerd.service is not that unit's process
   [ -n "$_unit" ] && rec ctxkv "$_pcid" unit "$_unit"
   if [ -n "$_ctr" ]; then
     rec ctxkv "$_pcid" container "$_ctr"
@@ -2427,7 +2445,8 @@ symptom_fds() {
 }
 
 # symptom_containers — the log tail of each container a serving process runs in (`docker logs
-# --tail SYMPTOM_SCAN ID` or podman's, under the step deadline), when that engine's binary passes
+# --tail SYMPTOM_SCAN ID`, podman's, or `crictl logs --tail N ID`: crictl's logs takes --tail,
+# kubernetes-sigs/cri-tools cmd/crictl/logs.go), under the step deadline, when its binary passes
 # the trust rule: `symptom container ID12 LINE` (ID12: the id as `docker ps` shows it).
 symptom_containers() {
   _scifs=$IFS

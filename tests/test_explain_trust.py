@@ -19,6 +19,7 @@ from tui.core import exitcodes
 from tui.core.hosts import Host
 from tui.core.run.symptom_source import NOT_TRUSTED, read_script
 
+PROGRAMS = [("container", "docker"), ("container", "crictl"), ("unit", "journalctl")]
 LINE = "RuntimeError: FlashInfer requires GPUs with sm75 or higher"
 
 
@@ -37,7 +38,7 @@ def run_read(kind: str, path: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["sh", "-s"], input=script, env=env, capture_output=True, text=True)
 
 
-@pytest.mark.parametrize(("kind", "program"), [("container", "docker"), ("unit", "journalctl")])
+@pytest.mark.parametrize(("kind", "program"), PROGRAMS)
 def test_a_trusted_program_runs(tmp_path: Path, kind: str, program: str) -> None:
     marker = tmp_path / "ran"
     stand_in(tmp_path / "bin", program, marker)
@@ -47,7 +48,7 @@ def test_a_trusted_program_runs(tmp_path: Path, kind: str, program: str) -> None
     assert marker.exists()
 
 
-@pytest.mark.parametrize(("kind", "program"), [("container", "docker"), ("unit", "journalctl")])
+@pytest.mark.parametrize(("kind", "program"), PROGRAMS)
 def test_a_world_writable_directory_is_not_run(tmp_path: Path, kind: str, program: str) -> None:
     marker = tmp_path / "ran"
     bad = tmp_path / "ww"

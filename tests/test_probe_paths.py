@@ -111,6 +111,7 @@ def fake_hosts() -> dict[str, fakehost.FakeHostSpec]:
     hosts = {h.name: h.spec() for h in DEMO_HOSTS if h.spec is not None}
     hosts["awkward"] = awkward_spec()
     hosts["container"] = container_server()  # docker logs of a containerised server
+    hosts["kube"] = container_server("crictl")  # crictl logs of a Kubernetes pod's server
     hosts["cudnn-ld"] = ld_host("9.1.0")  # cuDNN 9 sub-libraries on LD_LIBRARY_PATH
     spec = fakehost.reference_ct200()
     hosts["forged"] = dataclasses.replace(

@@ -53,7 +53,7 @@ def _probe(root: Path, step_timeout_s: float = 20) -> tuple[str, dict]:
     return out, host_json(ProbeResult(host, facts), diagnose(facts, host))
 
 
-@pytest.mark.parametrize("engine", ["docker", "podman"])
+@pytest.mark.parametrize("engine", ["docker", "podman", "crictl"])
 def test_the_containers_log_is_its_symptom(tmp_path: Path, engine: str) -> None:
     fake = fakehost.build_fake_host(tmp_path / "h", container_server(engine))
     out, data = _probe(fake.root)
@@ -84,6 +84,35 @@ def test_only_a_container_id_is_read(tmp_path: Path, cgroup: str, read: bool) ->
     assert ("symptoms" in data) is read
 
 
+POD = "kubepods-burstable-pod0125ec2f_b64a_4868_8f5b_94b56cbab864.slice"
+
+
+@pytest.mark.parametrize(
+    ("cgroup", "read"),
+    [  # the shapes of public /proc/PID/cgroup captures (probe.sh cites them)
+        (f"0::/kubepods.slice/kubepods-burstable.slice/{POD}/cri-containerd-{CID}.scope\n", True),
+        (f"0::/kubepods.slice/{POD}/crio-{CID}.scope\n", True),
+        (f"1:name=systemd:/system.slice/containerd.service/{POD}:cri-containerd:{CID}\n", True),
+        (f"12:memory:/kubepods/burstable/pod1ff47ee6-9685-4726-ac6f-0ff070c452d6/{CID}\n", True),
+        (f"4:pids:/kubepods/pod1ff47ee6-9685-4726-ac6f-0ff070c452d6/{CID}\n", True),
+        (f"0::/kubepods/burstable/{CID}\n", False),  # no pod level above it
+        (f"0::/kubepods.slice/{POD}/crio-conmon-{CID}.scope\n", False),  # CRI-O's monitor
+    ],
+)
+def test_kubernetes_containers_are_read_with_crictl(
+    tmp_path: Path, cgroup: str, read: bool
+) -> None:
+    fake = fakehost.build_fake_host(tmp_path / "h", container_server("crictl"))
+    (fake.root / "proc" / "4242" / "cgroup").write_text(cgroup)
+    _out, data = _probe(fake.root)
+    server = next(c for c in data["facts"]["contexts"] if c["kind"] == "process")
+    assert server.get("container") == (f"crictl {CID}" if read else None)
+    assert server.get("unit") is None  # containerd.service is not the server's unit
+    assert [s["source"] for s in data.get("symptoms", [])] == (
+        [f"container {SHORT}"] if read else []
+    )
+
+
 def test_a_stalled_engine_ends_by_its_deadline(tmp_path: Path) -> None:
     """`docker logs` that never answers (blocked opening a FIFO no one writes): the step
     deadline ends it, the probe finishes and says which step timed out."""
@@ -110,11 +139,13 @@ def test_over_real_sshd(ssh_env: Any, tmp_path: Path, capsys: pytest.CaptureFixt
     ]
 
 
+@pytest.mark.parametrize("engine", ["docker", "crictl"])
 def test_explain_reads_the_container_on_a_fake_tree(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str
 ) -> None:
     inv = tmp_path / "hosts.yaml"
-    inv.write_text(yaml.safe_dump({"hosts": [entry(tmp_path, "ct200", container_server())]}))
+    spec = container_server(engine)
+    inv.write_text(yaml.safe_dump({"hosts": [entry(tmp_path, "ct200", spec)]}))
     code = main(["--hosts", str(inv), "explain", "ct200", "--container", CID, "--json"])
     data = json.loads(capsys.readouterr().out)
     assert code == exitcodes.OK

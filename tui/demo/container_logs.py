@@ -1,5 +1,5 @@
-"""A fake host's ``usr/bin/docker`` (or ``podman``): ``logs --tail N ID`` prints the tail of the
-container's log, kept as a text file in the tree (``LOG_DIR/<id>``, written from
+"""A fake host's ``usr/bin/docker`` (``podman``, ``crictl``): ``logs --tail N ID`` prints the
+tail of the container's log, kept as a text file in the tree (``LOG_DIR/<id>``, written from
 ``FakeHostSpec.files``), as the engine prints a container's stdout and stderr; a container
 without one has printed nothing."""
 

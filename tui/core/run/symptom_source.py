@@ -2,14 +2,14 @@
 file — the last ``TAIL_LINES`` lines, through the host's transport, under a deadline, every
 name shell-quoted. Nothing read here runs anything: it is only matched (and redacted before
 it is shown). The program that reads it on a running host (``journalctl``, ``docker``,
-``podman``) runs only when the probe's trust rule lets it (``trusted_run``); ``--log`` runs only
-coreutils' ``tail``, which the probe itself relies on.
+``podman``, ``crictl``) runs only when the probe's trust rule lets it (``trusted_run``);
+``--log`` runs only coreutils' ``tail``, which the probe itself relies on.
 
 A host with a root prefix is an inspected filesystem, not a running system: a log file is
 read under the root, while a journal or a container log is refused — except for a fake tree
 detective-tui built (``Host.fake_tree``: the inventory says so, never the tree), whose own
-``usr/bin/journalctl`` stands in for journald and ``usr/bin/docker`` (``podman``), when it has
-one, for the container engine.
+``usr/bin/journalctl`` stands in for journald and ``usr/bin/docker`` (``podman``, ``crictl``),
+when it has one, for the container engine.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ DEADLINE_S = 30.0
 NOT_FOUND = 66  # the script's exit status when there is nothing to read (EX_NOINPUT)
 NOT_TRUSTED = 77  # … when the program that would read it fails the trust rule (EX_NOPERM)
 RUN_DEADLINE_S = 20  # the program's own deadline on the host, inside DEADLINE_S
+ENGINES = ("docker", "podman", "crictl")  # each takes `logs --tail N NAME|ID`
 TIMED_OUT = (124, 137)  # timeout's statuses: the deadline ended it
 
 
@@ -79,17 +80,12 @@ def read_script(host: Host, kind: SourceKind, name: str) -> str:
     if root:
         if not host.fake_tree:
             return refuse
-        docker, podman = (host_path(host, f"/usr/bin/{e}") for e in ("docker", "podman"))
-        return (
-            f"if [ -x {docker} ]; then {docker} logs --tail {n} {q(name)} 2>&1; "
-            f"elif [ -x {podman} ]; then {podman} logs --tail {n} {q(name)} 2>&1; "
-            f"else {refuse}; fi"
+        tries = "".join(
+            f"if [ -x {e} ]; then {e} logs --tail {n} {q(name)} 2>&1; el"
+            for e in (host_path(host, f"/usr/bin/{p}") for p in ENGINES)
         )
-    return trusted_run(
-        ("docker", "podman"),
-        f"logs --tail {n} {q(name)}",
-        "neither docker nor podman is installed here",
-    )
+        return f"{tries}se {refuse}; fi"
+    return trusted_run(ENGINES, f"logs --tail {n} {q(name)}", "no docker, podman or crictl here")
 
 
 def trusted_run(programs: tuple[str, ...], args: str, missing: str) -> str:

@@ -463,6 +463,10 @@ def _maps_text(paths: Sequence[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# a pod's slice as the kubelet's systemd cgroup driver names it (netdata/netdata#4868)
+KUBE_POD = "kubepods-burstable-pod03f3f104_3215_44f2_9686_d4dd1f05a7ed.slice"
+
+
 def _build_process(root: Path, proc: ProcessSpec) -> None:
     pdir = in_tree(root, f"/proc/{proc.pid}")
     if proc.mapped:
@@ -478,13 +482,17 @@ def _build_process(root: Path, proc: ProcessSpec) -> None:
         f"Name:\t{name}\nState:\tS (sleeping)\nPid:\t{proc.pid}\nPPid:\t{proc.ppid}\n",
     )
     engine, _, cid = (proc.container or "").partition(" ")
-    scope = {"docker": f"docker-{cid}.scope", "podman": f"libpod-{cid}.scope"}.get(engine)
+    scope = {
+        "docker": f"/system.slice/docker-{cid}.scope",
+        "podman": f"/system.slice/libpod-{cid}.scope",
+        "crictl": f"/kubepods.slice/kubepods-burstable.slice/{KUBE_POD}/cri-containerd-{cid}.scope",
+    }.get(engine)
     if proc.container and scope is None:
-        raise ValueError(f"container {proc.container!r}: the engine is docker or podman")
+        raise ValueError(f"container {proc.container!r}: the engine is docker, podman or crictl")
     cgroup = (
         f"0::/system.slice/{proc.unit}\n"
         if proc.unit
-        else f"0::/system.slice/{scope}\n"
+        else f"0::{scope}\n"
         if scope
         else "0::/user.slice/user-0.slice/session-1.scope\n"
     )

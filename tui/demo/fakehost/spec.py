@@ -162,8 +162,9 @@ class ProcessSpec:
     gpu_index: int | None = None  # the GPU it holds memory on (None: every GPU)
     # a host path /proc/PID/fd/1 and 2 lead to (started with `> FILE 2>&1`); None: no fd dir
     stdout: str | None = None
-    # "docker <64 hex>" or "podman <id>": the container it runs in (its cgroup says so), whose
-    # log the tree's usr/bin/<engine> stand-in prints (tui.demo.container_logs)
+    # "docker <64 hex>", "podman <id>" or "crictl <id>" (a Kubernetes pod's container under
+    # containerd): the container it runs in (its cgroup says so), whose log the tree's
+    # usr/bin/<engine> stand-in prints (tui.demo.container_logs)
     container: str | None = None
 
 
