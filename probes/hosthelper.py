@@ -339,14 +339,26 @@ def guard(fifo_dir, helper, events):
 
 
 # ---- start-up: the temp dir pick_tmpdir would choose, the FIFOs, then the background --------
-def own_gone(path):
-    """A detective-tui.PID.XXXXXX dir of ours whose probe is gone (sweep_tmp)."""
+def own_tag():
+    """What a temp dir's ``probe`` file says: made by detective-tui in this PID namespace."""
+    try:
+        return "detective-tui " + os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return "detective-tui"
+
+
+def own_gone(path, tag):
+    """A detective-tui.PID.XXXXXX dir of ours, made in this PID namespace (``tag``), whose
+    probe is gone (sweep_tmp): a pid in another namespace cannot be seen from this one."""
     parts = os.path.basename(path).split(".")
     if len(parts) != 3 or not parts[1].isdigit() or len(parts[2]) != 6:
         return False
     try:
         if os.lstat(path).st_uid != os.geteuid() or not os.path.isdir(path):
             return False
+        with open(path + "/probe") as f:
+            if f.readline() != tag + "\n":
+                return False
         os.kill(int(parts[1]), 0)
     except ProcessLookupError:
         return True
@@ -368,6 +380,7 @@ def remove_tree(path):
 def pick_dir(pid):
     """pick_tmpdir's choice: (dir, notes); dir None when none holds data."""
     notes, seen = [], set()
+    tag = own_tag()
     env = os.environ
     bases = (env.get("TMPDIR", ""), "/tmp", "/var/tmp", "/dev/shm", env.get("HOME", ""))
     for base in bases:
@@ -379,7 +392,7 @@ def pick_dir(pid):
             continue
         try:
             for name in os.listdir(base):
-                if name.startswith("detective-tui.") and own_gone(os.path.join(base, name)):
+                if name.startswith("detective-tui.") and own_gone(os.path.join(base, name), tag):
                     remove_tree(os.path.join(base, name))
         except OSError:
             pass
@@ -402,9 +415,9 @@ def pick_dir(pid):
             continue
         try:
             with open(path + "/probe", "w") as f:
-                f.write("detective-tui\n")
+                f.write(tag + "\n")
             with open(path + "/probe") as f:
-                if f.readline() == "detective-tui\n":
+                if f.readline() == tag + "\n":
                     return path, notes
         except OSError:
             pass

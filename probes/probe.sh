@@ -1668,11 +1668,15 @@ probe_libcuda() {
 # of $TMPDIR, /tmp, /var/tmp, /dev/shm, $HOME that really holds data (a full filesystem still
 # creates directories, so a line is written and read back). With none they run one after the
 # other in the foreground, through pipes only. Directories left by probes that were killed
-# (named after their pid, which is gone) are removed on the way. The directory is announced to
-# the client (@@detective-tui-tmpdir), whose kill path removes it too.
+# (named after their pid, which is gone) are removed on the way, but only those whose `probe`
+# file names this PID namespace: a probe running in another namespace (a container sharing
+# /tmp) has a pid this one cannot see. The directory is announced to the client
+# (@@detective-tui-tmpdir), whose kill path removes it too.
 BGDIR=
 pick_tmpdir() {
   command -v mktemp >/dev/null 2>&1 || return 0
+  _ns=$(deadline readlink "/proc/$$/ns/pid" 2>/dev/null) || _ns=
+  _tag="detective-tui${_ns:+ $_ns}"
   _tseen=:
   for _tb in "${TMPDIR:-}" /tmp /var/tmp /dev/shm "${HOME:-}"; do
     _tb=${_tb%/}
@@ -1686,8 +1690,8 @@ pick_tmpdir() {
       continue
     fi
     _tl=
-    { echo detective-tui >"$_td/probe" && read -r _tl <"$_td/probe"; } 2>/dev/null
-    if [ "$_tl" = detective-tui ]; then
+    { echo "$_tag" >"$_td/probe" && read -r _tl <"$_td/probe"; } 2>/dev/null
+    if [ "$_tl" = "$_tag" ]; then
       BGDIR=$_td
       printf '@@detective-tui-tmpdir %s\n' "$BGDIR"
       return 0
@@ -1748,13 +1752,17 @@ hx_boot() {
   printf '@@detective-tui-tmpdir %s\n' "$BGDIR"
 }
 
-# sweep_tmp DIR — remove our own detective-tui.PID.* directories whose probe is gone.
+# sweep_tmp DIR — remove our own detective-tui.PID.* directories whose probe is gone: made in
+# this PID namespace ($_tag in their `probe` file), their pid no longer there.
 sweep_tmp() {
   for _old in "$1"/detective-tui.*.??????; do
     [ -d "$_old" ] && [ -O "$_old" ] || continue
     _op=${_old##*/detective-tui.}
     _op=${_op%%.*}
     case $_op in '' | *[!0-9]*) continue ;; esac
+    _otag=
+    { read -r _otag <"$_old/probe"; } 2>/dev/null
+    [ "$_otag" = "$_tag" ] || continue
     kill -0 "$_op" 2>/dev/null && continue
     rm -rf "$_old"
   done

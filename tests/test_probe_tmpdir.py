@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -140,6 +141,42 @@ async def test_a_probe_killed_with_sigkill_leaves_nothing(
     slow_login.unlink()
     await probe(sshd_tmp, tmp_path / "again", monkeypatch)
     assert not left.exists()
+
+
+@pytest.mark.parametrize("path", ["sh", "auto"])
+async def test_the_sweep_spares_a_probe_of_another_pid_namespace(
+    sshd_tmp: TmpSSHD, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
+    """A probe running in another PID namespace (a container sharing the temp dir) has a pid
+    this one cannot see: before, the next probe here took it for dead and removed its dir.
+    Only a dir whose ``probe`` file names this namespace is swept; so is none of an older
+    probe's, which named no namespace."""
+    pid = _unused_pid()
+    mine = os.readlink("/proc/self/ns/pid")
+    planted = {
+        "other": f"detective-tui pid:[{int(mine[5:-1]) + 1}]",
+        "older": "detective-tui",
+        "this": f"detective-tui {mine}",
+    }
+    dirs = {}
+    for n, (what, tag) in enumerate(planted.items()):
+        d = sshd_tmp.tmpdir / f"detective-tui.{pid}.{what[:3]}{n:03d}"
+        d.mkdir()
+        (d / "probe").write_text(tag + "\n")
+        dirs[what] = d
+    try:
+        await probe(sshd_tmp, tmp_path, monkeypatch, env={"DT_PROBE_PATH": path})
+        assert dirs["other"].exists() and dirs["older"].exists()
+        assert not dirs["this"].exists()
+    finally:
+        for d in dirs.values():
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def _unused_pid() -> int:
+    """A pid no process has now (the sweep takes its owner for gone)."""
+    top = int(Path("/proc/sys/kernel/pid_max").read_text())
+    return next(p for p in range(top - 1, 1, -1) if not Path(f"/proc/{p}").exists())
 
 
 async def _appears(env: TmpSSHD, before: set[Path]) -> Path:
