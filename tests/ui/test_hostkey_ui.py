@@ -51,8 +51,10 @@ async def test_unknown_key_accept_appends_and_reconnects(
         assert key in env.known_hosts.read_text()
         assert app.fleet["box"].facts is not None
         events = read_events(app.transcript_path)
-        decisions = [e for e in events if e["kind"] == "hostkey-decision"]
-        assert decisions and decisions[0]["accepted"] is True
+        (decision,) = [e for e in events if e["kind"] == "decision"]
+        assert decision["action"] == "trust-host-key" and decision["answer"] == "yes"
+        assert decision["host"] == "box" and decision["hosts"] == ["box"]
+        assert decision["details"]["fingerprint"] == sshd.host_fingerprint
 
 
 async def test_unknown_key_refused_writes_nothing(sshd: SSHD, tmp_path: Path, monkeypatch) -> None:

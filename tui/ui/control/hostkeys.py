@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 
+from tui.core.records.decision import Decision, record_decision
 from tui.ui.fleet_state import HostState
 from tui.ui.screens.hostkey import HostKeyChangedScreen, HostKeyRevokedScreen, HostKeyScreen
 
@@ -53,7 +54,11 @@ class HostKeyControl:
         self._next_key_prompt()
 
     def _key_decided(self, state: HostState, accepted: bool) -> None:
-        self.session.record("hostkey-decision", host=state.name, accepted=accepted)
+        _, target, key_type, fingerprint, _, _ = self._key_dialog_args(state)
+        details = {"target": target, "key_type": key_type, "fingerprint": fingerprint}
+        answer = "yes" if accepted else "no"
+        trusted = Decision.about("trust-host-key", answer, [state.name], details=details)
+        record_decision(self.session, trusted)
         if accepted:
             self.run_worker(
                 self._trust(state), name=f"trust {state.name}", group="trust", exit_on_error=False
