@@ -2455,7 +2455,8 @@ symptom_fds() {
 # symptom_containers — the log tail of each container a serving process runs in (`docker logs
 # --tail SYMPTOM_SCAN ID`, podman's, or `crictl logs --tail N ID`: crictl's logs takes --tail,
 # kubernetes-sigs/cri-tools cmd/crictl/logs.go), under the step deadline, when its binary passes
-# the trust rule: `symptom container ID12 LINE` (ID12: the id as `docker ps` shows it).
+# the trust rule: `symptom container "NAME (ID12)" LINE` (ID12: the id as `docker ps` shows it;
+# NAME from ctr_names, only when it is one of docker's name characters; else just ID12).
 symptom_containers() {
   _scifs=$IFS
   IFS=$NL
@@ -2471,11 +2472,41 @@ symptom_containers() {
         continue
       fi
     fi
+    ctr_names "$_sce" "$_scb"
     run "$_scb" logs --tail "$SYMPTOM_SCAN" "$_scid"
     case $_rc in 124 | 137) rec timeout "$_sce logs" ;; esac
-    [ "$_rc" -eq 0 ] && symptom_lines container "${_scid%"${_scid#????????????}"}" "$_out"
+    [ "$_rc" -eq 0 ] || continue
+    _scs=${_scid%"${_scid#????????????}"} _scn=
+    case "$NL$CTR_NAMES$NL" in *"$NL$_scid "*)
+      _scn=${CTR_NAMES#*"$_scid "}
+      _scn=${_scn%%"$NL"*}
+      ;;
+    esac
+    case $_scn in '' | *[!A-Za-z0-9_.,-]*) _scn= ;; *) redact_line "$_scn" && _scn=$_rl ;; esac
+    [ "${#_scn}" -le 128 ] || _scn=
+    symptom_lines container "${_scn:+$_scn (}$_scs${_scn:+)}" "$_out"
   done
   IFS=$_scifs
+}
+
+# ctr_names ENGINE BINARY — once per engine (docker, podman), all its containers' names: one
+# `ps --no-trunc --format '{{.ID}} {{.Names}}'` under the step deadline, its output capped at
+# CTR_NAMES_CAP bytes, appended to CTR_NAMES ("ID NAMES" lines). Refused or timed out: none,
+# and the source stays the id. `.ID` and `.Names` are docker ps's documented placeholders
+# (podman ps takes the same Go template). crictl's ps has no such format: its containers keep
+# the id.
+CTR_NAMES=
+CTR_ASKED=
+CTR_NAMES_CAP=65536
+ctr_names() {
+  case $1 in docker | podman) ;; *) return 0 ;; esac
+  case " $CTR_ASKED " in *" $1 "*) return 0 ;; esac
+  CTR_ASKED="$CTR_ASKED $1"
+  run_cap "$1 ps" "$CTR_NAMES_CAP" "$2" ps --no-trunc --format '{{.ID}} {{.Names}}'
+  case $_rc in
+    0) CTR_NAMES="$CTR_NAMES$_out$NL" ;;
+    124 | 137) rec timeout "$1 ps" ;;
+  esac
 }
 
 probe_symptoms() {

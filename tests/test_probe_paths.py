@@ -18,11 +18,12 @@ from pathlib import Path
 import pytest
 from test_cudnn_sublibs import ld_host
 from test_probe_fakehosts import awkward_spec
-from test_symptoms_container import container_server
+from test_symptoms_container import CID, container_server
 
 from probes import SENTINEL, probe_env, probe_script
 from tui.core.facts.build import facts_from_output
 from tui.demo import fakehost
+from tui.demo.container_logs import NAMES_PATH
 from tui.demo.fleet import DEMO_HOSTS
 
 # the helper runs on this machine's own python3 (never a tree's), owned by root
@@ -110,7 +111,10 @@ def assert_same(sh_out: str, py_out: str) -> None:
 def fake_hosts() -> dict[str, fakehost.FakeHostSpec]:
     hosts = {h.name: h.spec() for h in DEMO_HOSTS if h.spec is not None}
     hosts["awkward"] = awkward_spec()
-    hosts["container"] = container_server()  # docker logs of a containerised server
+    named = container_server()  # docker logs of a containerised server, docker ps its name
+    hosts["container"] = dataclasses.replace(
+        named, files={**named.files, NAMES_PATH: f"{CID} sglang-kimi\n"}
+    )
     hosts["kube"] = container_server("crictl")  # crictl logs of a Kubernetes pod's server
     hosts["cudnn-ld"] = ld_host("9.1.0")  # cuDNN 9 sub-libraries on LD_LIBRARY_PATH
     spec = fakehost.reference_ct200()

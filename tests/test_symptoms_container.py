@@ -26,7 +26,7 @@ from tui.core.judge.diagnosis import diagnose
 from tui.core.records.report import host_json
 from tui.core.run.runner import ProbeResult
 from tui.demo import fakehost
-from tui.demo.container_logs import log_path
+from tui.demo.container_logs import NAMES_PATH, log_path
 from tui.demo.journal import journal_path
 
 CID = "3f9c1e0b7a5d42c8e6f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7"
@@ -111,6 +111,34 @@ def test_kubernetes_containers_are_read_with_crictl(
     assert [s["source"] for s in data.get("symptoms", [])] == (
         [f"container {SHORT}"] if read else []
     )
+
+
+OTHER = "9" * 64  # another container of the host, not a server's
+
+
+@pytest.mark.parametrize(
+    ("names", "source"),
+    [
+        (f"{OTHER} redis\n{CID} sglang-kimi\n", f"container sglang-kimi ({SHORT})"),
+        (f"{CID} sglang,kimi_tp8\n", f"container sglang,kimi_tp8 ({SHORT})"),
+        (f"{CID} $(touch /tmp/x)\n", f"container {SHORT}"),  # not a name: the id
+        (f"{OTHER} redis\n", f"container {SHORT}"),  # not listed
+        (f"{CID} hf_{'a' * 34}\n", f"container *** ({SHORT})"),  # a token-like name masked
+        (None, f"container {SHORT}"),  # ps refused (the daemon's socket): the id
+    ],
+)
+@pytest.mark.parametrize("engine", ["docker", "podman"])
+def test_the_source_names_the_container(
+    tmp_path: Path, engine: str, names: str | None, source: str
+) -> None:
+    """One `ps --no-trunc --format '{{.ID}} {{.Names}}'` per engine names the container."""
+    spec = container_server(engine)
+    if names is not None:
+        spec = replace(spec, files={**spec.files, NAMES_PATH: names})
+    fake = fakehost.build_fake_host(tmp_path / "h", spec)
+    out, data = _probe(fake.root)
+    assert [s["source"] for s in data["symptoms"]] == [source]
+    assert "touch /tmp/x" not in out and "hf_aaaa" not in json.dumps(data)
 
 
 def test_a_stalled_engine_ends_by_its_deadline(tmp_path: Path) -> None:
