@@ -1369,7 +1369,11 @@ DT_ARGV_EOF
       IFS=$_gifs
     done <"$_pd/cgroup"
   fi
-  [ -n "$_ctr" ] && _unit= # a container under containerd.service is not that unit's process
+  # a container under the runtime's own unit (cgroup v1's containerd.service/…:cri-containerd:ID)
+  # is not that unit's process; one a unit of its own started (podman under a unit) keeps it
+  if [ -n "$_ctr" ]; then
+    case $_unit in containerd.service | docker.service | crio.service) _unit= ;; esac
+  fi
   [ -n "$_unit" ] && rec ctxkv "$_pcid" unit "$_unit"
   if [ -n "$_ctr" ]; then
     rec ctxkv "$_pcid" container "$_ctr"

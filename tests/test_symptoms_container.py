@@ -96,6 +96,7 @@ POD = "kubepods-burstable-pod0125ec2f_b64a_4868_8f5b_94b56cbab864.slice"
         (f"12:memory:/kubepods/burstable/pod1ff47ee6-9685-4726-ac6f-0ff070c452d6/{CID}\n", True),
         (f"4:pids:/kubepods/pod1ff47ee6-9685-4726-ac6f-0ff070c452d6/{CID}\n", True),
         (f"0::/kubepods/burstable/{CID}\n", False),  # no pod level above it
+        (f"0::/system.slice/docker.service/{POD}:cri-containerd:{CID}\n", True),
         (f"0::/kubepods.slice/{POD}/crio-conmon-{CID}.scope\n", False),  # CRI-O's monitor
     ],
 )
@@ -139,6 +140,18 @@ def test_the_source_names_the_container(
     out, data = _probe(fake.root)
     assert [s["source"] for s in data["symptoms"]] == [source]
     assert "touch /tmp/x" not in out and "hf_aaaa" not in json.dumps(data)
+
+
+def test_a_container_a_unit_started_keeps_its_unit(tmp_path: Path) -> None:
+    """podman run under a unit of its own (libpod-ID.scope below sglang.service): the process
+    stays that unit's (its fixes are the unit's), and the container's log is read too."""
+    fake = fakehost.build_fake_host(tmp_path / "h", container_server("podman"))
+    cgroup = f"0::/system.slice/sglang.service/libpod-{CID}.scope\n"
+    (fake.root / "proc" / "4242" / "cgroup").write_text(cgroup)
+    _out, data = _probe(fake.root)
+    server = next(c for c in data["facts"]["contexts"] if c["kind"] == "process")
+    assert (server["unit"], server["container"]) == ("sglang.service", f"podman {CID}")
+    assert f"container {SHORT}" in [s["source"] for s in data["symptoms"]]
 
 
 def test_a_stalled_engine_ends_by_its_deadline(tmp_path: Path) -> None:
