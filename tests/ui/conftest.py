@@ -5,7 +5,7 @@ workers finish, probe the whole fleet and put the cursor on a finding group."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -49,6 +49,13 @@ def demo_hosts(demo_cache: Path) -> tuple[Host, ...]:
 
 
 @pytest.fixture
+def reference_hosts(demo_cache: Path) -> tuple[Host, ...]:
+    """ct200 (the reference case), a healthy host and the unreachable one, on the shared
+    trees: for tests of one host's screens that change nothing."""
+    return demo_subset(demo_cache, ("ct200", "h100-node", "gone-dark"))
+
+
+@pytest.fixture
 def fleet(tmp_path: Path) -> tuple[Host, ...]:
     """A private demo fleet: fixes and restarts write into trees under tmp_path only."""
     from tui.demo.fleet import demo_fleet
@@ -57,6 +64,27 @@ def fleet(tmp_path: Path) -> tuple[Host, ...]:
     for h in hosts:
         if h.root is not None:
             assert Path(h.root).is_relative_to(tmp_path), h.root
+    return hosts
+
+
+def demo_subset(base: Path, names: Collection[str]) -> tuple[Host, ...]:
+    """The demo hosts ``names`` only (their trees under ``base``, built if needed), for tests
+    that look at a few hosts: probing the whole fleet is most of a UI test's time."""
+    from tui.core.hosts import DEMO_SOURCE
+    from tui.demo.fleet import DEMO_HOSTS, demo_host
+    from tui.demo.unreachable import NeverAnswers
+
+    wanted = [e for e in DEMO_HOSTS if e.name in names]
+    assert {e.name for e in wanted} == set(names), names
+    hosts = tuple(
+        demo_host(e.name, e.spec(), e.tags, base)
+        if e.spec is not None
+        else Host(name=e.name, transport=NeverAnswers, tags=e.tags, source=DEMO_SOURCE)
+        for e in wanted
+    )
+    for h in hosts:
+        if h.root is not None:
+            assert Path(h.root).is_relative_to(base), h.root
     return hosts
 
 

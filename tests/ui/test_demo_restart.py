@@ -9,6 +9,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+import pytest
 from textual.widgets import DataTable
 
 from tui.core.hosts import Host
@@ -16,7 +17,15 @@ from tui.demo.fakehost import SYSTEMCTL_LOG
 from tui.ui.screens.fix_wizard import FixWizardScreen
 from tui.ui.screens.host import HostScreen
 
-from .conftest import host_root, make_app, probe_all, settle
+from .conftest import demo_subset, host_root, make_app, probe_all, settle
+
+
+@pytest.fixture
+def fleet(tmp_path: Path) -> tuple[Host, ...]:
+    """A private demo fleet of only the hosts these tests need:
+    ct201, ct200 (which must stay untouched) and a healthy host."""
+    return demo_subset(tmp_path / "trees", ("ct200", "ct201", "h100-node"))
+
 
 FIX = "use-installed-toolkit"
 

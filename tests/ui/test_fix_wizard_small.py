@@ -4,6 +4,9 @@ a package without its code)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from textual.containers import VerticalScroll
 from textual.widgets import Log, Static
 
@@ -12,7 +15,15 @@ from tui.core.hosts import Host
 from tui.ui.screens.fix_wizard import FixWizardScreen
 from tui.ui.screens.host import HostScreen
 
-from .conftest import make_app, probe_all, settle
+from .conftest import demo_subset, make_app, probe_all, settle
+
+
+@pytest.fixture
+def fleet(tmp_path: Path) -> tuple[Host, ...]:
+    """A private demo fleet of only the hosts these tests need:
+    ct200 and a healthy host."""
+    return demo_subset(tmp_path / "trees", ("ct200", "h100-node"))
+
 
 SMALL = (80, 24)
 PIP = "install-cuda-toolkit-pip"

@@ -25,7 +25,15 @@ from tui.ui.screens.fleet_fix import FleetFixScreen
 from tui.ui.screens.help import HelpScreen
 from tui.ui.screens.hosts import HostsScreen
 
-from .conftest import all_probed, cursor_on_group, host_root, make_app, settle
+from .conftest import all_probed, cursor_on_group, demo_subset, host_root, make_app, settle
+
+
+@pytest.fixture
+def fleet(tmp_path: Path) -> tuple[Host, ...]:
+    """A private demo fleet of only the hosts these tests need:
+    the group's two hosts, a healthy host outside it and the unreachable one."""
+    return demo_subset(tmp_path / "trees", ("ct200", "ct201", "h100-node", "gone-dark"))
+
 
 FINDING = "flashinfer-arch-rejected"
 DROPIN_DIR = "etc/systemd/system/sglang.service.d"

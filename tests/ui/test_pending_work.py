@@ -4,6 +4,7 @@ finished is shown as "fix interrupted"."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -18,7 +19,15 @@ from tui.ui.screens.hosts import HostsScreen
 from tui.ui.screens.message import MessageScreen
 from tui.ui.widgets.fleet_table import FleetTable
 
-from .conftest import make_app, probe_all, settle
+from .conftest import demo_subset, make_app, probe_all, settle
+
+
+@pytest.fixture
+def fleet(tmp_path: Path) -> tuple[Host, ...]:
+    """A private demo fleet of only the hosts these tests need:
+    ct200, ct201 and a healthy host."""
+    return demo_subset(tmp_path / "trees", ("ct200", "ct201", "h100-node"))
+
 
 FIX = "use-installed-toolkit"
 

@@ -4,6 +4,9 @@ service before and after it — on ct201 of a private demo fleet, through the re
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from textual.widgets import DataTable, Static
 
 from tui.core.hosts import Host
@@ -11,7 +14,15 @@ from tui.ui.screens.fix_wizard import FixWizardScreen
 from tui.ui.screens.fleet_fix import FleetFixScreen
 from tui.ui.screens.host import HostScreen
 
-from .conftest import all_probed, cursor_on_group, make_app, probe_all, settle
+from .conftest import all_probed, cursor_on_group, demo_subset, make_app, probe_all, settle
+
+
+@pytest.fixture
+def fleet(tmp_path: Path) -> tuple[Host, ...]:
+    """A private demo fleet of only the hosts these tests need:
+    ct201, ct200 (the other host of its group) and a healthy host."""
+    return demo_subset(tmp_path / "trees", ("ct200", "ct201", "h100-node"))
+
 
 FIX = "use-installed-toolkit"
 
