@@ -136,8 +136,8 @@ async def test_filter_and_sort(demo_hosts: tuple[Host, ...]) -> None:
         assert _table_rows(app)[-1] == "gone-dark"
 
 
-async def test_host_screen_tells_the_reference_story(demo_hosts: tuple[Host, ...]) -> None:
-    app = make_app(demo_hosts)
+async def test_host_screen_tells_the_reference_story(reference_hosts: tuple[Host, ...]) -> None:
+    app = make_app(reference_hosts)
     async with app.run_test(size=(120, 40)) as pilot:
         await probe_all(pilot)
         app.open_host("ct200")
@@ -161,8 +161,8 @@ async def test_host_screen_tells_the_reference_story(demo_hosts: tuple[Host, ...
         assert isinstance(app.screen, HostsScreen)
 
 
-async def test_read_only_hides_fixes(demo_hosts: tuple[Host, ...]) -> None:
-    app = make_app(demo_hosts, read_only=True)
+async def test_read_only_hides_fixes(reference_hosts: tuple[Host, ...]) -> None:
+    app = make_app(reference_hosts, read_only=True)
     async with app.run_test(size=(120, 40)) as pilot:
         await probe_all(pilot)
         app.open_host("ct200")
@@ -258,9 +258,9 @@ async def test_one_failing_worker_is_reported_and_others_continue(
 
 
 async def test_error_outside_probes_opens_one_readable_message(
-    demo_hosts: tuple[Host, ...], tmp_path: Path, monkeypatch
+    reference_hosts: tuple[Host, ...], tmp_path: Path, monkeypatch
 ) -> None:
-    app = make_app(demo_hosts)
+    app = make_app(reference_hosts)
     async with app.run_test(size=(120, 40)) as pilot:
         await probe_all(pilot)
         blocker = tmp_path / "not-a-dir"
@@ -273,11 +273,11 @@ async def test_error_outside_probes_opens_one_readable_message(
 
 
 async def test_fix_key_opens_the_wizard_for_the_selected_fix(
-    demo_hosts: tuple[Host, ...],
+    reference_hosts: tuple[Host, ...],
 ) -> None:
     from tui.ui.screens.fix_wizard import FixWizardScreen
 
-    app = make_app(demo_hosts)
+    app = make_app(reference_hosts)
     async with app.run_test(size=(120, 40)) as pilot:
         await probe_all(pilot)
         app.open_host("ct200")
@@ -340,8 +340,8 @@ async def test_hosts_table_keys_and_mouse(demo_hosts: tuple[Host, ...]) -> None:
         assert app.screen.sort_column == "status"
 
 
-async def test_validate_shows_the_verdict(demo_hosts: tuple[Host, ...]) -> None:
-    app = make_app(demo_hosts)
+async def test_validate_shows_the_verdict(reference_hosts: tuple[Host, ...]) -> None:
+    app = make_app(reference_hosts)
     async with app.run_test(size=(120, 40)) as pilot:
         await probe_all(pilot)
         app.open_host("ct200")

@@ -15,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from step_shims import CHILD_STANDINS, host_digest, shim_systemctl
 from textual.widgets import DataTable
@@ -28,7 +29,15 @@ from tui.ui.screens.fix_wizard import FixWizardScreen
 from tui.ui.screens.fleet_fix import FleetFixScreen
 from tui.ui.screens.recovery import RecoveryScreen
 
-from .conftest import cursor_on_group, host_root, make_app, settle
+from .conftest import cursor_on_group, demo_subset, host_root, make_app, settle
+
+
+@pytest.fixture
+def fleet(tmp_path: Path) -> tuple[Host, ...]:
+    """A private demo fleet of only the hosts these tests need:
+    the group ct200/ct201 and a healthy host."""
+    return demo_subset(tmp_path / "trees", ("ct200", "ct201", "h100-node"))
+
 
 FINDING = "flashinfer-arch-rejected"
 FIX = "set-flashinfer-arch-list"
