@@ -593,10 +593,36 @@ mask_json() {
 
 # redact_line TEXT — TEXT with the value of each secret NAME=value word masked, its quoting
 # kept balanced ("NAME=a b" → "NAME=***", NAME='a b' → NAME='***'); in _rl.
+# mask_token PREFIX CLASS MIN — in _mt (already set): its first PREFIX token at a word start,
+# followed by at least MIN characters of CLASS, replaced by ***; the text around it kept.
+mask_token() {
+  case $_mt in *"$1"*) ;; *) return 0 ;; esac
+  _tp=${_mt%%"$1"*}
+  case $_tp in *[A-Za-z0-9_]) return 0 ;; esac
+  _tb=${_mt#*"$1"}
+  _tr=${_tb%%[!$2]*}
+  [ "${#_tr}" -ge "$3" ] || return 0
+  _mt="$_tp***${_tb#"$_tr"}"
+}
+
+# mask_tokens WORD — WORD in _mt with the bare tokens of tui/core/redact.py's TEXT_RULES masked
+# (hf_, sk-, gh?_/github_pat_, glpat-, nvapi-, AKIA/ASIA, AIza, xox?-), as the client would.
+mask_tokens() {
+  _mt=$1
+  case $_mt in *hf_* | *sk-* | *gh[opusr]_* | *github_pat_* | *glpat-* | *nvapi-* | *AKIA* | \
+    *ASIA* | *AIza* | *xox[abprs]-*) ;; *) return 0 ;; esac
+  mask_token hf_ A-Za-z0-9 20
+  for _tk in sk- glpat- nvapi-; do mask_token "$_tk" A-Za-z0-9_- 20; done
+  for _tk in ghp_ gho_ ghu_ ghs_ ghr_ github_pat_; do mask_token "$_tk" A-Za-z0-9_ 20; done
+  for _tk in AKIA ASIA; do mask_token "$_tk" 0-9A-Z 16; done
+  mask_token AIza 0-9A-Za-z_- 35
+  for _tk in xoxa- xoxb- xoxp- xoxr- xoxs-; do mask_token "$_tk" A-Za-z0-9- 10; done
+}
+
 redact_line() {
   _rl=$1
   case $1 in *://*@*) ;; *) maybe_secret "$1" || looks_secret "$1" || return 0 ;; esac
-  _rl= _rifs=$IFS _rq=
+  _rl= _rifs=$IFS _rq= _rb=
   IFS=" $TAB"
   set -f
   for _w in $1; do
@@ -605,6 +631,12 @@ redact_line() {
       _rl=$_rl$_w
       continue
     fi
+    if [ -n "$_rb" ] && [ "${#_w}" -ge 8 ]; then # the credential after Bearer / Basic
+      case $_w in *[\"\']) _rl="$_rl ***${_w#"${_w%?}"}" ;; *) _rl="$_rl ***" ;; esac
+      _rb=
+      continue
+    fi
+    case $_w in [Bb][Ee][Aa][Rr][Ee][Rr] | [Bb][Aa][Ss][Ii][Cc]) _rb=1 ;; *) _rb= ;; esac
     _nm=${_w%%=*}
     if [ "$_nm" != "$_w" ]; then
       _q=
@@ -626,6 +658,9 @@ redact_line() {
       elif [ "$_mv" != "$_v" ]; then
         _w=${_w%%=*}=$_mv
       fi
+    else
+      mask_tokens "$_w"
+      _w=$_mt
     fi
     _rl="${_rl:+$_rl }$_w"
   done

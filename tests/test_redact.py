@@ -160,6 +160,27 @@ def test_the_probe_agrees_on_generated_names(names: list[str]) -> None:
         ("SGLANG_URL=https://u:pw@h/x", "SGLANG_URL=https://***@h/x"),
         ("export CUDA_HOME=/usr/local/cuda-12.8", "export CUDA_HOME=/usr/local/cuda-12.8"),
         ("PATH=/home/sk-user/bin:$PATH", "PATH=/home/sk-user/bin:$PATH"),
+        # bare tokens in a log line (no NAME=): before, they left the host as they were
+        (
+            "Using token hf_abcdefghijklmnopqrstuvwxyz0123456789 from the cache",
+            "Using token *** from the cache",
+        ),
+        ("(hf_abcdefghijklmnopqrstuvwxyz0123456789), next", "(***), next"),
+        ("key sk-proj-abcdefghijklmnopqrstuvwx1234 rejected", "key *** rejected"),
+        ("aws AKIAABCDEFGHIJKLMNOP.", "aws ***."),
+        ("gh ghp_abcdefghijklmnopqrstuvwxyz0123456789", "gh ***"),
+        ("ngc nvapi-abcdefghijklmnopqrstuvwx_yz01", "ngc ***"),
+        ("slack xoxb-1234567890-abcdefghij ok", "slack *** ok"),
+        ("Authorization: Bearer abcdefgh.ijklmnop.qrst", "Authorization: Bearer ***"),
+        (
+            "curl -H 'Authorization: Basic dXNlcjpwYXNzd29yZA==' x",
+            "curl -H 'Authorization: Basic ***' x",
+        ),
+        ("hf_short and /home/sk-user/bin stay", "hf_short and /home/sk-user/bin stay"),
+        (
+            "a sk-learn-0.24 wheel, xhf_abcdefghijklmnopqrstuvwxyz012",
+            "a sk-learn-0.24 wheel, xhf_abcdefghijklmnopqrstuvwxyz012",
+        ),
     ],
 )
 def test_the_probe_masks_profile_and_unit_lines_with_quoting_kept(line: str, expected: str) -> None:
