@@ -14,8 +14,8 @@ def _offered(app) -> set[str]:
     return {b.binding.action for b in app.screen.active_bindings.values()}
 
 
-async def test_unreachable_host_screen_says_not_reached(demo_hosts: tuple[Host, ...]) -> None:
-    app = make_app(demo_hosts)
+async def test_unreachable_host_screen_says_not_reached(reference_hosts: tuple[Host, ...]) -> None:
+    app = make_app(reference_hosts)
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
         await probe_all(pilot)
         app.open_host("gone-dark")
@@ -35,8 +35,8 @@ async def test_unreachable_host_screen_says_not_reached(demo_hosts: tuple[Host, 
         assert "Not reached" in messages[-1]
 
 
-async def test_healthy_host_offers_no_fix_but_validation(demo_hosts: tuple[Host, ...]) -> None:
-    app = make_app(demo_hosts)
+async def test_healthy_host_offers_no_fix_but_validation(reference_hosts: tuple[Host, ...]) -> None:
+    app = make_app(reference_hosts)
     async with app.run_test(size=(120, 40)) as pilot:
         await probe_all(pilot)
         app.open_host("h100-node")
@@ -50,7 +50,7 @@ async def test_healthy_host_offers_no_fix_but_validation(demo_hosts: tuple[Host,
 
 
 async def test_every_tab_of_an_unreachable_host_says_not_reached_once(
-    demo_hosts: tuple[Host, ...],
+    reference_hosts: tuple[Host, ...],
 ) -> None:
     """Replay, GPUs now, Probe output and What-if say the host was not reached (not "no
     FlashInfer installed", "not probed yet", blank, bare headers); the error is said once."""
@@ -59,7 +59,7 @@ async def test_every_tab_of_an_unreachable_host_says_not_reached_once(
     from tui.ui.widgets.gpu_view import GpuView
     from tui.ui.widgets.replay_view import ReplayView
 
-    app = make_app(demo_hosts)
+    app = make_app(reference_hosts)
     async with app.run_test(size=(80, 24)) as pilot:
         await probe_all(pilot)
         app.open_host("gone-dark")
