@@ -14,7 +14,14 @@ from tui.demo.unreachable import NeverAnswers
 from tui.ui.screens.host import HostScreen
 from tui.ui.widgets.fleet_table import FleetTable
 
-from .conftest import make_app, probe_all, settle
+from .conftest import demo_subset, make_app, probe_all, settle
+
+
+@pytest.fixture
+def demo_hosts(demo_cache: Path) -> tuple[Host, ...]:
+    """Only the hosts these tests look at, on the shared trees: ct200, ct201 (whose row the
+    copied report must not hold) and the unreachable one."""
+    return demo_subset(demo_cache, ("ct200", "ct201", "gone-dark"))
 
 
 async def test_y_copies_report_finding_and_fix_command(demo_hosts: tuple[Host, ...]) -> None:
