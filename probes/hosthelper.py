@@ -178,6 +178,23 @@ def op_cap(cap, *argv):
     return out, status, b"%d" % beyond
 
 
+def op_cap2(cap, count, *argvs):
+    """Two run_cap pipelines started together (nvidia-smi's table and its --query-gpu call),
+    each with its own deadline and cap: the first COUNT words are one program, the rest the
+    other. The first's answer in _ho/_hx/_hr, the second's in _h2o/_h2x/_h2r."""
+    split = int(count)
+    second = []
+    t = threading.Thread(
+        target=lambda: second.append(spawn(list(argvs[split:]), cap=int(cap))), daemon=True
+    )
+    t.start()
+    out, status, beyond = spawn(list(argvs[:split]), cap=int(cap))
+    t.join()
+    out2, status2, beyond2 = second[0] if second else (b"", 125, 0)
+    more = b" _h2o=%s _h2x='%d' _h2r=%d" % (sq(out2), beyond2, status2)
+    return out, status, b"%d" % beyond, more
+
+
 def op_pyfacts(index, python, uid, gid, *assignments):
     """pyfacts.py on the interpreter's stdin (``PYTHON -E -S - INDEX``) with the DT_* values
     given, as the serving process's owner when uid/gid are set."""
@@ -226,10 +243,11 @@ OPS = {
     "env": op_env,
     "run": op_run,
     "cap": op_cap,
+    "cap2": op_cap2,
     "pyfacts": op_pyfacts,
     "login": op_login,
 }
-PROGRAM_OPS = {"run", "cap", "pyfacts", "login"}
+PROGRAM_OPS = {"run", "cap", "cap2", "pyfacts", "login"}
 
 
 def answer(fields):
@@ -250,8 +268,8 @@ def answer(fields):
         t = threading.Thread(target=work, daemon=True)
         t.start()
         t.join(STEP)
-    out, status, extra = (result[0] + (b"",))[:3] if result else (b"", 124, b"")
-    return b"_ho=%s _hx=%s _hr=%d\n" % (sq(out), sq(extra), status)
+    out, status, extra, more = (result[0] + (b"", b""))[:4] if result else (b"", 124, b"", b"")
+    return b"_ho=%s _hx=%s _hr=%d%s\n" % (sq(out), sq(extra), status, more)
 
 
 def serve(fifo_dir, channel, quit_event, dying, busy):

@@ -137,6 +137,12 @@ run_cap() {
   else
     run_cap_sh "$@"
   fi
+  cap_trim "$_cw" "$_cap"
+}
+
+# cap_trim WHAT CAP — (run_cap) _out cut at its last whole line and a `cut` record, when _cut
+# says bytes were left out.
+cap_trim() {
   [ "$_cut" -gt 0 ] 2>/dev/null || return 0
   case $_out in
     *"$NL") ;;
@@ -150,7 +156,7 @@ run_cap() {
       _out=
       ;;
   esac
-  rec cut "$_cw" "$_cut" "$_cap"
+  rec cut "$1" "$_cut" "$2"
 }
 
 run_cap_sh() {
@@ -1878,7 +1884,8 @@ smi_job() {
     rec notrun nvidia-smi "$_smi: $_tw"
     return 0
   fi
-  run_cap "nvidia-smi table" "$SMI_CAP" "$R$_smi"
+  smi_pair "$R$_smi" --query-gpu="$SMI_ALL" --format=csv,noheader
+  cap_trim "nvidia-smi table" "$SMI_CAP"
   _tbl=$_out
   emit_lines smi table "$_out"
   rec smirc table "$_rc"
@@ -1892,7 +1899,8 @@ smi_job() {
   esac
   # one call for the query, live-state and fabric fields (split into the records the three
   # calls below give); a refused field (an older nvidia-smi) falls back to those calls
-  run_cap "nvidia-smi --query-gpu" "$SMI_CAP" "$R$_smi" --query-gpu="$SMI_ALL" --format=csv,noheader
+  _out=$_qo _rc=$_qrc _cut=$_qcut
+  cap_trim "nvidia-smi --query-gpu" "$SMI_CAP"
   case $_rc in
     0) if smi_split "$_out"; then
       emit_lines smi query "$_sq"
@@ -1934,6 +1942,58 @@ smi_job() {
   esac
   # an older nvidia-smi without a field we asked for: full names and UUIDs from -L
   smi_list
+}
+
+# smi_pair SMI QUERY-ARG… — (smi_job) the table and the one --query-gpu call started together:
+# each waits on the driver's initialisation, so together the probe waits once. The table in
+# _out/_rc/_cut, the query in _qo/_qrc/_qcut, each under its own deadline and SMI_CAP, neither
+# trimmed yet (cap_trim). The helper starts both (cap2); the sh path runs the query as a
+# background job of this shell (no new program) writing to $BGDIR, and runs it again in the
+# foreground when that file lost it (a full disk) or there is no $BGDIR.
+smi_pair() {
+  _sp=$1
+  shift
+  if hxon; then
+    _h2o= _h2x= _h2r=125
+    hx cap2 "$SMI_CAP" 1 "$_sp" "$_sp" "$@"
+    _out=$_ho _rc=$_hr _cut=$_hx _qo=$_h2o _qrc=$_h2r _qcut=$_h2x
+    return 0
+  fi
+  _cap=$SMI_CAP _qf= _qrc=
+  if [ -n "$BGDIR" ]; then
+    _qf=$BGDIR/smiq.out
+    (
+      run_cap_sh "$_sp" "$@"
+      printf '%s\n@@DTQ\n%s\n%s\n' "$_out" "$_cut" "$_rc"
+    ) >"$_qf" 2>/dev/null &
+    _qpid=$!
+  fi
+  run_cap_sh "$_sp"
+  _tout=$_out _trc=$_rc _tcut=$_cut
+  if [ -n "$_qf" ]; then
+    wait "$_qpid"
+    smi_pair_read
+  fi
+  if [ -z "$_qrc" ] && [ "$_trc" = 0 ]; then
+    run_cap_sh "$_sp" "$@"
+    _qo=$_out _qrc=$_rc _qcut=$_cut
+  fi
+  _out=$_tout _rc=$_trc _cut=$_tcut
+}
+
+# smi_pair_read — the background query's answer from $_qf (output, @@DTQ, cut, status) in
+# _qo/_qcut/_qrc; _qrc empty when the file does not hold it whole.
+smi_pair_read() {
+  _qb=
+  { while IFS= read -r _ln; do _qb="$_qb$_ln$NL"; done <"$_qf"; } 2>/dev/null
+  _qb=${_qb%"$NL"}
+  _qrc=${_qb##*"$NL"}
+  _qb=${_qb%"$NL"*}
+  _qcut=${_qb##*"$NL"}
+  _qb=${_qb%"$NL"*}
+  case $_qb in *"$NL@@DTQ") ;; *) _qrc= ;; esac
+  case $_qrc$_qcut in "" | *[!0-9]*) _qrc= ;; esac
+  _qo=${_qb%"$NL@@DTQ"}
 }
 
 smi_list() {
