@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_library_shadowed import _diagnose, _entry, probe
+from fakehost_runs import diagnose_json, entry, probed
 
 from tui.core import exitcodes
 from tui.core.judge.diagnosis import diagnose
@@ -108,7 +108,7 @@ def test_torchs_own_acceptance_test(built: str, runtime: str, ok: bool) -> None:
 
 
 def test_the_probe_reads_torchs_search_path_needs_and_pin(tmp_path: Path) -> None:
-    f = probe(fakehost.build_fake_host(tmp_path / "h", torch1_host()))
+    f = probed(fakehost.build_fake_host(tmp_path / "h", torch1_host()))
     (py,) = [p for p in f.pythons if p.source == "inventory"]
     assert py.torch_version == "1.13.1+cu117" and py.torch_cuda == "11.7"
     assert py.torch_lib is not None and py.torch_lib.endswith("/site-packages/torch/lib")
@@ -121,7 +121,7 @@ def test_the_probe_reads_torchs_search_path_needs_and_pin(tmp_path: Path) -> Non
     assert 'nvidia-cudnn-cu11 (==8.5.0.96) ; platform_system == "Linux"' in py.torch_requires
     assert py.torch_lib_files == ()
 
-    fat = probe(fakehost.build_fake_host(tmp_path / "fat", torch1_host("1.12.1")))
+    fat = probed(fakehost.build_fake_host(tmp_path / "fat", torch1_host("1.12.1")))
     (py,) = [p for p in fat.pythons if p.source == "inventory"]
     assert py.torch_rpath == ("runpath", "$ORIGIN")
     assert py.torch_needs == ("libcublas.so.10",)
@@ -132,7 +132,7 @@ def test_the_probe_reads_torchs_search_path_needs_and_pin(tmp_path: Path) -> Non
 
 
 def test_without_the_cudnn_wheel_an_older_cudnn_on_the_path_is_critical(tmp_path: Path) -> None:
-    f = probe(fakehost.build_fake_host(tmp_path / "h", torch1_host()))
+    f = probed(fakehost.build_fake_host(tmp_path / "h", torch1_host()))
     (finding,) = [x for x in diagnose(f).findings if x.id == ID]
     assert finding.severity == "critical"
     assert finding.title == "torch 1.13.1+cu117 loads cuDNN 8.2.1, built with 8.5.0.96"
@@ -157,12 +157,12 @@ def test_without_the_cudnn_wheel_an_older_cudnn_on_the_path_is_critical(tmp_path
     ],
 )
 def test_near_misses_stay_silent(tmp_path: Path, name: str, spec: dict) -> None:
-    f = probe(fakehost.build_fake_host(tmp_path / "h", torch1_host(**spec)))
+    f = probed(fakehost.build_fake_host(tmp_path / "h", torch1_host(**spec)))
     assert [x for x in diagnose(f).findings if x.id == ID] == [], name
 
 
 def test_the_fat_wheel_with_static_cudnn_ignores_the_path(tmp_path: Path) -> None:
-    f = probe(fakehost.build_fake_host(tmp_path / "h", torch1_host("1.12.1", ld_cudnn="7.6.5")))
+    f = probed(fakehost.build_fake_host(tmp_path / "h", torch1_host("1.12.1", ld_cudnn="7.6.5")))
     assert [x for x in diagnose(f).findings if x.id == ID] == []
 
 
@@ -170,11 +170,11 @@ def test_the_fat_wheel_with_static_cudnn_ignores_the_path(tmp_path: Path) -> Non
 def test_diagnose_over_real_sshd(
     ssh_env: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, hosts = _diagnose(
+    code, hosts = diagnose_json(
         tmp_path,
         capsys,
-        _entry(tmp_path, "no-wheel", torch1_host(), ssh=ssh_env.alias),
-        _entry(tmp_path, "wheel", torch1_host(cudnn_wheel=True), ssh=ssh_env.alias),
+        entry(tmp_path, "no-wheel", torch1_host(), ssh=ssh_env.alias),
+        entry(tmp_path, "wheel", torch1_host(cudnn_wheel=True), ssh=ssh_env.alias),
     )
     assert code == exitcodes.CRITICAL
     shadowed = [[f for f in h["findings"] if f["id"] == ID] for h in hosts]

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_library_shadowed import _diagnose, _entry
+from fakehost_runs import diagnose_json, entry
 
 from tui.core import exitcodes
 from tui.demo import fakehost
@@ -61,11 +61,11 @@ def _check(code: int, hosts: list[dict]) -> None:
 def test_forward_compat_libcuda_raises_the_drivers_cuda(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    entries = [_entry(tmp_path, name, spec) for name, (spec, _e) in CASES.items()]
-    _check(*_diagnose(tmp_path, capsys, *entries))
+    entries = [entry(tmp_path, name, spec) for name, (spec, _e) in CASES.items()]
+    _check(*diagnose_json(tmp_path, capsys, *entries))
 
 
 @pytest.mark.sshd
 def test_over_real_sshd(ssh_env: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    entries = [_entry(tmp_path, n, spec, ssh=ssh_env.alias) for n, (spec, _e) in CASES.items()]
-    _check(*_diagnose(tmp_path, capsys, *entries))
+    entries = [entry(tmp_path, n, spec, ssh=ssh_env.alias) for n, (spec, _e) in CASES.items()]
+    _check(*diagnose_json(tmp_path, capsys, *entries))

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_library_shadowed import _diagnose, _entry, probe
+from fakehost_runs import diagnose_json, entry, probed
 
 from tui.core import exitcodes
 from tui.core.facts.parsers import parse_deepspeed_installed
@@ -69,7 +69,7 @@ def test_the_real_file_says_nothing_is_prebuilt() -> None:
 
 
 def test_the_probe_reads_it_and_the_rule_fires(tmp_path: Path) -> None:
-    f = probe(fakehost.build_fake_host(tmp_path / "h", deepspeed_host()))
+    f = probed(fakehost.build_fake_host(tmp_path / "h", deepspeed_host()))
     (py,) = [p for p in f.pythons if p.source == "inventory"]
     assert py.flashinfer_version is None and py.packages["deepspeed"] == "0.19.8"
     assert py.deepspeed_accelerator == "cpu"
@@ -99,17 +99,17 @@ def test_the_probe_reads_it_and_the_rule_fires(tmp_path: Path) -> None:
     [("a toolkit at /usr/local/cuda", {"toolkit": True}), ("no DeepSpeed", {"deepspeed": False})],
 )
 def test_near_misses_stay_silent(tmp_path: Path, name: str, kwargs: dict) -> None:
-    f = probe(fakehost.build_fake_host(tmp_path / "h", deepspeed_host(**kwargs)))
+    f = probed(fakehost.build_fake_host(tmp_path / "h", deepspeed_host(**kwargs)))
     assert [x for x in diagnose(f).findings if x.id == ID] == [], name
 
 
 @pytest.mark.sshd
 def test_over_real_sshd(ssh_env: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, hosts = _diagnose(
+    code, hosts = diagnose_json(
         tmp_path,
         capsys,
-        _entry(tmp_path, "ds", deepspeed_host(), ssh=ssh_env.alias),
-        _entry(tmp_path, "ds-toolkit", deepspeed_host(toolkit=True), ssh=ssh_env.alias),
+        entry(tmp_path, "ds", deepspeed_host(), ssh=ssh_env.alias),
+        entry(tmp_path, "ds-toolkit", deepspeed_host(toolkit=True), ssh=ssh_env.alias),
     )
     assert code == exitcodes.CRITICAL
     assert [[f["id"] for f in h["findings"] if f["id"] == ID] for h in hosts] == [[ID], []]

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_library_shadowed import ID, OLD121, OLD124, _diagnose, _entry, facts, ids, probe
+from fakehost_runs import diagnose_json, entry, probed
+from test_library_shadowed import ID, OLD121, OLD124, facts, ids
 
 from tui.core import exitcodes
 from tui.core.facts import LibFile
@@ -180,7 +181,7 @@ def plain_nvrtc(plain: bool) -> fakehost.FakeHostSpec:
 
 
 def test_probe_records_the_unversioned_libnvrtc_and_the_rule_fires(tmp_path: Path) -> None:
-    f = probe(fakehost.build_fake_host(tmp_path / "h", plain_nvrtc(True)))
+    f = probed(fakehost.build_fake_host(tmp_path / "h", plain_nvrtc(True)))
     ssh = f.contexts[0]
     assert LibFile(f"{OLD124}/libnvrtc.so", f"{OLD124}/libnvrtc.so.12.4.127") in ssh.ld_libs
     (finding,) = [x for x in diagnose(f).findings if x.id == ID]
@@ -196,7 +197,7 @@ def test_probe_records_the_unversioned_libnvrtc_and_the_rule_fires(tmp_path: Pat
 
 
 def test_probe_without_the_cudart_wheel_fires(tmp_path: Path) -> None:
-    f = probe(fakehost.build_fake_host(tmp_path / "h", cudart_from_path(False)))
+    f = probed(fakehost.build_fake_host(tmp_path / "h", cudart_from_path(False)))
     (finding,) = [x for x in diagnose(f).findings if x.id == ID]
     assert finding.severity == "critical"
     assert "libnvJitLink 12.1" in finding.title
@@ -209,13 +210,13 @@ def test_probe_without_the_cudart_wheel_fires(tmp_path: Path) -> None:
 def test_diagnose_over_real_sshd_fires_and_near_misses_stay_silent(
     ssh_env: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, hosts = _diagnose(
+    code, hosts = diagnose_json(
         tmp_path,
         capsys,
-        _entry(tmp_path, "nocudart", cudart_from_path(False), ssh=ssh_env.alias),
-        _entry(tmp_path, "cudart", cudart_from_path(True), ssh=ssh_env.alias),
-        _entry(tmp_path, "plain", plain_nvrtc(True), ssh=ssh_env.alias),
-        _entry(tmp_path, "soname", plain_nvrtc(False), ssh=ssh_env.alias),
+        entry(tmp_path, "nocudart", cudart_from_path(False), ssh=ssh_env.alias),
+        entry(tmp_path, "cudart", cudart_from_path(True), ssh=ssh_env.alias),
+        entry(tmp_path, "plain", plain_nvrtc(True), ssh=ssh_env.alias),
+        entry(tmp_path, "soname", plain_nvrtc(False), ssh=ssh_env.alias),
     )
     assert code == exitcodes.CRITICAL
     got = [{x["id"]: x["severity"] for x in h["findings"] if x["id"] == ID} for h in hosts]

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_library_shadowed import _diagnose, _entry, probe
+from fakehost_runs import diagnose_json, entry, probed
 from test_wheel_file_conflict import NCCL, WHEELS, _installed_last, filelist
 
 from tui.core.judge.diagnosis import diagnose
@@ -82,7 +82,7 @@ def test_the_built_files_are_what_the_test_says(elves: dict[str, Path]) -> None:
 def test_the_probe_names_the_missing_symbol(elves: dict[str, Path], tmp_path: Path) -> None:
     fake = fakehost.build_fake_host(tmp_path / "h", host(elves, "old"))
     _installed_last(fake.root, "nvidia-nccl-cu13")
-    f = probe(fake)
+    f = probed(fake)
     (py,) = [p for p in f.pythons if p.source == "inventory"]
     assert py.torch_nccl is not None and py.torch_nccl.endswith("/nvidia/nccl/lib/libnccl.so.2")
     assert (py.torch_nccl_needed, py.torch_nccl_missing) == (4, 2)
@@ -96,7 +96,7 @@ def test_the_probe_names_the_missing_symbol(elves: dict[str, Path], tmp_path: Pa
 
 
 def test_a_file_with_every_symbol_stays_a_warning(elves: dict[str, Path], tmp_path: Path) -> None:
-    f = probe(fakehost.build_fake_host(tmp_path / "h", host(elves, "full")))
+    f = probed(fakehost.build_fake_host(tmp_path / "h", host(elves, "full")))
     (py,) = [p for p in f.pythons if p.source == "inventory"]
     assert (py.torch_nccl_needed, py.torch_nccl_missing) == (4, 0)
     assert [x.severity for x in diagnose(f).findings if x.id == ID] == ["warning"]
@@ -106,11 +106,11 @@ def test_a_file_with_every_symbol_stays_a_warning(elves: dict[str, Path], tmp_pa
 def test_over_real_sshd(
     elves: dict[str, Path], ssh_env: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _code, hosts = _diagnose(
+    _code, hosts = diagnose_json(
         tmp_path,
         capsys,
-        _entry(tmp_path, "old", host(elves, "old"), ssh=ssh_env.alias),
-        _entry(tmp_path, "full", host(elves, "full"), ssh=ssh_env.alias),
+        entry(tmp_path, "old", host(elves, "old"), ssh=ssh_env.alias),
+        entry(tmp_path, "full", host(elves, "full"), ssh=ssh_env.alias),
     )
     found = [[f["severity"] for f in h["findings"] if f["id"] == ID] for h in hosts]
     assert found == [["critical"], ["warning"]]
