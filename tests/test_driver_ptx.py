@@ -4,16 +4,14 @@ a real nvidia-smi capture, locally and over a real sshd."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from factsmaker import make_facts
+from fakehost_runs import diagnose_json, entry
 
-from tui.cli import main
 from tui.core import exitcodes
 from tui.core.judge.diagnosis import diagnose
 from tui.core.rules.evaluate import evaluate
@@ -79,31 +77,12 @@ def test_the_explanation_says_which_kernels_break_and_which_driver_fixes_it() ->
     assert finding.fixes == ()  # no fix id changes a driver
 
 
-def _entry(tmp_path: Path, name: str, spec: fakehost.FakeHostSpec, **extra: Any) -> dict:
-    fake = fakehost.build_fake_host(tmp_path / f"{name} root", spec)
-    entry = {
-        "name": name,
-        "root": str(fake.root),
-        "simulate": "tree",
-        "env": fake.env,
-        "python": list(fake.pythons),
-    }
-    return {**entry, **extra} if extra else {**entry, "local": True}
-
-
-def _diagnose(tmp_path: Path, capsys: pytest.CaptureFixture[str], *entries: dict) -> tuple:
-    inv = tmp_path / "hosts.yaml"
-    inv.write_text(yaml.safe_dump({"hosts": list(entries)}))
-    code = main(["--hosts", str(inv), "diagnose", "--json"])
-    return code, json.loads(capsys.readouterr().out)
-
-
 def test_fake_hosts_locally(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, hosts = _diagnose(
+    code, hosts = diagnose_json(
         tmp_path,
         capsys,
-        _entry(tmp_path, "r550", fakehost.h200_driver_550_cu128()),
-        _entry(tmp_path, "r570", fakehost.healthy_h100()),
+        entry(tmp_path, "r550", fakehost.h200_driver_550_cu128()),
+        entry(tmp_path, "r570", fakehost.healthy_h100()),
     )
     assert code == exitcodes.OK  # a warning is not critical
     assert {f["id"]: f["severity"] for f in hosts[0]["findings"]} == {ID: "warning"}
@@ -114,11 +93,11 @@ def test_fake_hosts_locally(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
 def test_fake_hosts_over_real_sshd(
     ssh_env: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, hosts = _diagnose(
+    code, hosts = diagnose_json(
         tmp_path,
         capsys,
-        _entry(tmp_path, "r550", fakehost.h200_driver_550_cu128(), ssh=ssh_env.alias),
-        _entry(tmp_path, "r570", fakehost.healthy_h100(), ssh=ssh_env.alias),
+        entry(tmp_path, "r550", fakehost.h200_driver_550_cu128(), ssh=ssh_env.alias),
+        entry(tmp_path, "r570", fakehost.healthy_h100(), ssh=ssh_env.alias),
     )
     assert code == exitcodes.OK
     assert {f["id"]: f["severity"] for f in hosts[0]["findings"]} == {ID: "warning"}
@@ -150,12 +129,12 @@ def test_no_warning_when_nothing_needs_the_newer_ptx(
         toolkits=(fakehost.CUDA_128,),
         usr_local_cuda=fakehost.CUDA_128.home,
     )
-    code, hosts = _diagnose(
+    code, hosts = diagnose_json(
         tmp_path,
         capsys,
-        _entry(tmp_path, "quiet", quiet),
-        _entry(tmp_path, "vllm", with_vllm),
-        _entry(tmp_path, "jit128", newer_jit),
+        entry(tmp_path, "quiet", quiet),
+        entry(tmp_path, "vllm", with_vllm),
+        entry(tmp_path, "jit128", newer_jit),
     )
     found = {h["host"]: {f["id"]: f["severity"] for f in h["findings"]} for h in hosts}
     assert found["quiet"] == {}, hosts[0]["findings"]
