@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import sys
@@ -87,6 +88,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exitcodes.USAGE
 
 
+def entry() -> None:
+    """The ``detective-tui`` program: ``main``, then the exit without a last walk of the
+    collector over every object still alive (modules, classes, the results: a few hundred
+    thousand, freed with the process anyway; 0.1–0.2 s of CPU). Not for in-process callers
+    (tests call ``main``), whose objects must stay collectable."""
+    code = main()
+    gc.freeze()
+    sys.exit(code)
+
+
 def own_dir_of(exc: OSError) -> str | None:
     """Which of detective-tui's own directories (state, cache) an ``OSError`` is about, if
     any: what a full disk or an unwritable directory there looks like."""
@@ -122,4 +133,4 @@ def _run(argv: Sequence[str] | None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -10,15 +10,17 @@ values by the callers and printed on ``console()``. A reader that goes away (``â
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from tui.core.durable import write_bytes
 from tui.core.redact import redact, redact_text
+
+if TYPE_CHECKING:  # Rich loads for the commands that draw with it, not for JSON and text
+    from rich.console import Console
 
 
 def write_json(value: Any) -> None:
@@ -61,11 +63,17 @@ def warn(text: str) -> None:
     print(redact_text(text), file=sys.stderr, flush=True)
 
 
-class _Console(Console):
-    def on_broken_pipe(self) -> None:  # Rich would raise SystemExit(1)
-        raise BrokenPipeError
+@functools.cache
+def _console_class() -> type[Console]:
+    from rich.console import Console
+
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:  # Rich would raise SystemExit(1)
+            raise BrokenPipeError
+
+    return _Console
 
 
 def console(**kwargs: Any) -> Console:
     """A Rich console on stdout whose broken pipe is a ``BrokenPipeError``."""
-    return _Console(**kwargs)
+    return _console_class()(**kwargs)

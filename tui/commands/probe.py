@@ -11,34 +11,26 @@ Each probe is kept in the history unjudged (``history`` judges it when listed).
 from __future__ import annotations
 
 import argparse
-import asyncio
-
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
-from rich.table import Table
+import os
+import sys
+from typing import TYPE_CHECKING
 
 from tui.commands import command_help, output
 from tui.commands.host_args import add_fleet_targets, hosts_for
 from tui.core import exitcodes
-from tui.core.facts import Facts
-from tui.core.facts.build import ProbeProgress
-from tui.core.hosts import Host
-from tui.core.judge.judged import Judged
 from tui.core.reach.inventory import InventoryError
-from tui.core.records.history import keep
-from tui.core.records.probe_json import result_json
-from tui.core.records.transcript import Transcript
 from tui.core.redact import redact_text
-from tui.core.rules.completeness import unseen
-from tui.core.run.runner import ProbeResult, Session
+
+if TYPE_CHECKING:  # Rich, the facts and the records load only where they are used
+    from rich.console import Console
+    from rich.progress import Progress
+    from rich.table import Table
+
+    from tui.core.facts import Facts
+    from tui.core.facts.build import ProbeProgress
+    from tui.core.hosts import Host
+    from tui.core.records.transcript import Transcript
+    from tui.core.run.runner import ProbeResult
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -55,13 +47,23 @@ def register(sub: argparse._SubParsersAction) -> None:
 class _Progress:
     """Progress on stderr: on a terminal a live display (hosts done of all, a bar, the step
     the newest host is at, without per-host step counts, which grow as a probe learns how
-    many interpreters it has); otherwise one line per host as it finishes, nothing else."""
+    many interpreters it has); otherwise one line per host as it finishes, nothing else
+    (``console`` None: plain lines on stderr, without loading Rich)."""
 
-    def __init__(self, console: Console, total: int) -> None:
+    def __init__(self, console: Console | None, total: int) -> None:
         self.console = console
         self.total = total
         self.live: Progress | None = None
-        if console.is_terminal:
+        if console is not None and console.is_terminal:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                SpinnerColumn,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
             self.live = Progress(
                 SpinnerColumn(),
                 MofNCompleteColumn(),
@@ -84,39 +86,65 @@ class _Progress:
             self.live.stop()
 
     def on_progress(self, host: str, item: ProbeProgress | str) -> None:
-        if self.live is not None and isinstance(item, ProbeProgress):
+        if self.live is not None and not isinstance(item, str):
+            from rich.markup import escape
+
             self.live.update(self.task, description=escape(redact_text(f"{host}: {item.step}")))
 
     def finished(self, result: ProbeResult) -> None:
         outcome = result.error or "ok"
         line = redact_text(f"{result.host.name}: {outcome} ({result.duration_s:.1f} s)")
+        if self.console is None:
+            output.warn(line)
+            return
         target = self.live.console if self.live is not None else self.console
         target.print(line, highlight=False, markup=False)
         if self.live is not None:
             self.live.advance(self.task)
 
 
+def _stderr_console() -> Console | None:
+    """A Rich console for the progress when stderr may be a terminal (or Rich is told it is:
+    ``TTY_COMPATIBLE``, ``FORCE_COLOR``); None for a pipe or a file, whose lines need no Rich."""
+    if not sys.stderr.isatty() and not {"TTY_COMPATIBLE", "FORCE_COLOR"} & os.environ.keys():
+        return None
+    from rich.console import Console
+
+    return Console(stderr=True, soft_wrap=True)
+
+
 async def _probe_all(
     hosts: list[Host], progress: _Progress, transcript: Transcript
 ) -> list[ProbeResult]:
+    from tui.core.run.runner import Session
+
     async with Session(transcript=transcript) as session:
         return await session.probe_many(hosts, progress.on_progress, on_result=progress.finished)
 
 
 def run(args: argparse.Namespace) -> int:
-    err = Console(stderr=True, soft_wrap=True)
+    import asyncio
+
     try:
         hosts = hosts_for(args, args.targets, args.all_hosts, keep_bad=True)
     except InventoryError as exc:
         output.warn(f"detective-tui probe: {exc}")
         return exitcodes.USAGE
+    from tui.core.records.transcript import Transcript
+
     with Transcript.open_session() as transcript:
         transcript.record("cli", command="probe", targets=[h.name for h in hosts])
-        with _Progress(err, len(hosts)) as progress:
+        with _Progress(_stderr_console(), len(hosts)) as progress:
             results = asyncio.run(_probe_all(hosts, progress, transcript))
+    from tui.core.judge.judged import Judged
+    from tui.core.records.history import keep
+    from tui.core.rules.completeness import unseen
+
     for note in dict.fromkeys(filter(None, (keep(Judged(r)) for r in results))):
         output.warn(f"warning: {note}")
     if args.json:
+        from tui.core.records.probe_json import result_json
+
         output.write_json([result_json(r) for r in results])
     else:
         console = output.console()
@@ -132,6 +160,10 @@ TABLE_MIN_WIDTH = 140  # narrower, six columns split words ("unreachabl|e"): one
 
 
 def _rows(results: list[ProbeResult]) -> list[tuple[str, ...]]:
+    from rich.markup import escape
+
+    from tui.core.rules.completeness import unseen
+
     rows = []
     for r in results:
         reasons = unseen(r)
@@ -151,6 +183,8 @@ def _rows(results: list[ProbeResult]) -> list[tuple[str, ...]]:
 def summary_table(results: list[ProbeResult], width: int | None = None) -> Table:
     """One row per host; below ``TABLE_MIN_WIDTH`` columns (``width``: the terminal's), one
     block per host, each field on its own line, so no word is split."""
+    from rich.table import Table
+
     if width is not None and width < TABLE_MIN_WIDTH:
         table = Table(title="detective-tui probe", show_header=False)
         table.add_column("field", no_wrap=True, style="bold")

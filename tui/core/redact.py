@@ -200,9 +200,25 @@ def visible(text: str) -> str:
     return _CONTROL.sub(_visible_char, text) if _CONTROL.search(text) else text
 
 
+# Texts this long are kept with their redaction (a few: a probe script, 120 KB, takes ~0.1 s to
+# redact and is recorded once per session, so it can be redacted while the host works).
+CACHED_TEXT_CHARS = (32 * 1024, 1024 * 1024)
+
+
 def redact_text(text: str) -> str:
     """Mask credentials inside free text (command lines, output, files, messages), and make
     control characters visible (``visible``)."""
+    if CACHED_TEXT_CHARS[0] <= len(text) <= CACHED_TEXT_CHARS[1]:
+        return _redact_large(text)
+    return _redact_text(text)
+
+
+@functools.lru_cache(maxsize=4)
+def _redact_large(text: str) -> str:
+    return _redact_text(text)
+
+
+def _redact_text(text: str) -> str:
     text = visible(text)
     if _TEXT_RULE_HINT.search(text):
         for pattern, replacement in TEXT_RULES:

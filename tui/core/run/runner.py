@@ -13,11 +13,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from probes import probe_env, probe_script
 from tui.core import locations
-from tui.core.facts import Facts
-from tui.core.facts.build import FactBuilder, ProbeProgress
 from tui.core.hosts import Host
 from tui.core.reach.hops import fetch_host_key
 from tui.core.reach.hostkeys import (
@@ -40,7 +39,10 @@ from tui.core.reach.transport import (
 )
 from tui.core.records.transcript import Transcript
 from tui.core.redact import redact_text
-from tui.core.rules.completeness import inventory_problems, root_problem
+
+if TYPE_CHECKING:  # the facts' modules load while the first probe runs (Session.probe)
+    from tui.core.facts import Facts
+    from tui.core.facts.build import FactBuilder, ProbeProgress
 
 ProgressCallback = Callable[[str, "ProbeProgress | str"], None]
 LineCallback = Callable[[str], None]
@@ -293,10 +295,14 @@ class Session:
         started = time.monotonic()
         if host.invalid:
             return self._probe_done(ProbeResult(host, None, host.invalid, BAD_INVENTORY), started)
-        builder = FactBuilder()
+        builder: FactBuilder | None = None
         raw: list[str] = []
+        script = probe_script()
 
         def on_line(line: str) -> None:
+            nonlocal builder
+            if builder is None:  # the host is at work now: what comes after loads meanwhile
+                builder = self._while_probing(script)
             raw.append(line)
             progress = builder.feed(line)
             if on_progress is not None:
@@ -316,7 +322,7 @@ class Session:
         try:
             result = await self._run(
                 host,
-                probe_script(),
+                script,
                 env=env,
                 deadline_s=self.probe_deadline_s,
                 on_line=on_line,
@@ -333,7 +339,9 @@ class Session:
                 ),
                 started,
             )
-        facts = builder.facts()
+        from tui.core.rules.completeness import inventory_problems, root_problem
+
+        facts = (builder or self._while_probing(script)).facts()
         errors = facts.probe.errors
         bad_root = any(e.startswith("root: ") for e in errors)
         if bad_root:  # the probe's own words → the inventory line that set it
@@ -361,6 +369,18 @@ class Session:
         return self._probe_done(
             ProbeResult(host, facts, error, kind, raw_lines=tuple(raw)), started
         )
+
+    def _while_probing(self, script: str) -> FactBuilder:
+        """A fact builder for a probe whose host has started answering; the first one loads the
+        modules the rest of a probe needs, and the transcript's redacted copy of the probe
+        script is made (``redact_text`` keeps large texts), while the host works — a process
+        that probes once (``probe HOST``) overlaps them with the probe instead of adding them."""
+        from tui.core.facts.build import FactBuilder
+        from tui.core.rules import completeness  # noqa: F401  (used once the probe ends)
+
+        if self.transcript is not None:
+            redact_text(script)
+        return FactBuilder()
 
     def _probe_done(self, result: ProbeResult, started: float) -> ProbeResult:
         duration = time.monotonic() - started
