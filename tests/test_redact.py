@@ -10,7 +10,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from probes import probe_script
-from tui.core.redact import MASK, is_secret_name, redact, redact_text
+from tui.core import redact as redact_module
+from tui.core.redact import (
+    MASK,
+    RULE_NEEDS,
+    RULE_STARTS,
+    TEXT_RULES,
+    is_secret_name,
+    redact,
+    redact_text,
+)
 
 MASKED = [
     # systemd: Environment= holds several assignments, quoted or not (issue 9: "Environment"
@@ -191,3 +200,51 @@ def test_the_probe_masks_profile_and_unit_lines_with_quoting_kept(line: str, exp
     ).stdout  # fmt: skip
     assert out == expected + "\n"
     assert redact_text(line) == redact_text(out.rstrip("\n"))  # the client agrees
+
+
+@pytest.mark.parametrize("source", sorted(RULE_NEEDS), ids=lambda s: s[:24])
+def test_each_rule_skipped_without_its_literal_needs_it_in_every_match(source: str) -> None:
+    """A rule runs only on text holding one of its RULE_NEEDS literals, and one of
+    RULE_STARTS only where one stands: every text the pattern matches holds one (begins with
+    one), so no secret is left for want of a pass (samples drawn from the pattern itself)."""
+    (pattern,) = [p for p, _ in TEXT_RULES if p.pattern == source]
+    needs = RULE_NEEDS[source]
+
+    @settings(max_examples=40, database=None, derandomize=True)
+    @given(st.from_regex(pattern, fullmatch=True))
+    def check(value: str) -> None:
+        assert any(n in value for n in needs), value
+        assert source not in RULE_STARTS or value.startswith(needs), value
+
+    check()
+
+
+def test_skipping_rules_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The probe script (it names every token prefix) and texts holding each rule's shape,
+    alone and together, redact the same with every rule run on every text."""
+    shapes = ["hf_" + "a" * 24, "xhf_" + "a" * 24, "sk-" + "b" * 24, "disk-" + "b" * 24,
+              "AKIA" + "C" * 16, "ASIA" + "C" * 16 + "x", "hf_a hf_" + "d" * 20, "https://u:pw@h/x",
+              "eyJabcd.efgh.ijk", "xoxb-" + "1" * 12, "-----BEGIN RSA PRIVATE KEY-----\nk\n"
+              "-----END RSA PRIVATE KEY-----", "Authorization: Bearer abcdefgh1"]  # fmt: skip
+    texts = [probe_script(), "\n".join(shapes), *(f"a {x} b" for x in shapes), "no secrets"]
+    guarded = [redact_text(t) for t in texts]
+    redact_module._redact_large.cache_clear()  # the probe script's redaction is kept
+    every_rule = tuple((p, r, None, False) for p, r in TEXT_RULES)
+    monkeypatch.setattr(redact_module, "_RULES", every_rule)
+    assert [redact_text(t) for t in texts] == guarded
+
+
+_FRAGMENTS = ["hf_", "sk-", "AKIA", "ASIA", "AIza", "xoxb-", "ghp_", "glpat-", "nvapi-", "eyJ",
+              "-----BEGIN ", "://", "a", "Z9", "_", "-", ".", " ", "\n", "x" * 20, "A" * 16,
+              "é"]  # fmt: skip
+
+
+@settings(max_examples=200, database=None, derandomize=True)
+@given(st.lists(st.sampled_from(_FRAGMENTS), max_size=30).map("".join))
+def test_rules_tried_where_their_literal_stands_mask_as_a_full_pass(text: str) -> None:
+    """``_sub_where`` against ``pattern.sub`` on texts built from the literals and what
+    surrounds them (boundaries, overlaps, several matches on a line)."""
+    for pattern, replacement, needs, starts in redact_module._RULES:
+        if starts:
+            expected = pattern.sub(replacement, text)
+            assert redact_module._sub_where(pattern, replacement, text, needs) == expected
