@@ -7,10 +7,17 @@ shared fixtures, imports FlashInfer in a fresh process per case through
 ``probes/deep_flashinfer.py`` (the same ground-truth script ``diagnose --deep`` runs), and
 compares ``get_cuda_path()``, ``get_cuda_version()``, ``TARGET_CUDA_ARCHS``,
 ``check_cuda_arch()``, the import error, the warnings and the workspace with the replay.
+
+Importing torch takes seconds and FlashInfer one, so each case's process is forked from a
+process that has imported torch only (``ZYGOTE``): the case's environment and working directory
+are set in the fork, which then imports FlashInfer for the first time. A sample of cases also
+runs in an interpreter started afresh with the case's environment (``HARNESS``), and both must
+print the same.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
@@ -37,24 +44,71 @@ TOOLKITS = ("12.6", "12.8", "12.9", "13.0")
 CASES_PER_VERSION = 21
 SEED = 20261129
 
-HARNESS = """
+FAKE_GPUS = """
+def fake_gpus(torch, spec):
+    caps = [tuple(c) for c in spec["devices"]]
+    torch.cuda.device_count = lambda: len(caps)
+    torch.cuda.is_available = lambda: bool(caps)
+    def capability(device=None):
+        if device is None:
+            return caps[0]
+        return caps[device if isinstance(device, int) else (getattr(device, "index", 0) or 0)]
+    torch.cuda.get_device_capability = capability
+    torch.version.cuda = spec["torch_cuda"]
+"""
+
+# a fresh interpreter per case, started with the case's environment
+HARNESS = (
+    FAKE_GPUS
+    + """
 import json, sys
 spec = json.loads(sys.argv[1])
 sys.path.insert(0, spec["flashinfer_dir"])
 import torch
-caps = [tuple(c) for c in spec["devices"]]
-torch.cuda.device_count = lambda: len(caps)
-torch.cuda.is_available = lambda: bool(caps)
-def capability(device=None):
-    if device is None:
-        return caps[0]
-    return caps[device if isinstance(device, int) else (getattr(device, "index", 0) or 0)]
-torch.cuda.get_device_capability = capability
-torch.version.cuda = spec["torch_cuda"]
+fake_gpus(torch, spec)
 sys.path.insert(0, spec["probes_dir"])
 import deep_flashinfer
 print(json.dumps(deep_flashinfer.collect()))
 """
+)
+
+# one interpreter that has imported torch (nothing else of the cases'); per stdin line (a case's
+# spec) a fork takes the case's environment and cwd, imports FlashInfer and answers one line
+ZYGOTE = (
+    FAKE_GPUS
+    + """
+import json, os, signal, sys, traceback
+import torch
+for line in sys.stdin:
+    spec = json.loads(line)
+    r, w = os.pipe()
+    sys.stdout.flush()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        os.dup2(2, 1)  # whatever the case prints goes to stderr, never into the answers
+        signal.alarm(120)
+        try:
+            os.environ.clear()
+            os.environ.update(spec["env"])
+            os.chdir(spec["cwd"])
+            sys.path.insert(0, spec["flashinfer_dir"])
+            fake_gpus(torch, spec)
+            sys.path.insert(0, spec["probes_dir"])
+            import deep_flashinfer
+            answer = {"ok": deep_flashinfer.collect()}
+        except BaseException:
+            answer = {"error": traceback.format_exc()}
+        with os.fdopen(w, "w") as out:
+            out.write(json.dumps(answer))
+        os._exit(0)
+    os.close(w)
+    with os.fdopen(r) as got:
+        text = got.read()
+    _, status = os.waitpid(pid, 0)
+    print(text if text else json.dumps({"error": f"case process ended: wait status {status}"}))
+"""
+)
 
 
 def _pip(*args: str, python: str = sys.executable) -> None:
@@ -121,6 +175,7 @@ def fake_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@functools.cache  # the fake toolkits never change: each nvcc runs once per session
 def _probe_nvcc(path: str) -> Nvcc:
     """What the real probe would record for one nvcc path, by running it."""
     if not os.path.exists(path):
@@ -199,24 +254,48 @@ def _replay(case: dict[str, Any], tree: Path) -> Any:
     )
 
 
-def _real(case: dict[str, Any], tree: Path, python: str, fi_dir: Path, harness: Path) -> dict:
-    env = dict(case["env"], HOME=str(tree / "home"))
-    spec = {
+def _spec(case: dict[str, Any], tree: Path, fi_dir: Path) -> dict[str, Any]:
+    return {
         "flashinfer_dir": str(fi_dir),
         "devices": case["devices"],
         "torch_cuda": case["torch_cuda"],
         "probes_dir": str(REPO / "probes"),
+        "env": dict(case["env"], HOME=str(tree / "home")),
+        "cwd": str(tree / "home"),
     }
+
+
+def _fresh(spec: dict[str, Any], python: str, harness: Path) -> dict:
+    """One case in an interpreter started with the case's environment."""
     proc = subprocess.run(
         [python, str(harness), json.dumps(spec)],
-        env=env,
+        env=spec["env"],
         capture_output=True,
         text=True,
         timeout=300,
-        cwd=str(tree / "home"),
+        cwd=spec["cwd"],
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _forked(specs: list[dict[str, Any]], python: str, zygote: Path, home: Path) -> list[dict]:
+    """The cases in order, each in its own fork of one torch-importing interpreter."""
+    proc = subprocess.run(
+        [python, str(zygote)],
+        input="".join(json.dumps(spec) + "\n" for spec in specs),
+        env={"PATH": "/usr/bin:/bin", "HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=60 + 60 * len(specs),
+        cwd=str(home),
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    answers = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert len(answers) == len(specs), proc.stderr[-3000:]
+    for spec, answer in zip(specs, answers, strict=True):
+        assert "ok" in answer, f"{json.dumps(spec)}\n{answer['error']}"
+    return [answer["ok"] for answer in answers]
 
 
 def _differences(replayed: Any, real: dict) -> list[str]:
@@ -243,15 +322,48 @@ def _differences(replayed: Any, real: dict) -> list[str]:
 def test_replay_agrees_with_real_flashinfer(
     oracle_python: str, flashinfer_dirs: dict[str, Path], fake_tree: Path
 ) -> None:
-    harness = fake_tree / "harness.py"
-    harness.write_text(HARNESS)
+    zygote = fake_tree / "zygote.py"
+    zygote.write_text(ZYGOTE)
     cases = _gen_cases(fake_tree)
-
-    def one(case: dict[str, Any]) -> tuple[dict, list[str]]:
-        real = _real(case, fake_tree, oracle_python, flashinfer_dirs[case["version"]], harness)
-        return case, _differences(_replay(case, fake_tree), real)
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(one, cases))
-    failures = [f"{json.dumps(case)}\n    " + "\n    ".join(d) for case, d in results if d]
+    specs = [_spec(c, fake_tree, flashinfer_dirs[c["version"]]) for c in cases]
+    home = fake_tree / "home"
+    with ThreadPoolExecutor(max_workers=2) as pool:  # one zygote per core
+        even = pool.submit(_forked, specs[0::2], oracle_python, zygote, home)
+        odd = pool.submit(_forked, specs[1::2], oracle_python, zygote, home)
+        reals: list[dict] = [{}] * len(cases)
+        reals[0::2], reals[1::2] = even.result(), odd.result()
+    failures = [
+        f"{json.dumps(case)}\n    " + "\n    ".join(d)
+        for case, real in zip(cases, reals, strict=True)
+        if (d := _differences(_replay(case, fake_tree), real))
+    ]
     assert not failures, f"{len(failures)}/{len(cases)} cases disagree:\n" + "\n".join(failures)
+
+
+def test_a_forked_case_prints_what_a_fresh_interpreter_prints(
+    oracle_python: str, flashinfer_dirs: dict[str, Path], fake_tree: Path
+) -> None:
+    """The fork shortcut hides nothing: FlashInfer decides the same in a fork of the zygote
+    as in an interpreter started afresh with the case's environment, for four cases of four
+    releases that read the environment differently (a broken ``CUDA_HOME``, nvcc from ``PATH``
+    only, ``FLASHINFER_CUDA_ARCH_LIST``, no GPU and no CUDA torch)."""
+    harness, zygote = fake_tree / "harness.py", fake_tree / "zygote.py"
+    harness.write_text(HARNESS)
+    zygote.write_text(ZYGOTE)
+    broken = ("cuda-noexec", "cuda-garbage")
+    kinds = [
+        lambda c: c["env"].get("CUDA_HOME", "").endswith(broken),
+        lambda c: "CUDA_HOME" not in c["env"] and c["env"]["PATH"].count(":") > 1,
+        lambda c: bool(c["env"].get("FLASHINFER_CUDA_ARCH_LIST")),
+        lambda c: not c["devices"],
+    ]
+    cases, sample = _gen_cases(fake_tree), []
+    for kind in kinds:
+        used = {c["version"] for c in sample}
+        sample.append(next(c for c in cases if kind(c) and c["version"] not in used))
+    specs = [_spec(c, fake_tree, flashinfer_dirs[c["version"]]) for c in sample]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        fresh = list(pool.map(_fresh, specs, [oracle_python] * len(specs), [harness] * len(specs)))
+    forked = _forked(specs, oracle_python, zygote, fake_tree / "home")
+    for spec, a, b in zip(specs, fresh, forked, strict=True):
+        assert a == b, json.dumps(spec)
