@@ -1,11 +1,12 @@
 """The pip fixes for real: each plan and its undo run by the real pip, over the real loopback
-sshd, on a fake host whose venv is a real venv (``python -m venv``), against a local package
-index built here from small stand-in wheels with the real names and versions
-(``tests/pip_standins.py``). The plans reach PyTorch's per-variant indexes through
-``$DETECTIVE_TUI_TORCH_INDEX`` and PyPI through the host's ``PIP_INDEX_URL`` (the inventory's
-``env:``), as a mirror or an air-gapped fleet would. After the fix the re-probe reads what pip
-installed (dist-info, ``torch/version.py``, the pip toolkit's nvcc and headers) and the finding
-is gone; after the undo ``pip freeze --all`` and every file of the venv are as before.
+sshd, on a fake host whose venv is a real venv (``python -m venv``; ``tests/pip_venv.py`` copies
+ensurepip's pip in), against a local package index built here from small stand-in wheels with
+the real names and versions (``tests/pip_standins.py``). The plans reach PyTorch's per-variant
+indexes through ``$DETECTIVE_TUI_TORCH_INDEX`` and PyPI through the host's ``PIP_INDEX_URL``
+(the inventory's ``env:``), as a mirror or an air-gapped fleet would. After the fix the re-probe
+reads what pip installed (dist-info, ``torch/version.py``, the pip toolkit's nvcc and headers)
+and the finding is gone; after the undo ``pip freeze --all`` and every file of the venv are as
+before.
 """
 
 from __future__ import annotations
@@ -25,10 +26,13 @@ from typing import Any
 import pip_standins as si
 import pytest
 import yaml
+from pip_venv import SITE_REL, make_venv
+from sshd import SSHD
 
 from tui.cli import main
 from tui.core import exitcodes
 from tui.core.fixes.pipplan import WAIT
+from tui.core.fixes.steplock import LOCK_TEMPLATE
 from tui.core.tables.torch_index import INDEX_ENV
 from tui.demo import fakehost
 from tui.demo.neighbours import cpu_torch_on_gpus, extension_for_other_torch
@@ -36,7 +40,6 @@ from tui.demo.neighbours import cpu_torch_on_gpus, extension_for_other_torch
 pytestmark = [pytest.mark.sshd, pytest.mark.slow]  # 11–19 s each on an idle machine
 
 VENV = "/opt/venv"
-SITE_REL = f"lib/python{sys.version_info[0]}.{sys.version_info[1]}/site-packages"
 STATE_DIR = ".detective-tui"  # the pip plans' freeze records, beside the venv's own files
 H100_FLAGS = fakehost.pypi_torch_arch_flags("2.8.0+cu128")  # the 2.9.0+cu128 capture is equal
 CU130_FLAGS = fakehost.pypi_torch_arch_flags("2.11.0+cu130")
@@ -55,7 +58,7 @@ class Box:
         self.fake = fakehost.build_fake_host(tmp / "host root", spec)
         self.venv = self.fake.root / VENV.lstrip("/")
         self.python = str(self.venv / "bin" / "python3")
-        subprocess.run([sys.executable, "-m", "venv", str(self.venv)], check=True, timeout=300)
+        make_venv(self.venv)
         self.pip_env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(tmp / "home"),
@@ -438,14 +441,38 @@ def test_install_cut_mid_wheel_is_undone_by_the_next_run(
     assert f"{SITE_REL}/~orch/version.py" in kept, kept
 
 
-def _waiting_undo(python: str) -> bool:
-    """Is an undo's lock wait (``python -I -c WAIT``) blocked on this host?"""
+def _descendants(pid: int) -> list[list[str]]:
+    """The argv of every process below ``pid``."""
+    parents: dict[int, int] = {}
+    argvs: dict[int, list[str]] = {}
     for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
         try:
+            stat = (proc / "stat").read_text()
             argv = (proc / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if [w.decode(errors="replace") for w in argv[:4]] == [python, "-I", "-c", WAIT]:
+        parents[int(proc.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+        argvs[int(proc.name)] = [w.decode(errors="replace") for w in argv if w]
+    below, found = {pid}, []
+    grew = True
+    while grew:  # a child's pid may be lower than its parent's: sweep until nothing is added
+        grew = False
+        for child, parent in parents.items():
+            if parent in below and child not in below:
+                below.add(child)
+                found.append(argvs[child])
+                grew = True
+    return found
+
+
+def _undo_waits(sshd: SSHD, python: str) -> bool:
+    """Is an undo's session on this sshd blocked behind the step still running? Either in the
+    host tree's step lock (its ``sleep 1`` loop) or in pip's own lock (``python -I -c WAIT``).
+    The killed client's step shell is no session of the sshd any more (init adopted it)."""
+    for argv in _descendants(sshd.proc.pid):
+        if argv == ["sleep", "1"] or argv[:4] == [python, "-I", "-c", WAIT]:
             return True
     return False
 
@@ -458,6 +485,7 @@ def test_a_pip_that_outlives_its_client_is_waited_for_by_the_undo(
     INTERRUPTED; an undo started at once must not run beside that pip — it waits for it (the
     pip is held stopped until the undo is seen waiting, so the order is certain), then
     restores the venv exactly."""
+    assert "\n  sleep 1\n" in LOCK_TEMPLATE  # the step lock's wait, as _undo_waits knows it
     big = BigTorchBox(tmp_path, index, ssh_env.alias)
     client = big.start("fix", "box", "install-cuda-torch", "cuda=12.8", "--yes")
     pip = big.pip_mid_wheel(client)
@@ -471,10 +499,11 @@ def test_a_pip_that_outlives_its_client_is_waited_for_by_the_undo(
 
         undo = big.start("fix", "box", "--undo", "last", "--yes")
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and undo.poll() is None:
-            if _waiting_undo(big.box.python):
-                break
+        waited = False
+        while not waited and time.monotonic() < deadline and undo.poll() is None:
+            waited = _undo_waits(ssh_env.sshd, big.box.python)
             time.sleep(0.05)
+        assert waited, "the undo never waited for the pip of the killed client's step"
     finally:
         os.kill(pip, signal.SIGCONT)
     out, err = undo.communicate(timeout=300)

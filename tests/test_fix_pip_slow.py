@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from pip_venv import make_venv
 
 from tui.core.facts import DriverInfo, Gpu
 from tui.core.fixes import build_plan
@@ -32,7 +31,7 @@ RTX_PRO_6000 = Gpu(index=0, name="NVIDIA RTX PRO 6000 Blackwell Server Edition",
 @pytest.fixture
 def venv(tmp_path: Path) -> Path:
     path = tmp_path / "throwaway venv"
-    subprocess.run([sys.executable, "-m", "venv", str(path)], check=True, timeout=300)
+    make_venv(path)  # python -m venv, ensurepip's pip copied in (tests/pip_venv.py)
     return path
 
 
