@@ -135,6 +135,15 @@ def test_the_tui_probing_the_demo_fleet_never_imports_asyncssh(tmp_path: Path) -
     assert loaded.strip() == "[]"
 
 
+@pytest.mark.parametrize(
+    "args", [["--demo", "diagnose", "ct200", "--json"], ["findings", "--json"]], ids=" ".join
+)
+def test_json_on_a_pipe_never_imports_rich(args: list[str], tmp_path: Path) -> None:
+    """Rich draws tables and a terminal's progress: JSON, with stderr a pipe, needs neither."""
+    modules = imported_modules(args, tmp_path)
+    assert sorted(m for m in modules if m.split(".")[0] == "rich") == []
+
+
 # runs the CLI as ``python -m tui.cli`` does, noting the modules loaded when the probe's command
 # starts on the host and at the exit
 _WATCH = """

@@ -14,10 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 from collections.abc import Mapping
-from typing import Any
-
-from rich.console import Console
-from rich.markup import escape
+from typing import TYPE_CHECKING, Any
 
 from tui.commands import command_help, output
 from tui.commands.host_args import add_fleet_targets, host_flags, hosts_for
@@ -34,6 +31,9 @@ from tui.core.redact import redact_text
 from tui.core.rules.completeness import partial_verdict, unseen
 from tui.core.run.runner import BAD_INVENTORY, ProbeResult, Session
 from tui.core.run.service import probe_and_judge_many
+
+if TYPE_CHECKING:  # Rich loads for the readable report and a terminal's progress only
+    from rich.console import Console
 
 SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -57,16 +57,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 async def _diagnose_all(
-    hosts: list[Host], deep: bool, transcript: Transcript, err: Console
+    hosts: list[Host], deep: bool, transcript: Transcript, err: Console | None
 ) -> list[Judged]:
     def finished(result: ProbeResult) -> None:
-        err.print(
-            redact_text(
-                f"{result.host.name}: {result.error or 'probed'} ({result.duration_s:.1f} s)"
-            ),
-            highlight=False,
-            markup=False,
+        line = redact_text(
+            f"{result.host.name}: {result.error or 'probed'} ({result.duration_s:.1f} s)"
         )
+        if err is None:
+            output.warn(line)
+        else:
+            err.print(line, highlight=False, markup=False)
 
     async with Session(transcript=transcript) as session:
         return await probe_and_judge_many(session, hosts, deep=deep, on_result=finished)
@@ -90,7 +90,7 @@ def exit_code(results: list[Judged]) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    err = Console(stderr=True, soft_wrap=True)
+    err = output.stderr_console()
     try:
         hosts = hosts_for(args, args.targets, args.all_hosts, keep_bad=True)
     except InventoryError as exc:
@@ -117,6 +117,8 @@ def run(args: argparse.Namespace) -> int:
 def print_host(console: Console, data: Mapping[str, Any], flags: str = "") -> None:
     """The readable report of one host (from its redacted JSON object); ``flags`` go into the
     fix commands it suggests (`` --demo``)."""
+    from rich.markup import escape
+
     console.rule(f"[bold]{escape(data['host'])}")
     if not data["reachable"]:
         kind = "inventory error" if data["error_kind"] == BAD_INVENTORY else "unreachable"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -77,3 +78,14 @@ def _console_class() -> type[Console]:
 def console(**kwargs: Any) -> Console:
     """A Rich console on stdout whose broken pipe is a ``BrokenPipeError``."""
     return _console_class()(**kwargs)
+
+
+def stderr_console() -> Console | None:
+    """A Rich console for progress on stderr when it may be a terminal (or Rich is told it
+    is: ``TTY_COMPATIBLE``, ``FORCE_COLOR``); None for a pipe or a file, whose plain lines
+    (``warn``) need no Rich."""
+    if not sys.stderr.isatty() and not {"TTY_COMPATIBLE", "FORCE_COLOR"} & os.environ.keys():
+        return None
+    from rich.console import Console
+
+    return Console(stderr=True, soft_wrap=True)

@@ -11,8 +11,6 @@ Each probe is kept in the history unjudged (``history`` judges it when listed).
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 from typing import TYPE_CHECKING
 
 from tui.commands import command_help, output
@@ -103,16 +101,6 @@ class _Progress:
             self.live.advance(self.task)
 
 
-def _stderr_console() -> Console | None:
-    """A Rich console for the progress when stderr may be a terminal (or Rich is told it is:
-    ``TTY_COMPATIBLE``, ``FORCE_COLOR``); None for a pipe or a file, whose lines need no Rich."""
-    if not sys.stderr.isatty() and not {"TTY_COMPATIBLE", "FORCE_COLOR"} & os.environ.keys():
-        return None
-    from rich.console import Console
-
-    return Console(stderr=True, soft_wrap=True)
-
-
 async def _probe_all(
     hosts: list[Host], progress: _Progress, transcript: Transcript
 ) -> list[ProbeResult]:
@@ -134,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
 
     with Transcript.open_session() as transcript:
         transcript.record("cli", command="probe", targets=[h.name for h in hosts])
-        with _Progress(_stderr_console(), len(hosts)) as progress:
+        with _Progress(output.stderr_console(), len(hosts)) as progress:
             results = asyncio.run(_probe_all(hosts, progress, transcript))
     from tui.core.judge.judged import Judged
     from tui.core.records.history import keep
