@@ -96,7 +96,7 @@ def trust_prelude(deadline_s: int) -> str:
         "MYUID=$(id -u 2>/dev/null)",
         "hxon() { return 1; }",
     ]
-    for name in ("deadline", "trust_check"):
+    for name in ("deadline", "trust_check", "trust_lines"):
         start = lines.index(f"{name}() {{")
         end = lines.index("}", start)
         parts.append("\n".join(ln for ln in lines[start : end + 1] if not SH_COMMENT.match(ln)))

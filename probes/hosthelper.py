@@ -11,6 +11,8 @@ probe, 1: its nvidia-smi job, 2: its login-shell job), prints a sh snippet for t
 and serves in the background until the probe's ``quit`` (or the probe is gone). A request is one
 line of tab-separated fields, each escaped as a record field; a reply is a sh snippet setting
 ``_ho`` (output), ``_hx`` (extra) and ``_hr`` (status), read by the probe with ``.``.
+``pre OP ARG…`` starts answering ``OP ARG…`` now and keeps the answer for that request, made
+later (start_early).
 The probe keeps every decision: the helper only answers what a tool would have printed.
 Standard library only, Python 3.8+.
 """
@@ -272,6 +274,33 @@ def answer(fields):
     return b"_ho=%s _hx=%s _hr=%d%s\n" % (sq(out), sq(extra), status, more)
 
 
+EARLY = {}  # request fields → the thread answering it, started by a ``pre`` request
+EARLY_LOCK = threading.Lock()
+
+
+def start_early(fields):
+    """``pre OP ARG…``: start answering ``OP ARG…`` now, in a thread of its own, for the probe
+    to take when it makes exactly that request (claim); the same request twice starts once."""
+    key = tuple(fields)
+    with EARLY_LOCK:
+        if key in EARLY:
+            return
+        result = []
+        t = threading.Thread(target=lambda: result.append(answer(fields)), daemon=True)
+        EARLY[key] = (t, result)
+    t.start()
+
+
+def claim(fields):
+    """The answer of a request started early with exactly these fields, once (None: none was)."""
+    with EARLY_LOCK:
+        early = EARLY.pop(tuple(fields), None)
+    if early is None:
+        return None
+    early[0].join()
+    return early[1][0] if early[1] else b"_ho='' _hx='' _hr=125\n"
+
+
 def serve(fifo_dir, channel, quit_event, dying, busy):
     """Answer one channel's requests in turn. Once the probe is gone (dying), what is left of
     its jobs gets ``exit 125`` for an answer, so none waits on a FIFO for ever."""
@@ -289,8 +318,12 @@ def serve(fifo_dir, channel, quit_event, dying, busy):
                 reply = b"exit 125\n"
             elif fields[0] == b"quit":
                 reply = b"_ho='' _hx='' _hr=0\n"
+            elif fields[0] == b"pre":
+                start_early([unesc(x) for x in fields[1:]])
+                reply = b"_ho='' _hx='' _hr=0\n"
             else:
-                reply = answer([unesc(x) for x in fields])
+                request = [unesc(x) for x in fields]
+                reply = claim(request) or answer(request)
         except Exception:  # never a channel left without an answer
             reply = b"_ho='' _hx='' _hr=125\n"
         try:

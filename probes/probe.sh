@@ -180,7 +180,8 @@ run_cap_sh() {
 # run_pyfacts INDEX INTERPRETER — pyfacts.py on the interpreter's stdin; like run().
 # With a third argument CID, the import-path part of that serving process's environment goes
 # along as DT_PROC_* (the interpreter runs with -E; pyfacts applies them). With _drop set
-# (drop_to), it runs as that serving process's owner.
+# (drop_to), it runs as that serving process's owner. A fourth argument `pre`: the helper
+# starts it now and keeps the answer for the same request later (py_prefetch); nothing else.
 run_pyfacts() {
   _e=
   [ -n "${3:-}" ] && eval "_e=\$_pxr_$3"
@@ -191,12 +192,14 @@ run_pyfacts() {
     _e= _e1= _e2= _e3= _e4= _e5= _e6= _e7=
   fi
   if hxon; then
-    hx pyfacts "$1" "$2" "$_dropu" "$_dropg" "DT_READ_FOR=${_readfor:-}" "DT_PROC=$_e" \
+    # shellcheck disable=SC2086 # $4: empty, or `pre` (py_prefetch: started now, taken later)
+    hx ${4:-} pyfacts "$1" "$2" "$_dropu" "$_dropg" "DT_READ_FOR=${_readfor:-}" "DT_PROC=$_e" \
       "DT_PROC_HOME=$_e1" "DT_PROC_PYTHONPATH=$_e2" "DT_PROC_PYTHONUSERBASE=$_e3" \
       "DT_PROC_PYTHONNOUSERSITE=$_e4" "DT_PROC_CWD=$_e5" "DT_PROC_FLAGS=$_e6" "DT_PROC_PATH0=$_e7"
     _out=$_ho _rc=$_hr
     return 0
   fi
+  [ -z "${4:-}" ] || return 0
   # exported in the command substitution's own subshell (no `env` process)
   # shellcheck disable=SC2086 # _drop: words of digits and options only
   _out=$(export DT_READ_FOR="${_readfor:-}" DT_PROC="$_e" DT_PROC_HOME="$_e1" DT_PROC_PYTHONPATH="$_e2" \
@@ -365,6 +368,14 @@ trust_check() {
     _tw="cannot list its owner and mode (ls -ldn failed)"
     return 0
   fi
+  trust_lines
+}
+
+# trust_lines — the rule over the `ls -ldn` lines in _tls (the file, its link's target and the
+# directories above each): _tw empty when each is owned by root or MYUID and, apart from a
+# symlink and a sticky directory, not writable by group or others and without an ACL.
+trust_lines() {
+  _tw=
   while read -r _tm _tn _tu _tg _trest; do
     case $_tu in 0 | "$MYUID") ;; *)
       _tw="${_trest##* } is owned by uid $_tu, neither root nor the probing user ($MYUID)"
@@ -1747,6 +1758,83 @@ pick_tmpdir() {
   rec note tmp "no temp dir that holds data: the background steps run one after the other"
 }
 
+# boot_trust PYTHON — trust_check for the helper's own python3 with one `ls -ldn` (under the
+# deadline: 2 processes, not 4): `/`, the directories above it, the file and the python3.*
+# files beside it, so the usual `python3 -> python3.N` link is followed from ls's own `->`
+# output, not by readlink. A link elsewhere, or a directory above that is a link: trust_check.
+boot_trust() {
+  case $1 in /?*/*) ;; *)
+    trust_check "$1"
+    return 0
+    ;;
+  esac
+  _bd=${1%/*} _bl=
+  _tp=$_bd
+  while [ -n "$_tp" ]; do
+    _bl="$_bl$_tp$NL"
+    _tp=${_tp%/*}
+  done
+  _tl=$_bl$1$NL
+  for _bs in "$_bd"/python3.[0-9]*; do
+    [ -e "$_bs" ] && _tl="$_tl$_bs$NL"
+  done
+  _tifs=$IFS
+  IFS=$NL
+  set -f
+  # shellcheck disable=SC2086 # one operand a line
+  _bls=$(deadline ls -ldn -- / $_tl 2>/dev/null)
+  _tls= _bt= _bok=1
+  for _bln in $_bls; do
+    case $_bln in
+      *" $1 -> "*)
+        _bt=${_bln#*" $1 -> "}
+        case $_bt in /*) ;; *) _bt=$_bd/$_bt ;; esac
+        _tls="$_tls$_bln$NL"
+        ;;
+      *" $1") _tls="$_tls$_bln$NL" ;;
+    esac
+  done
+  for _bln in $_bls; do
+    case $_bln in
+      *" $1 -> "* | *" $1") continue ;;
+      *" /")
+        _tls="$_tls$_bln$NL"
+        continue
+        ;;
+    esac
+    if [ -n "$_bt" ] && [ "${_bt%/*}" = "$_bd" ]; then
+      case $_bln in *" $_bt")
+        case $_bln in -*) _tls="$_tls$_bln$NL" _bt=: ;; *) _bok= ;; esac
+        continue
+        ;;
+      esac
+    fi
+    for _bp in $_bl; do
+      case $_bln in *" $_bp")
+        case $_bln in d*) _tls="$_tls$_bln$NL" ;; *) _bok= ;; esac
+        ;;
+      esac
+    done
+  done
+  set +f
+  IFS=$_tifs
+  # every line found, the link (if any) followed to a regular file beside it
+  case $_bt in '' | :) ;; *) _bok= ;; esac
+  _bn=0
+  for _bp in / $_bl $1; do _bn=$((_bn + 1)); done
+  [ "$_bt" = : ] && _bn=$((_bn + 1))
+  _bc=0
+  while IFS= read -r _bln; do [ -n "$_bln" ] && _bc=$((_bc + 1)); done <<DT_BOOT_EOF
+$_tls
+DT_BOOT_EOF
+  if [ -z "$_bok" ] || [ "$_bc" != "$_bn" ]; then
+    trust_check "$1"
+    return 0
+  fi
+  _tls=${_tls%"$NL"}
+  trust_lines
+}
+
 # hx_boot — start the host helper: this machine's own python3 (never the tree's) that the trust
 # rule lets run (owned by root and not writable by others: the probing user is not known yet),
 # given pyfacts.py on stdin. It picks the temp dir as pick_tmpdir would (the same notes), makes
@@ -1765,7 +1853,7 @@ hx_boot() {
   for _hp in /usr/bin/python3 /usr/local/bin/python3 /bin/python3; do
     [ -f "$_hp" ] && [ -x "$_hp" ] || continue
     MYUID=0
-    trust_check "$_hp"
+    boot_trust "$_hp"
     MYUID=
     if [ -z "$_tw" ]; then
       _hxp=$_hp
@@ -2131,6 +2219,111 @@ finish_smi() {
   fi
 }
 
+# py_entry ENTRY — an interpreter entry of PYS ("PATH<TAB>SOURCE<TAB>CID<TAB>…"): _pp as named,
+# _rpp where it is (a bare name: the first match on the session's PATH), _psrc, _pctx.
+py_entry() {
+  _pp=${1%%"$TAB"*}
+  _rpp=$_pp
+  case $_pp in
+    */*) ;;
+    *)
+      _peifs=$IFS
+      IFS=:
+      for _d in $PATH; do
+        case $_d in /*) ;; *) continue ;; esac
+        if is_exe "$_d/$_pp"; then _rpp=$_d/$_pp; break; fi
+      done
+      IFS=$_peifs
+      ;;
+  esac
+  _rest=${1#*"$TAB"}
+  _psrc=${_rest%%"$TAB"*}
+  _rest=${_rest#*"$TAB"}
+  _pctx=${_rest%%"$TAB"*}
+}
+
+# py_plan INDEX — how the interpreter of py_entry runs, under the trust rule: _pkey (an
+# interpreter seen before runs once: serving processes once per import-path environment), _pcx,
+# _drop*, _readfor, _pyrun; status 1 when it does not run. The records the decision makes are
+# kept in _pyrecs (one a line) for the caller to print: py_prefetch makes the same decision.
+py_plan() {
+  _pyrecs=
+  _pkey=$_rpp _pcx=
+  if [ "$_psrc" = process ]; then
+    eval "_e=\${_pxr_$_pctx:-}"
+    if [ "$_e" = 1 ]; then
+      _pcx=$_pctx
+      eval "_pkey=\"\$_pkey|\$_pxh_$_pctx|\$_pxp_$_pctx|\$_pxb_$_pctx|\$_pxn_$_pctx|\$_pxc_$_pctx\""
+      eval "_pkey=\"\$_pkey|\$_pxf_$_pctx|\$_pxz_$_pctx\""
+    fi
+  fi
+  # the trust rule: a program another user controls runs as the serving process's owner
+  # (drop_to) or not at all
+  _drop= _dropu= _dropg= _readfor=
+  if [ -n "$R" ] && ! trusted "$_rpp"; then
+    # an inspected tree's interpreter never runs: the host's own Python reads its files
+    if host_python; then
+      _readfor=$R$_rpp
+      _pkey="$_pkey|read"
+      recline py "$1" read_by "$_hostpy"
+      _pyrecs=$_l$NL
+    else
+      recline py "$1" error "not run: $_tw; no trusted python3 on this host to read its files"
+      _pyrecs=$_l$NL
+      recline notrun "python $_pp" "$_tw"
+      _pyrecs=$_pyrecs$_l$NL
+      return 1
+    fi
+  elif ! trusted "$_rpp"; then
+    _pu= _pg=
+    [ -z "$R" ] && [ "$_psrc" = process ] && eval "_pu=\${_pxu_$_pctx:-} _pg=\${_pxg_$_pctx:-}"
+    if [ -z "$R" ] && [ "$_psrc" = process ] && drop_to "$_pu" "$_pg"; then
+      _pkey="$_pkey|uid $_pu"
+      if [ -n "$_drop" ]; then
+        recline py "$1" run_as "$_pu"
+        _pyrecs=$_l$NL
+      fi
+    else
+      recline py "$1" error "not run: $_tw"
+      _pyrecs=$_l$NL
+      recline notrun "python $_pp" "$_tw"
+      _pyrecs=$_pyrecs$_l$NL
+      return 1
+    fi
+  fi
+  _pyrun=$R$_rpp
+  [ -n "$_readfor" ] && _pyrun=$_hostpy
+  return 0
+}
+
+# py_prefetch — with the helper, each interpreter's pyfacts run that probe_pythons will make,
+# started now (`hx pre`: the helper keeps the answer until that request comes, identical): it
+# runs while the probe does the rest. Called once MYUID is known and again once the serving
+# processes are; a request already started is not started again.
+py_prefetch() {
+  hxon || return 0
+  _ppi=0 _ppk=
+  _pfifs=$IFS
+  IFS=$NL
+  set -f
+  _inv=
+  for _ip in ${DT_PYTHONS:-}; do
+    [ -n "$_ip" ] && _inv="$_inv$_ip${TAB}inventory${TAB}0$TAB$NL"
+  done
+  for _entry in $_inv$PYS; do
+    IFS=$_pfifs
+    _ppi=$((_ppi + 1))
+    py_entry "$_entry"
+    [ -e "$R$_rpp" ] && [ -x "$R$_rpp" ] || continue
+    py_plan "$_ppi" || continue
+    case "$NL$_ppk" in *"$NL$_pkey$NL"*) continue ;; esac
+    _ppk="$_ppk$_pkey$NL"
+    run_pyfacts "$_ppi" "$_pyrun" "$_pcx" pre
+  done
+  set +f
+  IFS=$_pfifs
+}
+
 probe_pythons() {
   _i=0
   _pifs=$IFS
@@ -2145,23 +2338,7 @@ probe_pythons() {
   for _entry in $PYS; do
     IFS=$_pifs
     _i=$((_i + 1))
-    _pp=${_entry%%"$TAB"*}
-    _rpp=$_pp
-    case $_pp in
-      */*) ;;
-      *) # a bare name from the inventory: the first match on the session's PATH
-        IFS=:
-        for _d in $PATH; do
-          case $_d in /*) ;; *) continue ;; esac
-          if is_exe "$_d/$_pp"; then _rpp=$_d/$_pp; break; fi
-        done
-        IFS=$_pifs
-        ;;
-    esac
-    _rest=${_entry#*"$TAB"}
-    _psrc=${_rest%%"$TAB"*}
-    _rest=${_rest#*"$TAB"}
-    _pctx=${_rest%%"$TAB"*}
+    py_entry "$_entry"
     step "python $_pp"
     rec py "$_i" path "$_pp"
     rec py "$_i" source "$_psrc"
@@ -2175,42 +2352,10 @@ probe_pythons() {
       rec py "$_i" error "not executable"
       continue
     fi
-    # an interpreter seen before runs once (serving processes: once per import-path environment)
-    _pkey=$_rpp _pcx=
-    if [ "$_psrc" = process ]; then
-      eval "_e=\${_pxr_$_pctx:-}"
-      if [ "$_e" = 1 ]; then
-        _pcx=$_pctx
-        eval "_pkey=\"\$_pkey|\$_pxh_$_pctx|\$_pxp_$_pctx|\$_pxb_$_pctx|\$_pxn_$_pctx|\$_pxc_$_pctx\""
-        eval "_pkey=\"\$_pkey|\$_pxf_$_pctx|\$_pxz_$_pctx\""
-      fi
-    fi
-    # the trust rule: a program another user controls runs as the serving process's owner
-    # (drop_to) or not at all
-    _drop= _dropu= _dropg= _readfor=
-    if [ -n "$R" ] && ! trusted "$_rpp"; then
-      # an inspected tree's interpreter never runs: the host's own Python reads its files
-      if host_python; then
-        _readfor=$R$_rpp
-        _pkey="$_pkey|read"
-        rec py "$_i" read_by "$_hostpy"
-      else
-        rec py "$_i" error "not run: $_tw; no trusted python3 on this host to read its files"
-        rec notrun "python $_pp" "$_tw"
-        continue
-      fi
-    elif ! trusted "$_rpp"; then
-      _pu= _pg=
-      [ -z "$R" ] && [ "$_psrc" = process ] && eval "_pu=\${_pxu_$_pctx:-} _pg=\${_pxg_$_pctx:-}"
-      if [ -z "$R" ] && [ "$_psrc" = process ] && drop_to "$_pu" "$_pg"; then
-        _pkey="$_pkey|uid $_pu"
-        [ -n "$_drop" ] && rec py "$_i" run_as "$_pu"
-      else
-        rec py "$_i" error "not run: $_tw"
-        rec notrun "python $_pp" "$_tw"
-        continue
-      fi
-    fi
+    py_plan "$_i"
+    _pyok=$?
+    printf '%s' "$_pyrecs"
+    [ "$_pyok" = 0 ] || continue
     _seenpy=
     case "$NL$PYRAN" in *"$NL$_pkey$TAB"*)
       _seenpy=$NL$PYRAN
@@ -2218,8 +2363,6 @@ probe_pythons() {
       _seenpy=${_seenpy%%"$NL"*}
       ;;
     esac
-    _pyrun=$R$_rpp
-    [ -n "$_readfor" ] && _pyrun=$_hostpy
     if [ -n "$_seenpy" ]; then
       eval "_out=\$_pyo_$_seenpy _rc=\$_pyr_$_seenpy"
     else
@@ -2608,16 +2751,35 @@ ctr_names() {
   esac
 }
 
+# journal_bin — the journalctl that may run (trusted; a fake tree's only with DT_TREE_EXEC) in
+# _syjc; status 1 where none
+journal_bin() {
+  _syjc=
+  if [ -n "$R" ]; then
+    [ "${DT_TREE_EXEC:-}" = 1 ] && [ -x "$R/usr/bin/journalctl" ] || return 1
+    _syjc=$R/usr/bin/journalctl
+  else
+    _syjc=$(command -v journalctl 2>/dev/null) || return 1
+    trusted "$_syjc" || return 1
+  fi
+}
+
+# journal_prefetch — with the helper, each serving unit's journal read probe_symptoms will make,
+# started now (`hx pre`, as py_prefetch): it runs while the interpreters are read.
+journal_prefetch() {
+  hxon && [ -n "$UNITS" ] && journal_bin || return 0
+  _syifs=$IFS
+  IFS=$NL
+  for _syu in $UNITS; do
+    [ -n "$_syu" ] && hx pre run "$_syjc" -u "$_syu" -n "$SYMPTOM_SCAN" --no-pager -o short-iso
+  done
+  IFS=$_syifs
+}
+
 probe_symptoms() {
   for _sypid in $BARE_PIDS; do symptom_fds "$_sypid"; done
   symptom_containers
-  if [ -n "$R" ]; then
-    [ "${DT_TREE_EXEC:-}" = 1 ] && [ -x "$R/usr/bin/journalctl" ] || return 0
-    _syjc=$R/usr/bin/journalctl
-  else
-    _syjc=$(command -v journalctl 2>/dev/null) || return 0
-    trusted "$_syjc" || return 0
-  fi
+  journal_bin || return 0
   _syifs=$IFS
   IFS=$NL
   for _syu in $UNITS; do
@@ -2636,8 +2798,15 @@ if [ -n "$R" ] && [ ! -d "$R/" ]; then
   exit 3
 fi
 if [ "${DT_ONLY:-}" = gpus ]; then
-  # the live GPU state alone (a refresh of "GPUs now"): the nvidia-smi part, same trust rule
-  MYUID=$(deadline id -u 2>/dev/null)
+  # the live GPU state alone (a refresh of "GPUs now"): the nvidia-smi part, same trust rule;
+  # with the helper, its two calls start together and nothing else is a process of its own
+  if hx_boot; then
+    hx id
+    MYUID=${_ho#uid=}
+    MYUID=${MYUID%%(*}
+  else
+    MYUID=$(deadline id -u 2>/dev/null)
+  fi
   step gpus
   smi_job
   step end
@@ -2647,16 +2816,19 @@ fi
 hx_boot || pick_tmpdir
 step host
 probe_host
+start_smi
+py_prefetch
 step driver
 probe_container
 probe_libcuda
-start_smi
 step "ssh session"
 ctx_ssh
 step "login shell"
 ctx_login
 step processes
 discover_processes
+py_prefetch
+journal_prefetch
 finish_login
 probe_pythons
 step toolkits

@@ -36,9 +36,10 @@ pytestmark = pytest.mark.skipif(
 # the tools the sh path starts per probe that the helper answers for in-process
 TOOLS = ("readlink", "ls", "od", "tr", "grep", "head", "wc", "stat", "tail", "cat", "uname",
          "id", "getent", "env", "mktemp", "rm", "timeout", "setsid", "setpriv")  # fmt: skip
-# what the helper path may still start: the trust check of the python3 it runs (ls -ldn and
-# readlink -f, each under timeout)
-BOOT = {"readlink": 1, "ls": 1, "timeout": 2}
+# what the helper path may still start: the trust check of the python3 it runs (one ls -ldn
+# under timeout: this machine's python3 is a link to the python3.N beside it, which that one
+# listing follows)
+BOOT = {"ls": 1, "timeout": 1}
 # the probe's own shell (sh -s) and its subshells, the helper, and timeout for the sh path
 # (a login shell is bash here; a fake host's stand-ins have their own names)
 CALLERS = ("sh", "dash", "python3", "timeout")
@@ -61,7 +62,9 @@ def tools(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return bin_dir
 
 
-def probe(fake: fakehost.FakeHost | None, path: str, tools: Path, log: Path) -> tuple[str, dict]:
+def probe(
+    fake: fakehost.FakeHost | None, path: str, tools: Path, log: Path, only: str = ""
+) -> tuple[str, dict]:
     """The probe's stdout and the tools it started ({name: count}), its own only (not those
     of the fake host's stand-ins, which a real host's binaries do not have)."""
     log.write_text("")
@@ -79,6 +82,7 @@ def probe(fake: fakehost.FakeHost | None, path: str, tools: Path, log: Path) -> 
         env["PATH"] = f"{tools}:{fake.env.get('PATH', os.environ['PATH'])}"
         env.update(probe_env(fake.pythons, root=str(fake.root), tree_exec=True, step_timeout_s=20))
     env["DT_PROBE_PATH"] = path
+    env["DT_ONLY"] = only
     done = subprocess.run(
         ["sh", "-s"], input=probe_script(), capture_output=True, text=True, env=env, timeout=120
     )
@@ -158,6 +162,21 @@ def test_same_records_on_a_host_with_forged_names_and_secrets(
     out = probe(built["forged"], "py", tools, tmp_path / "f.log")[0]
     assert "hf_parity_secret" not in out
     assert facts_from_output(out).contexts[0].kind == "ssh"
+
+
+@pytest.mark.parametrize("name", ["ct200", "pro6000-mig"])
+def test_gpus_now_goes_through_the_helper(
+    name: str, built: dict, tools: Path, tmp_path: Path
+) -> None:
+    """DT_ONLY=gpus (the TUI's refresh of GPUs now): the same records on both paths, and the
+    helper path starts no tool past its start-up check — its id and nvidia-smi's trust check
+    answered in-process, the two nvidia-smi calls started by it, together (cap2)."""
+    sh_out, sh_tools = probe(built[name], "sh", tools, tmp_path / "sh.log", only="gpus")
+    py_out, py_tools = probe(built[name], "py", tools, tmp_path / "py.log", only="gpus")
+    assert "\tsmirc\ttable\t0" in py_out and "\tsmirc\tstate\t0" in py_out
+    assert records(sh_out) == records(py_out)
+    assert {k: v for k, v in py_tools.items() if v > BOOT.get(k, 0)} == {}
+    assert sh_tools.get("id") == 1 and sh_tools.get("timeout", 0) > sum(BOOT.values())
 
 
 @pytest.mark.slow

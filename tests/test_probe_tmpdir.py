@@ -86,15 +86,17 @@ async def test_a_finished_probe_leaves_no_temp_dir(
 async def test_the_temp_dir_never_holds_the_raw_login_environment(
     sshd_tmp: TmpSSHD, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """An inventory "interpreter" (a script run by the probe after the login shell has been
-    read) copies the probe's temp dir: only the variables the probe reports are there, their
-    secrets masked. Before: login.out held the whole login environment in clear."""
-    spy = tmp_path / "spy-python"
+    """A toolkit's "nvcc" (a script the probe runs after the login shell has been read: the
+    interpreters may start before it) copies the probe's temp dir: only the variables the probe
+    reports are there, their secrets masked. Before: login.out held the whole login environment
+    in clear."""
+    spy = tmp_path / "spy-cuda" / "bin" / "nvcc"
+    spy.parent.mkdir(parents=True)
     spy.write_text(
         f'#!/bin/sh\ncp -r "$TMPDIR"/detective-tui.* {sshd_tmp.capture}/ 2>/dev/null\nexit 1\n'
     )
     spy.chmod(0o755)
-    result = await probe(sshd_tmp, tmp_path, monkeypatch, python=(str(spy),))
+    result = await probe(sshd_tmp, tmp_path, monkeypatch, env={"CUDA_HOME": str(spy.parents[1])})
     assert result.facts is not None and result.facts.probe.complete
     login = next(c for c in result.facts.contexts if c.kind == "login")
     assert login.vars["SGLANG_DB_URL"] == "postgres://***@db.internal/x", login
