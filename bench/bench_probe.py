@@ -490,8 +490,8 @@ def measure_server(work: Path, runs: int, smi_delay_s: float) -> list[str]:
         rows.append(side_by_side("in-process probe vs `ssh host true`, same kex", probe, ssh_kex,
                                  "≤1.0×"))  # fmt: skip
         programs = median_wall(runs, lambda: b.host_programs(same_kex))
-        rows.append(side_by_side("  vs `ssh host 'nvidia-smi & nvidia-smi --query-gpu & "
-                                 "bash -il; wait'`", probe, programs, ""))  # fmt: skip
+        rows.append(side_by_side("  vs `ssh host 'smi & smi --query-gpu & bash -il; wait'`",
+                                 probe, programs, ""))  # fmt: skip
         # how long at least one nvidia-smi ran (strace -ttt, calls together counted once):
         # no probe of this host is faster than that plus the connection
         waits = {p: None if t is None else t[1] for p, t in traced.items()}
