@@ -14,9 +14,9 @@ from .conftest import make_app, probe_all, settle
 
 @pytest.mark.parametrize(("size", "beside"), [((80, 24), False), ((200, 50), True)])
 async def test_pane_follows_the_cursor_and_reflows(
-    demo_hosts: tuple[Host, ...], size: tuple[int, int], beside: bool
+    reference_hosts: tuple[Host, ...], size: tuple[int, int], beside: bool
 ) -> None:
-    app = make_app(demo_hosts)
+    app = make_app(reference_hosts)
     async with app.run_test(size=size) as pilot:
         await probe_all(pilot)
         table = app.screen.query_one("#hosts-table", FleetTable)

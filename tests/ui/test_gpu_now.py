@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from tui.core.hosts import Host
 from tui.demo.fakehost import mig_uuid
 from tui.ui.screens.host import HostScreen
@@ -9,11 +13,23 @@ from tui.ui.widgets.fleet_table import FleetTable
 from tui.ui.widgets.gpu_view import GpuView
 from tui.ui.widgets.host_detail import HostDetail
 
-from .conftest import host_root, make_app, probe_all, settle
+from .conftest import demo_subset, host_root, make_app, probe_all, settle
 
 
-async def test_gpu_state_on_the_host_screen_and_pane(demo_hosts: tuple[Host, ...]) -> None:
-    app = make_app(demo_hosts)
+@pytest.fixture
+def gpu_hosts(demo_cache: Path) -> tuple[Host, ...]:
+    """ct200 (8 GPUs, no MIG), pro6000-mig and no-driver, on the shared trees."""
+    return demo_subset(demo_cache, ("ct200", "pro6000-mig", "no-driver"))
+
+
+@pytest.fixture
+def fleet(tmp_path: Path) -> tuple[Host, ...]:
+    """ct200 on a private tree: the refresh test rewrites its nvidia-smi's answers."""
+    return demo_subset(tmp_path / "trees", ("ct200",))
+
+
+async def test_gpu_state_on_the_host_screen_and_pane(gpu_hosts: tuple[Host, ...]) -> None:
+    app = make_app(gpu_hosts)
     async with app.run_test(size=(120, 40)) as pilot:
         await probe_all(pilot)
         table = app.screen.query_one("#hosts-table", FleetTable)
@@ -34,11 +50,11 @@ async def test_gpu_state_on_the_host_screen_and_pane(demo_hosts: tuple[Host, ...
         assert "No live GPU state" in str(app.screen.query_one(GpuView).render())
 
 
-async def test_mig_devices_under_their_gpu(demo_hosts: tuple[Host, ...]) -> None:
+async def test_mig_devices_under_their_gpu(gpu_hosts: tuple[Host, ...]) -> None:
     """pro6000-mig: the real R610 table says MIG M. Enabled and ``nvidia-smi -L`` lists four
     1g.24gb devices; each is shown under GPU 0 with the UUID CUDA_VISIBLE_DEVICES takes. A GPU
     not in MIG mode (ct200) lists none."""
-    app = make_app(demo_hosts)
+    app = make_app(gpu_hosts)
     async with app.run_test(size=(120, 40)) as pilot:
         await probe_all(pilot)
         app.open_host("pro6000-mig")
@@ -87,8 +103,8 @@ async def test_refresh_reads_the_state_again(fleet: tuple[Host, ...]) -> None:
         assert "  1  RTX PRO 6000 Blackwell Serv…    0%" in text
 
 
-async def test_refresh_of_a_host_without_a_driver_says_why(demo_hosts: tuple[Host, ...]) -> None:
-    app = make_app(demo_hosts)
+async def test_refresh_of_a_host_without_a_driver_says_why(gpu_hosts: tuple[Host, ...]) -> None:
+    app = make_app(gpu_hosts)
     async with app.run_test(size=(120, 40)) as pilot:
         await probe_all(pilot)
         app.open_host("no-driver")

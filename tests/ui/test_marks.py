@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from textual.widgets import Tree
 
 from tui.core import locations
@@ -11,11 +14,26 @@ from tui.ui.screens.fleet_fix import FleetFixScreen
 from tui.ui.screens.message import MessageScreen
 from tui.ui.widgets.fleet_table import MARK, FleetTable
 
-from .conftest import all_probed, cursor_on_group, make_app, probe_all, settle
+from .conftest import all_probed, cursor_on_group, demo_subset, make_app, probe_all, settle
+
+# the hosts these tests mark, one without the finding (no-driver) and one never marked
+MARKED = ("ct200", "ct201", "h100-node", "no-driver", "b200-old-driver")
 
 
-async def test_mark_probe_fix_and_export_the_marked_hosts(demo_hosts: tuple[Host, ...]) -> None:
-    app = make_app(demo_hosts)
+@pytest.fixture
+def marked_hosts(demo_cache: Path) -> tuple[Host, ...]:
+    """The hosts the tests mark, on the shared trees (these tests change none of them)."""
+    return demo_subset(demo_cache, MARKED)
+
+
+@pytest.fixture
+def fleet(tmp_path: Path) -> tuple[Host, ...]:
+    """Private trees: the undo test fixes and undoes ct200 and ct201."""
+    return demo_subset(tmp_path / "trees", ("ct200", "ct201", "h100-node"))
+
+
+async def test_mark_probe_fix_and_export_the_marked_hosts(marked_hosts: tuple[Host, ...]) -> None:
+    app = make_app(marked_hosts)
     async with app.run_test(size=(120, 36)) as pilot:
         await probe_all(pilot)
         screen = app.screen
@@ -113,9 +131,9 @@ async def test_undo_the_marked_hosts(fleet: tuple[Host, ...]) -> None:
         assert app.fleet["ct200"].pending is None
 
 
-async def test_space_in_the_groups_view_marks_the_group(demo_hosts: tuple[Host, ...]) -> None:
+async def test_space_in_the_groups_view_marks_the_group(marked_hosts: tuple[Host, ...]) -> None:
     """space on a group marks all its hosts (the README's promise); the group stays open."""
-    app = make_app(demo_hosts)
+    app = make_app(marked_hosts)
     async with app.run_test(size=(120, 36)) as pilot:
         group = await cursor_on_group(pilot, "flashinfer-arch-rejected", {"ct200", "ct201"})
         screen = app.screen
