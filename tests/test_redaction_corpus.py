@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -45,18 +46,20 @@ def cli(*args: str, check_codes: tuple[int, ...] = (0, 1, 2)) -> str:
 
 
 def every_transcript_output() -> dict[str, str]:
-    """Each session file as written, and ``transcript list|show|export`` of each."""
-    outputs = {"transcript list": cli("transcript", "list")}
+    """Each session file as written, and ``transcript list|show|export`` of each (read-only
+    runs, two at a time: one per core)."""
+    listed = cli("transcript", "list")
     sessions = sorted(locations.sessions_dir().glob("*.jsonl"))
     assert sessions
+    runs: dict[str, tuple[str, ...]] = {}
     for path in sessions:
-        outputs[f"file {path.name}"] = path.read_text()
-        outputs[f"show {path.name}"] = cli("transcript", "show", str(path))
+        runs[f"show {path.name}"] = ("transcript", "show", str(path))
         for fmt in ("md", "html", "json"):
-            outputs[f"export {fmt} {path.name}"] = cli(
-                "transcript", "export", str(path), "--format", fmt
-            )
-    return outputs
+            runs[f"export {fmt} {path.name}"] = ("transcript", "export", str(path), "--format", fmt)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        done = dict(zip(runs, pool.map(lambda argv: cli(*argv), runs.values()), strict=True))
+    files = {f"file {path.name}": path.read_text() for path in sessions}
+    return {"transcript list": listed, **files, **done}
 
 
 def assert_nothing_leaked(outputs: dict[str, str]) -> None:
