@@ -6,6 +6,7 @@ Used by the sampling tests that need torch (the remote harness on CPU) and the r
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import subprocess
@@ -27,6 +28,7 @@ FLASHINFER_DEPS = (
 )
 
 
+@functools.cache  # the check imports torch and FlashInfer (seconds): once per test session
 def validate_venv_python() -> str:
     """The venv's interpreter, building the venv first when it is missing or broken."""
     python = VENV / "bin" / "python"
