@@ -5,21 +5,19 @@ instead of a red "cannot compile"; a host whose nvcc cannot compile without one 
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
-from tui.core.hosts import Host
 from tui.core.tables.flashinfer_prebuilt import replay_coverage
 from tui.ui.fleet_state import flashinfer_verdict
 from tui.ui.screens.host import HostScreen
 from tui.ui.widgets.fleet_table import FleetTable
 from tui.ui.widgets.replay_view import ReplayView
 
-from .conftest import make_app, probe_all, settle
+from .conftest import demo_subset, make_app, probe_all, settle
 
 
-async def test_the_jit_cache_is_named_where_nvcc_cannot_compile(
-    demo_hosts: tuple[Host, ...],
-) -> None:
-    app = make_app(demo_hosts)
+async def test_the_jit_cache_is_named_where_nvcc_cannot_compile(demo_cache: Path) -> None:
+    app = make_app(demo_subset(demo_cache, ("pro6000-compat",)))
     async with app.run_test(size=(200, 50)) as pilot:
         await probe_all(pilot)
         state = app.fleet.states["pro6000-compat"]

@@ -16,8 +16,8 @@ from tui.ui.screens.message import MessageScreen
 from .conftest import make_app, probe_all, settle
 
 
-async def test_group_view_starts_on_a_group_to_fix(demo_hosts: tuple[Host, ...]) -> None:
-    app = make_app(demo_hosts)
+async def test_group_view_starts_on_a_group_to_fix(reference_hosts: tuple[Host, ...]) -> None:
+    app = make_app(reference_hosts)
     async with app.run_test(size=(120, 36)) as pilot:
         await probe_all(pilot)
         await pilot.press("g")
@@ -29,8 +29,8 @@ async def test_group_view_starts_on_a_group_to_fix(demo_hosts: tuple[Host, ...])
         assert app.screen.finding_id == node.data.finding_id
 
 
-async def test_keys_that_are_off_say_why(demo_hosts: tuple[Host, ...]) -> None:
-    app = make_app(demo_hosts, read_only=True)
+async def test_keys_that_are_off_say_why(reference_hosts: tuple[Host, ...]) -> None:
+    app = make_app(reference_hosts, read_only=True)
     async with app.run_test(size=(120, 36), notifications=True) as pilot:
         await probe_all(pilot)
         app.clear_notifications()
@@ -74,8 +74,8 @@ async def test_palette_lists_each_command_once(demo_hosts: tuple[Host, ...]) -> 
         assert "Help (?)" in helps and "Filter (/)" in helps
 
 
-async def test_save_session_shows_where(demo_hosts: tuple[Host, ...]) -> None:
-    app = make_app(demo_hosts)
+async def test_save_session_shows_where(reference_hosts: tuple[Host, ...]) -> None:
+    app = make_app(reference_hosts)
     async with app.run_test(size=(80, 24)) as pilot:
         await probe_all(pilot)
         await pilot.press("ctrl+s")
@@ -87,12 +87,12 @@ async def test_save_session_shows_where(demo_hosts: tuple[Host, ...]) -> None:
 
 
 async def test_f_on_a_host_row_opens_the_fix_of_its_top_finding(
-    demo_hosts: tuple[Host, ...],
+    reference_hosts: tuple[Host, ...],
 ) -> None:
     from tui.ui.screens.fix_wizard import FixWizardScreen
     from tui.ui.widgets.fleet_table import FleetTable
 
-    app = make_app(demo_hosts)
+    app = make_app(reference_hosts)
     async with app.run_test(size=(120, 36), notifications=True) as pilot:
         await probe_all(pilot)
         table = app.screen.query_one("#hosts-table", FleetTable)

@@ -3,17 +3,19 @@ lines, filtered by host and kind; enter shows one event whole."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual.widgets import Input, Log, OptionList
 
-from tui.core.hosts import Host
 from tui.ui.screens.transcripts import EventScreen, TranscriptsScreen
 from tui.ui.widgets.event_list import EventList
 
-from .conftest import make_app, probe_all, settle
+from .conftest import demo_subset, make_app, probe_all, settle
 
 
-async def test_events_read_as_lines_and_filter(demo_hosts: tuple[Host, ...]) -> None:
-    app = make_app(demo_hosts)
+async def test_events_read_as_lines_and_filter(demo_cache: Path) -> None:
+    """ct200 and ct201 (the two ct2… hosts), a healthy one and the unreachable one."""
+    app = make_app(demo_subset(demo_cache, ("ct200", "ct201", "h100-node", "gone-dark")))
     async with app.run_test(size=(120, 36)) as pilot:
         await probe_all(pilot)
         await pilot.press("t")
