@@ -218,8 +218,8 @@ async def test_help_lists_every_key(demo_hosts: tuple[Host, ...]) -> None:
         assert isinstance(app.screen, HostsScreen)
 
 
-async def test_save_session_and_transcripts(demo_hosts: tuple[Host, ...]) -> None:
-    app = make_app(demo_hosts)
+async def test_save_session_and_transcripts(reference_hosts: tuple[Host, ...]) -> None:
+    app = make_app(reference_hosts)
     async with app.run_test(size=(120, 40)) as pilot:
         await probe_all(pilot)
         await pilot.press("ctrl+s")
@@ -246,9 +246,9 @@ class _BrokenForOneHost(Session):
 
 
 async def test_one_failing_worker_is_reported_and_others_continue(
-    demo_hosts: tuple[Host, ...],
+    reference_hosts: tuple[Host, ...],
 ) -> None:
-    app = make_app(demo_hosts, session_factory=lambda: _BrokenForOneHost())
+    app = make_app(reference_hosts, session_factory=lambda: _BrokenForOneHost())
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
         await probe_all(pilot)
         assert app.fleet["h100-node"].status == "probe-failed"
@@ -355,8 +355,8 @@ async def test_validate_shows_the_verdict(reference_hosts: tuple[Host, ...]) -> 
         assert dialog.body.strip()
 
 
-async def test_probe_a_whole_group(demo_hosts: tuple[Host, ...]) -> None:
-    app = make_app(demo_hosts)
+async def test_probe_a_whole_group(reference_hosts: tuple[Host, ...]) -> None:
+    app = make_app(reference_hosts)
     async with app.run_test(size=(160, 40)) as pilot:
         await probe_all(pilot)
         await pilot.press("g")
