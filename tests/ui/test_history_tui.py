@@ -15,8 +15,10 @@ from tui.ui.widgets.history_view import HistoryView
 from .conftest import make_app, probe_all, settle
 
 
-async def test_history_tab_and_compare_two_marked_hosts(demo_hosts: tuple[Host, ...]) -> None:
-    app = make_app(demo_hosts)
+async def test_history_tab_and_compare_two_marked_hosts(
+    reference_hosts: tuple[Host, ...],
+) -> None:
+    app = make_app(reference_hosts)
     async with app.run_test(size=(120, 36)) as pilot:
         await probe_all(pilot)
         table = app.screen.query_one("#hosts-table", FleetTable)

@@ -20,8 +20,8 @@ def _keys(app) -> list[tuple[str, bool]]:
     ]
 
 
-async def test_help_and_quit_stay_and_nothing_is_cut(demo_hosts: tuple[Host, ...]) -> None:
-    app = make_app(demo_hosts)
+async def test_help_and_quit_stay_and_nothing_is_cut(reference_hosts: tuple[Host, ...]) -> None:
+    app = make_app(reference_hosts)
     async with app.run_test(size=(60, 20)) as pilot:
         await probe_all(pilot)
         await settle(pilot, lambda: _keys(app) and all(whole for _, whole in _keys(app)))
