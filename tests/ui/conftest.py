@@ -1,6 +1,7 @@
-"""Fixtures for the TUI tests: the demo fleet built once (and a private one for tests that
-change hosts), an app factory with a fixed clock and no animations, and helpers that let
-workers finish, probe the whole fleet and put the cursor on a finding group."""
+"""Fixtures for the TUI tests: the demo fleet built once (tests that change hosts take the
+few they need on private trees: ``demo_subset(tmp_path / "trees", names)``), an app factory
+with a fixed clock and no animations, and helpers that let workers finish, probe the whole
+fleet and put the cursor on a finding group."""
 
 from __future__ import annotations
 
@@ -53,18 +54,6 @@ def reference_hosts(demo_cache: Path) -> tuple[Host, ...]:
     """ct200 (the reference case), a healthy host and the unreachable one, on the shared
     trees: for tests of one host's screens that change nothing."""
     return demo_subset(demo_cache, ("ct200", "h100-node", "gone-dark"))
-
-
-@pytest.fixture
-def fleet(tmp_path: Path) -> tuple[Host, ...]:
-    """A private demo fleet: fixes and restarts write into trees under tmp_path only."""
-    from tui.demo.fleet import demo_fleet
-
-    hosts = demo_fleet(tmp_path / "trees")
-    for h in hosts:
-        if h.root is not None:
-            assert Path(h.root).is_relative_to(tmp_path), h.root
-    return hosts
 
 
 def demo_subset(base: Path, names: Collection[str]) -> tuple[Host, ...]:
