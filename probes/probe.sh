@@ -871,39 +871,57 @@ ld_sources() {
 
 # probe_ldcache — the CUDA libraries of ld.so.cache (`ldconfig -p`; under a root prefix, the
 # tree's own ldconfig when it has one).
-probe_ldcache() {
+# ldcache_pick — the ldconfig that reads the cache: status 0 with _lc (and _lcc, the cache of an
+# inspected tree, read by this machine's own ldconfig -C), 1 none, 2 one the trust rule refuses
+ldcache_pick() {
+  _lcc=
   for _lc in /sbin/ldconfig /usr/sbin/ldconfig /bin/ldconfig /usr/bin/ldconfig; do
     if [ -n "$R" ] && [ "${DT_TREE_EXEC:-}" != 1 ]; then
       # an inspected tree: its cache, read by this machine's own ldconfig (-C)
-      [ -f "$R/etc/ld.so.cache" ] || return 0
+      [ -f "$R/etc/ld.so.cache" ] || return 1
       [ -f "$_lc" ] && [ -x "$_lc" ] || continue
       trust_check "$_lc"
       [ -z "$_tw" ] || continue
-      run "$_lc" -C "$R/etc/ld.so.cache" -p
-    else
-      is_exe "$_lc" || continue
-      if ! trusted "$_lc"; then
-        rec notrun ldconfig "$_lc: $_tw"
-        return 0
-      fi
-      run "$R$_lc" -p
+      _lcc=$R/etc/ld.so.cache
+      return 0
     fi
-    case $_rc in 124 | 137) rec timeout ldconfig ;; esac
-    _cifs=$IFS
-    IFS=$NL
-    set -f
-    for _ln in $_out; do
-      case $_ln in *libcudart.so* | *libnvrtc.so* | *libcublas* | *libcudnn.so* | *libcudnn_* | *libnccl.so* | *libnvJitLink.so*)
-        case $_ln in *" => /"*) ;; *) continue ;; esac
-        resolve "${_ln##* => }"
-        rec ldcache "${_ln##* => }" "$_res"
-        ;;
-      esac
-    done
-    set +f
-    IFS=$_cifs
+    is_exe "$_lc" || continue
+    trusted "$_lc" || return 2
     return 0
   done
+  return 1
+}
+
+# ldcache_prefetch — with the helper, probe_ldcache's run started now (`hx pre`)
+ldcache_prefetch() {
+  hxon && ldcache_pick || return 0
+  if [ -n "$_lcc" ]; then hx pre run "$_lc" -C "$_lcc" -p; else hx pre run "$R$_lc" -p; fi
+}
+
+probe_ldcache() {
+  ldcache_pick
+  case $? in
+    1) return 0 ;;
+    2)
+      rec notrun ldconfig "$_lc: $_tw"
+      return 0
+      ;;
+  esac
+  if [ -n "$_lcc" ]; then run "$_lc" -C "$_lcc" -p; else run "$R$_lc" -p; fi
+  case $_rc in 124 | 137) rec timeout ldconfig ;; esac
+  _cifs=$IFS
+  IFS=$NL
+  set -f
+  for _ln in $_out; do
+    case $_ln in *libcudart.so* | *libnvrtc.so* | *libcublas* | *libcudnn.so* | *libcudnn_* | *libnccl.so* | *libnvJitLink.so*)
+      case $_ln in *" => /"*) ;; *) continue ;; esac
+      resolve "${_ln##* => }"
+      rec ldcache "${_ln##* => }" "$_res"
+      ;;
+    esac
+  done
+  set +f
+  IFS=$_cifs
 }
 
 # ---- contexts --------------------------------------------------------------------------
@@ -2205,12 +2223,28 @@ finish_smi() {
   wait "$SMI_PID"
   SMI_PID=
   _sout= _sdone=
-  { while IFS= read -r _ln || [ -n "$_ln" ]; do
-    case $_ln in
-      @@DT1"$TAB"*) _sout="$_sout$_ln$NL" ;;
-      __DT_SMI_DONE__) _sdone=1 ;;
-    esac
-  done <"$BGDIR/smi.out"; } 2>/dev/null
+  if hxon; then
+    # one read of the file (the read builtin takes a byte per system call)
+    hx cat "$BGDIR/smi.out"
+    _sfifs=$IFS
+    IFS=$NL
+    set -f
+    for _ln in $_ho; do
+      case $_ln in
+        @@DT1"$TAB"*) _sout="$_sout$_ln$NL" ;;
+        __DT_SMI_DONE__) _sdone=1 ;;
+      esac
+    done
+    set +f
+    IFS=$_sfifs
+  else
+    { while IFS= read -r _ln || [ -n "$_ln" ]; do
+      case $_ln in
+        @@DT1"$TAB"*) _sout="$_sout$_ln$NL" ;;
+        __DT_SMI_DONE__) _sdone=1 ;;
+      esac
+    done <"$BGDIR/smi.out"; } 2>/dev/null
+  fi
   if [ -n "$_sdone" ]; then
     printf '%s' "$_sout"
   else # the temp file lost it (a full disk): once more, in the foreground
@@ -2398,21 +2432,92 @@ probe_pythons() {
   IFS=$_pifs
 }
 
-probe_toolkits() {
-  [ -e "$R/usr/local/cuda" ] && tk_add /usr/local/cuda /usr/local/cuda
+# tk_found — the toolkits found where they are installed (/usr/local/cuda*, /opt/cuda*, the HPC
+# SDK, conda), as tk_add lines in _tkf
+tk_found() {
+  _tkf=
+  [ -e "$R/usr/local/cuda" ] && _tkf="/usr/local/cuda$TAB/usr/local/cuda$NL"
   for _tk in "$R"/usr/local/cuda-* "$R"/opt/cuda* "$R"/opt/nvidia/hpc_sdk/*/*/cuda/*; do
     [ -e "$_tk/bin/nvcc" ] || continue
     case ${_tk#"$R"} in
-      /usr/local/*) tk_add "/usr/local/cuda-*" "${_tk#"$R"}" ;;
-      /opt/cuda*) tk_add "/opt/cuda*" "${_tk#"$R"}" ;;
-      *) tk_add "hpc_sdk" "${_tk#"$R"}" ;;
+      /usr/local/*) _tkf="$_tkf/usr/local/cuda-*$TAB${_tk#"$R"}$NL" ;;
+      /opt/cuda*) _tkf="$_tkf/opt/cuda*$TAB${_tk#"$R"}$NL" ;;
+      *) _tkf="${_tkf}hpc_sdk$TAB${_tk#"$R"}$NL" ;;
     esac
   done
   for _cb in "$R$HOME"/miniconda3 "$R$HOME"/anaconda3 "$R$HOME"/miniforge3 "$R"/opt/conda; do
     for _ce in "$_cb" "$_cb"/envs/*; do
-      [ -e "$_ce/bin/nvcc" ] && tk_add "conda:${_ce#"$R"}" "${_ce#"$R"}"
+      [ -e "$_ce/bin/nvcc" ] && _tkf="${_tkf}conda:${_ce#"$R"}$TAB${_ce#"$R"}$NL"
     done
   done
+}
+
+# nvcc_run NVCC — what answers for that nvcc (a host path): in _run (with the root prefix) the
+# nvcc itself, or the one its wrapper script execs (`exec /abs/nvcc`, the last such line), and
+# in _wofs each wrapped path the script names, one a line
+nvcc_run() {
+  _run=$R$1 _wofs=
+  _first=
+  { IFS= read -r _first <"$R$1"; } 2>/dev/null
+  case $_first in
+    '#!'*)
+      while IFS= read -r _wl || [ -n "$_wl" ]; do
+        case $_wl in
+          *exec\ *nvcc*)
+            _w=${_wl#*exec }
+            _w=${_w%% *}
+            _w=${_w#\"}
+            _w=${_w%\"}
+            case $_w in /*)
+              _wofs="$_wofs$_w$NL"
+              # the wrapped nvcc is what answers: it runs once, wherever it is reached from
+              is_exe "$_w" && _run=$R$_w
+              ;;
+            esac
+            ;;
+        esac
+      done <"$R$1"
+      ;;
+  esac
+}
+
+# nvcc_key — the key the nvcc in _run runs once under, in _key: the same nvcc reached through
+# another home (symlink, wrapper) runs once
+nvcc_key() {
+  resolve "${_run#"$R"}"
+  _key=$_res
+  case $_key in */bin/nvcc) resolve "${_key%/bin/nvcc}" && _key=$_res/bin/nvcc ;; esac
+}
+
+# tk_prefetch — with the helper, the `nvcc --version` runs probe_toolkits will make for the
+# toolkits known now (the contexts' and those found installed), started now (`hx pre`); a
+# toolkit an interpreter names (pip) is not known yet and runs when its turn comes.
+tk_prefetch() {
+  hxon || return 0
+  tk_found
+  _tpk=
+  _tpifs=$IFS
+  IFS=$NL
+  set -f
+  for _c in $TKC$_tkf; do
+    IFS=$_tpifs
+    _h=${_c#*"$TAB"}
+    _nvcc=$_h/bin/nvcc
+    [ "$_h" = / ] && _nvcc=/bin/nvcc
+    [ -e "$R$_nvcc" ] && [ -x "$R$_nvcc" ] || continue
+    nvcc_run "$_nvcc"
+    nvcc_key
+    case "$NL$_tpk" in *"$NL$_key$NL"*) continue ;; esac
+    _tpk="$_tpk$_key$NL"
+    trusted "${_run#"$R"}" && hx pre run "$_run" --version
+  done
+  set +f
+  IFS=$_tpifs
+}
+
+probe_toolkits() {
+  tk_found
+  TKC=$TKC$_tkf
   _homes=
   _tid=0
   _tifs=$IFS
@@ -2475,35 +2580,14 @@ probe_toolkit() {
     fi
     rec tkkv "$1" cudart_define "$_hv"
   fi
-  _run=$R$_nvcc
-  _first=
-  { IFS= read -r _first <"$R$_nvcc"; } 2>/dev/null
-  case $_first in
-    '#!'*)
-      while IFS= read -r _wl || [ -n "$_wl" ]; do
-        case $_wl in
-          *exec\ *nvcc*)
-            _w=${_wl#*exec }
-            _w=${_w%% *}
-            _w=${_w#\"}
-            _w=${_w%\"}
-            case $_w in /*)
-              rec tkkv "$1" wrapper_of "$_w"
-              # the wrapped nvcc is what answers: it runs once, wherever it is reached from
-              is_exe "$_w" && _run=$R$_w
-              ;;
-            esac
-            ;;
-        esac
-      done <"$R$_nvcc"
-      ;;
-  esac
+  nvcc_run "$_nvcc"
+  _wifs=$IFS
+  IFS=$NL
+  for _w in $_wofs; do rec tkkv "$1" wrapper_of "$_w"; done
+  IFS=$_wifs
   if [ -x "$R$_nvcc" ]; then
     rec tkkv "$1" executable 1
-    # the same nvcc reached through another home (symlink, wrapper) runs once
-    resolve "${_run#"$R"}"
-    _key=$_res
-    case $_key in */bin/nvcc) resolve "${_key%/bin/nvcc}" && _key=$_res/bin/nvcc ;; esac
+    nvcc_key
     _seen_tid=
     case "$NL$TKRAN" in *"$NL$_key$TAB"*)
       _seen_tid=${TKRAN#*"$_key$TAB"}
@@ -2814,9 +2898,20 @@ if [ "${DT_ONLY:-}" = gpus ]; then
   exit 0
 fi
 hx_boot || pick_tmpdir
+if hxon; then
+  # nvidia-smi (NVML's start-up) first: its trust check needs only the probing user's uid
+  hx id
+  _id=${_ho#uid=}
+  _id=${_id%%(*}
+  case $_id in '' | *[!0-9]*) ;; *)
+    MYUID=$_id
+    start_smi
+    ;;
+  esac
+fi
 step host
 probe_host
-start_smi
+[ -n "$SMI_PID" ] || start_smi
 py_prefetch
 step driver
 probe_container
@@ -2829,7 +2924,9 @@ step processes
 discover_processes
 py_prefetch
 journal_prefetch
+ldcache_prefetch
 finish_login
+tk_prefetch
 probe_pythons
 step toolkits
 probe_toolkits
