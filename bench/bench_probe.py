@@ -13,7 +13,10 @@ the probe on this checkout has no such path):
 - processes started per probe (``strace -ff``, successful execve): the probe's own (target
   ≤ 15), apart from those its login shell's profile starts and those the stand-ins start;
 - the in-process probe (connect + auth + probe) against ``ssh host true`` with ssh forced to
-  the key exchange asyncssh negotiated (target ≤ 1.0×);
+  the key exchange asyncssh negotiated (target ≤ 1.0×), and against the host's own programs
+  alone over the same sshd and kex (``HOST_PROGRAMS``: nvidia-smi's two calls and the login
+  shell, together), with how long nvidia-smi ran in a traced probe (calls together counted
+  once): what is the host's and what is ours;
 - the whole ``detective-tui probe HOST --json`` process against the floor of any asyncssh
   client: a fresh Python process that connects with asyncssh and runs ``true`` (target ≤ 1.25×).
 It fails (exit status) when the host did not run its ``.bashrc`` once per probe and
