@@ -19,49 +19,51 @@ SH_COMMENT = re.compile(r"\s*#(?! ----)")  # a comment line of probe.sh, not a s
 SENTINEL = "@@DT1"
 
 
-# the host helper and the module whose body it carries (helper_program)
-HELPER_MODULES = ("hosthelper.py", "hostread.py")
+# modules hosthelper.py imports, sent inside the one program (helper_program)
+HELPER_MODULES = ("hostread",)
 
 # modules pyfacts.py imports, sent inside the one program (the host has no copy of them)
 PYFACTS_MODULES = ("pyrecord", "pybinaries")
 
 
+def one_program(main: str, modules: Sequence[str]) -> str:
+    """``main`` (a file name of this package) as one program: each ``from M import …`` of one
+    of ``modules`` replaced by M's body (inlined the same way, once), without docstrings and
+    comments (``ast.unparse``, still Python 3.8). One compile on the host, no module objects,
+    and the whole script stays under the 128 KiB one argument may hold (``exec:``)."""
+    here = resources.files(__name__)
+    done: set[str] = set()
+
+    def body(name: str) -> list[ast.stmt]:
+        tree = ast.parse(here.joinpath(name).read_text("utf-8"))
+        for node in ast.walk(tree):
+            nodes = getattr(node, "body", None)
+            first = nodes[0] if isinstance(nodes, list) and nodes else None
+            text = getattr(first.value, "value", None) if isinstance(first, ast.Expr) else None
+            if isinstance(text, str):  # a docstring
+                node.body = nodes[1:] or [ast.Pass()]
+        out: list[ast.stmt] = []
+        for node in tree.body:
+            if not (isinstance(node, ast.ImportFrom) and node.module in modules):
+                out.append(node)
+            elif node.module not in done:
+                done.add(node.module)
+                out += body(f"{node.module}.py")
+        return out
+
+    return ast.unparse(ast.Module(body=body(main), type_ignores=[]))
+
+
 @cache
 def pyfacts_program() -> str:
-    """``pyfacts.py`` as one stdin program: each of ``PYFACTS_MODULES`` is made a module from
-    its embedded source first (one line each), so ``from pybinaries import …`` finds it."""
-    here = resources.files(__name__)
-    head = "".join(
-        f"__import__('sys').modules[{name!r}] = __import__('types').ModuleType({name!r}); "
-        f"exec(compile({here.joinpath(name + '.py').read_text(encoding='utf-8')!r}, "
-        f"{name + '.py'!r}, 'exec'), __import__('sys').modules[{name!r}].__dict__)\n"
-        for name in PYFACTS_MODULES
-    )
-    return head + here.joinpath("pyfacts.py").read_text(encoding="utf-8").rstrip("\n")
+    """``pyfacts.py`` as one stdin program, ``PYFACTS_MODULES`` inlined (one_program)."""
+    return one_program("pyfacts.py", PYFACTS_MODULES)
 
 
 @cache
 def helper_program() -> str:
-    """``hosthelper.py`` as the probe carries it, with ``hostread.py``'s body where it imports
-    from it, without docstrings and comments
-    (``ast.unparse``, still Python 3.8), so the whole script stays under the 128 KiB one
-    argument may hold (the ``exec:`` transport's ``{script}``)."""
-    here = resources.files(__name__)
-    tree, read = (ast.parse(here.joinpath(n).read_text("utf-8")) for n in HELPER_MODULES)
-    for node in (*ast.walk(tree), *ast.walk(read)):
-        body = getattr(node, "body", None)
-        first = body[0] if isinstance(body, list) and body else None
-        text = getattr(first.value, "value", None) if isinstance(first, ast.Expr) else None
-        if isinstance(text, str):  # a docstring
-            node.body = body[1:] or [ast.Pass()]
-    tree.body = [  # `from hostread import …`: that module's body, in the one program
-        part
-        for node in tree.body
-        for part in (
-            read.body if isinstance(node, ast.ImportFrom) and node.module == "hostread" else [node]
-        )
-    ]
-    return ast.unparse(tree)
+    """``hosthelper.py`` as the probe carries it, ``hostread.py`` inlined (one_program)."""
+    return one_program("hosthelper.py", HELPER_MODULES)
 
 
 @cache

@@ -21,7 +21,6 @@ import contextlib
 import os
 import select
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -83,6 +82,8 @@ def spawn(argv, *, stdin=None, env=None, ids=None, cap=None, on_start=None):
     TERM to the group at the deadline, KILL 2 s later; (output, status, bytes beyond cap).
     With ids (uid, gid), as that user with no supplementary groups (setpriv before 3.9).
     No preexec_fn: it is not safe in a process with threads."""
+    import subprocess  # here, not at start-up: ~20 ms before the probe may go on (prefetched)
+
     drop = {}
     if ids and sys.version_info >= (3, 9):
         drop = {"user": ids[0], "group": ids[1], "extra_groups": []}
@@ -512,7 +513,8 @@ def main():
         os.close(EVENTS)
         guard(fifo_dir, os.getppid(), events)
     os.close(events)
-    threading.Thread(target=__import__, args=("re",), daemon=True).start()  # for the greps
+    for name in ("subprocess", "re"):  # for the programs and the greps, while the probe goes on
+        threading.Thread(target=__import__, args=(name,), daemon=True).start()
     quit_event, dying, busy = threading.Event(), threading.Event(), set()
     for ch in (1, 2):
         args = (fifo_dir, ch, quit_event, dying, busy)

@@ -8,11 +8,10 @@ arch-flag string is compared with the row of that release.
 from __future__ import annotations
 
 import re
-import sys
 
 import pytest
 
-from probes import PYFACTS_MODULES, pyfacts_program
+from probes import PYFACTS_MODULES, one_program
 from tui.core.tables import torch_arch, torch_libs
 
 pytestmark = pytest.mark.slow
@@ -37,16 +36,12 @@ def test_rows_are_the_wheels_own(version: str) -> None:
 
 @pytest.mark.parametrize("version", torch_libs.VERIFIED)
 def test_the_probe_reads_each_wheels_flags(version: str) -> None:
-    """The probe's own reader (pybinaries.py, made a module by the lines that start the program
-    pyfacts.py is sent in) on the real library."""
+    """The probe's own reader (pybinaries.py with pyrecord.py inlined, as pyfacts_program sends
+    them) on the real library."""
     from test_torch_libs_wheels_slow import wheel
 
     lib = wheel(version) / "torch/lib/libtorch_python.so"
-    space: dict = {"__name__": "pyfacts"}
-    exec("\n".join(pyfacts_program().split("\n")[: len(PYFACTS_MODULES)]), space)
+    space: dict = {"__name__": "pybinaries"}
+    exec(one_program("pybinaries.py", PYFACTS_MODULES), space)
     expected = {r for (v, _variant, m), r in torch_arch.WHEEL_ARCH_LISTS.items() if v == version}
-    try:
-        assert tuple(sys.modules["pybinaries"].arch_flags(str(lib)).split()) in expected
-    finally:
-        for name in PYFACTS_MODULES:
-            sys.modules.pop(name, None)
+    assert tuple(space["arch_flags"](str(lib)).split()) in expected
