@@ -1,13 +1,14 @@
 """Benchmark: the probe against a loopback sshd, side by side with its baselines in one run.
 
-    .venv/bin/python bench/bench_probe.py [--runs 5] [--fleet 100] [--smi-delay 0.2]
+    .venv/bin/python bench/bench_probe.py [--runs 5] [--fleet 100] [--smi-delay 0.2 0]
                                           [--only server|tree]
 
 **The bench host** (``tests/bench_host.py``): this machine reached as a GPU server is — no
 ``root:`` prefix, so the probe runs the login shell (``bash -il`` reading Debian 12's
 ``/etc/profile``, ``/etc/bash.bashrc`` and skel files, plus a venv activation) and an
 ``nvidia-smi`` stand-in that waits ``--smi-delay`` seconds per call (NVML's initialisation: an
-assumption, not a measured figure), with one serving process, in a PID namespace of its own.
+assumption, not a measured figure; one table per value, by default 0.2 s and 0 s), with one
+serving process, in a PID namespace of its own.
 One table, the probe's sh path beside its Python path (``DT_PROBE_PATH=sh|py``; "n/a" where
 the probe on this checkout has no such path):
 - processes started per probe (``strace -ff``, successful execve): the probe's own (target
@@ -15,10 +16,11 @@ the probe on this checkout has no such path):
 - the in-process probe (connect + auth + probe) against ``ssh host true`` with ssh forced to
   the key exchange asyncssh negotiated (target ≤ 1.0×), and against the host's own programs
   alone over the same sshd and kex (``HOST_PROGRAMS``: nvidia-smi's two calls and the login
-  shell, together), with how long nvidia-smi ran in a traced probe (calls together counted
-  once): what is the host's and what is ours;
+  shell, together), and the login shell alone (``LOGIN_ALONE``), with how long nvidia-smi ran
+  in a traced probe (calls together counted once): what is the host's and what is ours;
 - the whole ``detective-tui probe HOST --json`` process against the floor of any asyncssh
-  client: a fresh Python process that connects with asyncssh and runs ``true`` (target ≤ 1.25×).
+  client: a fresh Python process that connects with asyncssh and runs ``true`` (target ≤ 1.25×),
+  with ``tui`` and ``probes`` compiled first (``compileall``, as an installed package has them).
 It fails (exit status) when the host did not run its ``.bashrc`` once per probe and
 ``nvidia-smi`` at least once: it never reports figures of a host that skipped them.
 
@@ -382,6 +384,7 @@ HOST_PROGRAMS = (
     "nvidia-smi --query-gpu=index,name --format=csv,noheader >/dev/null 2>&1 & "
     "HISTFILE=/dev/null /bin/bash -ilc 'exec env' >/dev/null 2>&1 </dev/null & wait"
 )
+LOGIN_ALONE = "HISTFILE=/dev/null /bin/bash -ilc 'exec env' >/dev/null 2>&1 </dev/null"
 
 
 class Server(Bench):
@@ -393,6 +396,7 @@ class Server(Bench):
         super().__init__(work, self.bh.start_sshd(work / "sshd-server"), "server", tree=False)
         self.probes = 0
         self.baseline = 0  # runs of HOST_PROGRAMS: each runs the .bashrc and nvidia-smi too
+        self.logins = 0  # runs of LOGIN_ALONE: each runs the .bashrc
 
     def host(self, name: str = "server", path: str = "sh") -> Host:
         knob = {"DT_PROBE_PATH": path} if "DT_PROBE_PATH" in probe_script() else {}
@@ -436,11 +440,15 @@ class Server(Bench):
         logs = traced_logs(run)
         return execve_counts(logs, self.bh.root), smi_wait(logs)
 
-    def host_programs(self, options: tuple[str, ...]) -> None:
+    def host_programs(self, options: tuple[str, ...], command: str = HOST_PROGRAMS) -> None:
         """The programs the probe must run on this host, alone and together, over the same
-        sshd: nvidia-smi's table and query calls and the login shell (HOST_PROGRAMS)."""
-        self.baseline += 1
-        proc = self.ssh("sh", "-c", HOST_PROGRAMS, options=options)
+        sshd: nvidia-smi's table and query calls and the login shell (HOST_PROGRAMS), or the
+        login shell alone (LOGIN_ALONE)."""
+        if command == HOST_PROGRAMS:
+            self.baseline += 1
+        else:
+            self.logins += 1
+        proc = self.ssh("sh", "-c", command, options=options)
         if proc.returncode != 0:
             raise SystemExit(f"the host's programs failed: {proc.stderr[-2000:]}")
 
@@ -495,6 +503,9 @@ def measure_server(work: Path, runs: int, smi_delay_s: float) -> list[str]:
         programs = median_wall(runs, lambda: b.host_programs(same_kex))
         rows.append(side_by_side("  vs `ssh host 'smi & smi --query-gpu & bash -il; wait'`",
                                  probe, programs, ""))  # fmt: skip
+        login = median_wall(runs, lambda: b.host_programs(same_kex, LOGIN_ALONE))
+        rows.append(side_by_side("  vs `ssh host 'bash -il'` (the login shell alone)", probe,
+                                 login, ""))  # fmt: skip
         # how long at least one nvidia-smi ran (strace -ttt, calls together counted once):
         # no probe of this host is faster than that plus the connection
         waits = {p: None if t is None else t[1] for p, t in traced.items()}
@@ -510,7 +521,7 @@ def measure_server(work: Path, runs: int, smi_delay_s: float) -> list[str]:
                 rows.append(f"\n{p} path, per program — own: {top(c['own'])}; login profile: "
                             f"{top(c['login'])}; stand-ins: {top(c['standins'])}")  # fmt: skip
         logins, smis = b.bh.runs("login"), b.bh.runs("nvidia-smi")
-        logins -= b.baseline
+        logins -= b.baseline + b.logins
         smis -= 2 * b.baseline
         if logins != b.probes or smis < b.probes:
             raise SystemExit(f"the bench host skipped its work: {b.probes} probes, but the "
@@ -610,9 +621,10 @@ def main() -> None:
         "--fleet", type=int, default=100, help="hosts in the fleet figure (0: no fleet figures)"
     )
     parser.add_argument(
-        "--smi-delay", type=float, default=SMI_DELAY_S,
+        "--smi-delay", type=float, nargs="+", default=[SMI_DELAY_S, 0.0],
         help="seconds the bench host's nvidia-smi stand-in waits per call, for NVML's "
-        f"initialisation (default {SMI_DELAY_S}: an assumption, no measured figure exists here)",
+        f"initialisation, one bench-host table each (default {SMI_DELAY_S} — an assumption, no "
+        "measured figure exists here — and 0: NVML's start-up free)",
     )  # fmt: skip
     parser.add_argument(
         "--only", choices=("server", "tree"), help="only the bench host, or only the tree figures"
@@ -631,10 +643,17 @@ def main() -> None:
     print(f"# detective-tui probe benchmark — {os.cpu_count()} CPUs, load average "
           f"{' '.join(f'{x:.2f}' for x in load_before)}, loopback sshd, median of {args.runs} "
           f"runs ({max(1, args.runs // 2)} for the fleet)\n")  # fmt: skip
+    # the CLI process with bytecode, as an installed package has it (this environment may set
+    # PYTHONDONTWRITEBYTECODE: the editable tui would be compiled from source on every run)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", "tui", "probes"], cwd=REPO,
+                   check=True)  # fmt: skip
+    print("tui and probes compiled first (compileall): the CLI rows run with their bytecode\n")
     with tempfile.TemporaryDirectory(prefix="dt-bench-") as tmp:
         os.chmod(tmp, 0o755)  # the bench host's tree: its parents pass the probe's trust rule
-        if args.only != "tree":
-            for line in measure_server(Path(tmp), args.runs, args.smi_delay):
+        for delay in args.smi_delay if args.only != "tree" else ():
+            work = Path(tmp) / f"smi-{delay}"
+            work.mkdir()
+            for line in measure_server(work, args.runs, delay):
                 print(line, flush=True)
         if args.only != "server":
             print("\nthe reference tree (fake ct200 under a `root:` prefix, stand-ins run)\n")
