@@ -8,11 +8,17 @@ exported first; it prints the sentinel records described in ``probes/README.md``
 
 from __future__ import annotations
 
-import ast
+import hashlib
+import os
 import re
+import sys
 from collections.abc import Sequence
 from functools import cache
-from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # ast loads only where no kept script serves (probe_script's cache_dir)
+    import ast
 
 PROBE_VERSION = "2"
 SH_COMMENT = re.compile(r"\s*#(?! ----)")  # a comment line of probe.sh, not a section head
@@ -25,17 +31,29 @@ HELPER_MODULES = ("hostread",)
 # modules pyfacts.py imports, sent inside the one program (the host has no copy of them)
 PYFACTS_MODULES = ("pyrecord", "pybinaries")
 
+HERE = Path(__file__).parent
+# every file the probe script is built from, this one (the build) included: a kept script is
+# the one these bytes, under this Python (``ast.unparse``), build
+SCRIPT_SOURCES = ("__init__.py", "probe.sh", "pyfacts.py", "hosthelper.py",
+                  *(m + ".py" for m in (*PYFACTS_MODULES, *HELPER_MODULES)))  # fmt: skip
+KEPT_PREFIX = "probe-script-"
+
+
+def _source(name: str) -> str:
+    return (HERE / name).read_text(encoding="utf-8")
+
 
 def one_program(main: str, modules: Sequence[str]) -> str:
     """``main`` (a file name of this package) as one program: each ``from M import …`` of one
     of ``modules`` replaced by M's body (inlined the same way, once), without docstrings and
     comments (``ast.unparse``, still Python 3.8). One compile on the host, no module objects,
     and the whole script stays under the 128 KiB one argument may hold (``exec:``)."""
-    here = resources.files(__name__)
+    import ast
+
     done: set[str] = set()
 
     def body(name: str) -> list[ast.stmt]:
-        tree = ast.parse(here.joinpath(name).read_text("utf-8"))
+        tree = ast.parse(_source(name))
         for node in ast.walk(tree):
             nodes = getattr(node, "body", None)
             first = nodes[0] if isinstance(nodes, list) and nodes else None
@@ -67,11 +85,73 @@ def helper_program() -> str:
 
 
 @cache
-def probe_script() -> str:
+def probe_script(cache_dir: Path | None = None) -> str:
     """The whole probe: POSIX sh with the stdlib Python snippet embedded. The script's comment
     lines stay home (probe.sh has them; the first line and the ``# ----`` section heads travel),
-    so the whole fits the 128 KiB one ``exec:`` argument holds."""
-    lines = resources.files(__name__).joinpath("probe.sh").read_text(encoding="utf-8").split("\n")
+    so the whole fits the 128 KiB one ``exec:`` argument holds.
+
+    With ``cache_dir`` the built text is kept there, named by the digest of its sources
+    (``SCRIPT_SOURCES`` and the Python version), and later processes read it back (~1 ms)
+    instead of building it (``helper_program``'s ``ast``: ~0.06 s before a probe can be sent).
+    A kept file is used only when it is ours, not writable by others, and its text matches the
+    checksum it starts with; otherwise, or when it cannot be written (a full disk), the script
+    is built as without ``cache_dir``, and the text is the same either way."""
+    if cache_dir is None:
+        return _build_script()
+    digest = hashlib.sha256(sys.version.encode())
+    for name in SCRIPT_SOURCES:
+        digest.update(b"\0%s\0%s" % (name.encode(), (HERE / name).read_bytes()))
+    path = cache_dir / f"{KEPT_PREFIX}{digest.hexdigest()}.sh"
+    kept = _read_kept(path)
+    if kept is None:
+        kept = _build_script()
+        _keep(path, kept)
+    return kept
+
+
+def _read_kept(path: Path) -> str | None:
+    """The script kept in ``path`` (a checksum line, then the text), or None: missing, not
+    ours, writable by others, torn or changed."""
+    try:
+        with path.open("rb") as f:
+            st = os.fstat(f.fileno())
+            if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+                return None
+            head, _, body = f.read().partition(b"\n")
+    except OSError:
+        return None
+    if hashlib.sha256(body).hexdigest().encode() != head:
+        return None
+    return body.decode("utf-8")
+
+
+def _keep(path: Path, script: str) -> None:
+    """Write ``path`` atomically (a temp file renamed over it: a reader sees all or nothing;
+    a torn file after a crash fails the checksum) and remove the scripts other sources built.
+    A cache that cannot be written is no error: the next process builds the script again."""
+    import tempfile
+
+    body = script.encode("utf-8")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+        for old in path.parent.glob(f"{KEPT_PREFIX}*.sh"):
+            if old != path:
+                old.unlink(missing_ok=True)
+    except OSError:
+        return
+
+
+@cache  # per process: a test's own cache dir builds no second time
+def _build_script() -> str:
+    lines = _source("probe.sh").split("\n")
     script = "\n".join(lines[:1] + [ln for ln in lines[1:] if not SH_COMMENT.match(ln)])
     pyfacts = pyfacts_program()
     if "\nDT_PYFACTS_EOF\n" in f"\n{pyfacts}\n":
@@ -90,7 +170,7 @@ def trust_prelude(deadline_s: int) -> str:
     script that runs a program the host chose outside the probe (``explain --container``). The
     functions are probe.sh's text, so the rule is written once; the helper is not started here
     (``hxon`` false: the check uses ``readlink`` and ``ls``)."""
-    lines = resources.files(__name__).joinpath("probe.sh").read_text(encoding="utf-8").split("\n")
+    lines = _source("probe.sh").split("\n")
     parts = [
         "TAB='\t'\nNL='\n'",
         f"T={int(deadline_s)}",

@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from probes import probe_env, probe_script
+from tui.core import locations
 from tui.core.facts.build import FactBuilder
 from tui.core.facts.gpu_state import GpuNow
 from tui.core.hosts import Host
@@ -32,7 +33,9 @@ async def read_gpu_now(session: Session, host: Host, now: datetime) -> GpuNow:
             only="gpus",
         ),
     }
-    result = await session.run_script(host, probe_script(), env=env, deadline_s=DEADLINE_S)
+    result = await session.run_script(
+        host, probe_script(locations.cache_dir()), env=env, deadline_s=DEADLINE_S
+    )
     if result.timed_out:
         return GpuNow(now, error=f"nvidia-smi did not answer within {DEADLINE_S:g} s")
     if result.exit_status is None:

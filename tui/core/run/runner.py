@@ -297,7 +297,7 @@ class Session:
             return self._probe_done(ProbeResult(host, None, host.invalid, BAD_INVENTORY), started)
         builder: FactBuilder | None = None
         raw: list[str] = []
-        script = probe_script()
+        script = probe_script(locations.cache_dir())  # kept there: no ast per process
 
         def on_line(line: str) -> None:
             nonlocal builder
