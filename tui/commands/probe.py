@@ -11,6 +11,7 @@ Each probe is kept in the history unjudged (``history`` judges it when listed).
 from __future__ import annotations
 
 import argparse
+import importlib
 from typing import TYPE_CHECKING
 
 from tui.commands import command_help, output
@@ -29,6 +30,14 @@ if TYPE_CHECKING:  # Rich, the facts and the records load only where they are us
     from tui.core.hosts import Host
     from tui.core.records.transcript import Transcript
     from tui.core.run.runner import ProbeResult
+
+
+# what ``run`` needs once the hosts have answered: loaded when the first answers, while it works
+RESULT_MODULES = (
+    "tui.core.judge.judged",
+    "tui.core.records.history",
+    "tui.core.records.probe_json",
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -52,6 +61,7 @@ class _Progress:
         self.console = console
         self.total = total
         self.live: Progress | None = None
+        self.answered = False
         if console is not None and console.is_terminal:
             from rich.progress import (
                 BarColumn,
@@ -84,6 +94,10 @@ class _Progress:
             self.live.stop()
 
     def on_progress(self, host: str, item: ProbeProgress | str) -> None:
+        if not self.answered:
+            self.answered = True
+            for name in RESULT_MODULES:
+                importlib.import_module(name)
         if self.live is not None and not isinstance(item, str):
             from rich.markup import escape
 

@@ -253,9 +253,57 @@ CACHED_TEXT_CHARS = (32 * 1024, 1024 * 1024)
 def redact_text(text: str) -> str:
     """Mask credentials inside free text (command lines, output, files, messages), and make
     control characters visible (``visible``)."""
+    if len(text) >= REMEMBERED_CHARS and (done := _REMEMBERED.get(text)) is not None:
+        return done
     if CACHED_TEXT_CHARS[0] <= len(text) <= CACHED_TEXT_CHARS[1]:
         return _redact_large(text)
     return _redact_text(text)
+
+
+# A text a LineRedactor redacted line by line as it arrived is remembered (the last few), so
+# that redacting the whole text once it is complete (a command's output, for the transcript)
+# costs a lookup.
+REMEMBERED_CHARS = 4096
+_REMEMBERED: dict[str, str] = {}
+_REMEMBER_AT_MOST = 8
+# What a match that spans lines contains (a private-key block, ``authorization:``/``bearer``
+# then a newline, a JSON text's ``"…key": "…"`` over lines, a Kubernetes ``name:``/``value:``
+# pair): every other rule matches within one line, so a text redacted line by line is the text
+# redacted whole. A line with one of these (or ending in CR) makes ``LineRedactor`` redact the
+# whole text at the end instead. tests/test_redact_lines.py checks both against whole texts.
+_SPANS_LINES = re.compile(r"-----BEGIN |(?i:authorization|bearer|key\")|name:|\r$")
+
+
+class LineRedactor:
+    """``redact_text`` of a text that arrives a line at a time (a command's output, while the
+    host works): ``add`` redacts each line as it comes, ``text`` gives the redaction of the
+    whole and remembers it for ``redact_text``."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.done: list[str] = []
+        self.whole = False  # a line that a rule may continue on the next: redact the whole
+
+    def add(self, line: str) -> None:
+        self.lines.append(line)
+        if not self.whole:
+            self.whole = bool(_SPANS_LINES.search(line))
+            self.done.append(_redact_text(line))
+
+    def text(self, text: str) -> str:
+        """``redact_text(text)``, ``text`` being the lines added, each ended by a newline
+        (else it is redacted as any text is)."""
+        if (
+            self.whole
+            or len(text) < REMEMBERED_CHARS
+            or text != "".join(f"{line}\n" for line in self.lines)
+        ):
+            return redact_text(text)
+        done = "".join(f"{line}\n" for line in self.done)
+        while len(_REMEMBERED) >= _REMEMBER_AT_MOST:
+            del _REMEMBERED[next(iter(_REMEMBERED))]
+        _REMEMBERED[text] = done
+        return done
 
 
 @functools.lru_cache(maxsize=4)

@@ -38,7 +38,7 @@ from tui.core.reach.transport import (
     script_body,
 )
 from tui.core.records.transcript import Transcript
-from tui.core.redact import redact_text
+from tui.core.redact import LineRedactor, redact_text
 
 if TYPE_CHECKING:  # the facts' modules load while the first probe runs (Session.probe)
     from tui.core.facts import Facts
@@ -177,13 +177,16 @@ class Session:
             feed = f"{ENV_END}\n{stdin}" if env else stdin
         started = _utc_now()
         transport = self.pool.transport(host)
+        # the transcript's redaction of the output, a line at a time while the host works
+        redactor = LineRedactor() if self.transcript is not None else None
+        each_line = on_line if redactor is None else _both(redactor.add, on_line)
         try:
             async with self.pool.slot():
                 result = await transport.execute(
                     command,
                     stdin=feed,
                     deadline_s=deadline_s,
-                    on_line=on_line,
+                    on_line=each_line,
                     env=head,
                     max_output_chars=max_output_chars,
                 )
@@ -198,6 +201,8 @@ class Session:
                 error="cancelled; the remote process group was killed",
             )  # fmt: skip
             raise
+        if redactor is not None:
+            redactor.text(result.output)  # redact_text(result.output) is now a lookup
         self._record_command(
             host, purpose, command, script, stdin, started, interpreter, result=result
         )
@@ -426,6 +431,17 @@ class Session:
             return result
 
         return list(await asyncio.gather(*(guarded(h) for h in hosts)))
+
+
+def _both(first: LineCallback, then: LineCallback | None) -> LineCallback:
+    if then is None:
+        return first
+
+    def each(line: str) -> None:
+        first(line)
+        then(line)
+
+    return each
 
 
 def _kind_of(exc: Exception) -> str:
