@@ -227,9 +227,11 @@ def test_locations_on_macos_honour_xdg_and_find_the_xdg_inventory(
     """platformdirs' macOS directories (its MacOS class runs anywhere): the XDG variables the
     tests set still win; without them, ~/Library, and the inventory at the XDG default path
     (where earlier releases looked on macOS too) is still found."""
+    import platformdirs
     from platformdirs.macos import MacOS
 
-    monkeypatch.setattr(locations.platformdirs, "PlatformDirs", MacOS)
+    monkeypatch.setattr(locations, "PLATFORM", "darwin")
+    monkeypatch.setattr(platformdirs, "PlatformDirs", MacOS)
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "s"))
     assert locations.sessions_dir() == tmp_path / "s" / "detective-tui" / "sessions"

@@ -9,6 +9,8 @@ beside the probe itself — runs against the loopback sshd with its modules note
 probe's command starts on the host and at the exit (``sys.modules``, never times):
 - nothing of the TUI, Rich (stderr is not a terminal and ``--json`` draws nothing), the
   diagnosis, the findings, the fixes, the demo or the other commands;
+- neither platformdirs (the XDG directories are computed) nor ``importlib.resources`` (the
+  probe script is read back from the cache dir, its sources by path);
 - the modules of the probe's result (facts, history, JSON) are not loaded before the probe's
   command is sent: they load while the host works.
 """
@@ -168,7 +170,10 @@ runpy.run_module("tui.cli", run_name="__main__")
 # loaded by nothing that `probe HOST --json` does
 NOT_FOR_PROBE = ("textual", "rich", "tui.ui", "tui.demo", "tui.core.fixes", "tui.core.findings.",
                  "tui.core.judge.diagnosis", "tui.core.judge.whatif", "tui.core.rules.evaluate",
-                 "tui.core.rules.symptoms")  # fmt: skip
+                 "tui.core.rules.symptoms",
+                 # the XDG dirs are computed (tui.core.locations), the probe script kept
+                 # (probes.probe_script's cache_dir) and its files read by path
+                 "platformdirs", "importlib.resources", "zipfile")  # fmt: skip
 PROBE_COMMAND_MODULES = {"tui.commands", "tui.commands.probe", "tui.commands.host_args",
                          "tui.commands.output"}  # fmt: skip
 # what the probe's result needs once the host has answered
