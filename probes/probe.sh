@@ -2330,10 +2330,12 @@ py_plan() {
   return 0
 }
 
-# py_prefetch — with the helper, each interpreter's pyfacts run that probe_pythons will make,
-# started now (`hx pre`: the helper keeps the answer until that request comes, identical): it
-# runs while the probe does the rest. Called once MYUID is known and again once the serving
-# processes are; a request already started is not started again.
+# py_prefetch [go] — with the helper, each interpreter's pyfacts run that probe_pythons will
+# make, asked for now (`hx pre`: the helper keeps the answer until that request comes,
+# identical): it runs while the probe does the rest. Called once MYUID is known and again, with
+# `go`, once the serving processes are; a request already asked for is not asked again. The
+# helper holds them until `go` (`hx prego`), then starts one Python per interpreter and user for
+# all its requests (the inventory's view and each serving process's import path).
 py_prefetch() {
   hxon || return 0
   _ppi=0 _ppk=
@@ -2356,6 +2358,7 @@ py_prefetch() {
   done
   set +f
   IFS=$_pfifs
+  [ -z "${1:-}" ] || hx prego
 }
 
 probe_pythons() {
@@ -2922,7 +2925,7 @@ step "login shell"
 ctx_login
 step processes
 discover_processes
-py_prefetch
+py_prefetch go
 journal_prefetch
 ldcache_prefetch
 finish_login

@@ -368,3 +368,41 @@ def check_torch_nccl(path):
         torch_cuda.close()
         if nccl is not None:
             nccl.close()
+
+
+# the dist-infos of other names whose RECORD is read (pyfacts: extensions; wheel_lib_owners)
+MAX_OTHER_DISTS = 400
+CUDA_LIB_PREFIXES = (
+    "libcudart.so.",
+    "libnvrtc.so.",
+    "libcublas.so.",
+    "libcublasLt.so.",
+    "libcudnn.so.",
+    "libnccl.so.",
+    "libnvJitLink.so.",
+    "libcudnn_",  # cuDNN 9's sub-libraries (libcudnn_engines_precompiled.so.9…)
+)
+
+
+def wheel_lib_owners(sdir):
+    """{site-relative path: [dist, …]}: the CUDA libraries each nvidia-* dist-info's RECORD
+    lists (two owners: two wheels wrote the same file, the last one's is there)."""
+    owners = {}
+    try:
+        infos = sorted(
+            n for n in os.listdir(sdir) if n.startswith("nvidia_") and n.endswith(".dist-info")
+        )
+    except OSError:
+        return owners
+    for info in infos[:MAX_OTHER_DISTS]:
+        dist = norm(info.rsplit(".", 1)[0].split("-", 1)[0])
+        try:
+            for line in file_lines(os.path.join(sdir, info, "RECORD"), MAX_RECORD_LINES):
+                rel = line.split(",", 1)[0]
+                if rel.startswith("nvidia/") and os.path.basename(rel).startswith(
+                    CUDA_LIB_PREFIXES
+                ):
+                    owners.setdefault(rel, []).append(dist)
+        except OSError:
+            continue
+    return owners

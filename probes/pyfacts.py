@@ -11,29 +11,27 @@ import sys
 from itertools import islice
 
 from pybinaries import (
+    CUDA_LIB_PREFIXES,
     EXTENSIONS,
-    MAX_RECORD_LINES,
+    MAX_OTHER_DISTS,
     TORCH_LIBS,
     Elf,
     arch_flags,
     check_extensions,
     check_torch_nccl,
     links_torch,
+    wheel_lib_owners,
 )
-from pyrecord import INDEX, ROOT, file_lines, host, norm, rec, under_root
+from pyrecord import INDEX, ROOT, answer_views, file_lines, host, norm, rec, under_root
 
 # The interpreter of a serving process: probe.sh passes what of the process's start and
 # environment changes its import path (it runs us with -E -S, so we apply it ourselves):
 # DT_PROC_HOME, DT_PROC_PYTHONPATH, DT_PROC_PYTHONUSERBASE, DT_PROC_PYTHONNOUSERSITE,
 # DT_PROC_CWD, DT_PROC_FLAGS (its short options: I E s S P…) and DT_PROC_PATH0 (its sys.path[0]).
-PROC = os.environ.get("DT_PROC") == "1"
 # DT_READ_FOR: the facts are about that interpreter (one of an inspected tree, which never runs
 # here: probe.sh's trust rule) and this one, the host's own, only reads its files — its version
 # from pyvenv.cfg or its lib/pythonX.Y directory, its site dirs by their layout.
-READ_FOR = os.environ.get("DT_READ_FOR", "")
-FLAGS = os.environ.get("DT_PROC_FLAGS", "") if PROC else ""
-if "I" in FLAGS:  # isolated mode: -E -s -P
-    FLAGS += "EsP"
+PROC = READ_FOR = FLAGS = None  # set from the request's DT_* values (configure)
 # packages whose import names say the probe cares about a directory that holds them
 WANTED_IMPORTS = ("torch", "flashinfer", "sglang", "sgl_kernel", "vllm", "triton", "nvidia")
 
@@ -56,8 +54,8 @@ WANTED = {
 }
 WANTED_PREFIXES = ("nvidia-",)
 # a dist-info of any other name is an extension when its RECORD lists a .so that links torch
-# (DT_NEEDED libc10/libtorch*): bounds on the RECORDs and .so headers read to find out
-MAX_OTHER_DISTS = 400
+# (DT_NEEDED libc10/libtorch*): a bound on the .so headers read to find out (MAX_OTHER_DISTS:
+# on the RECORDs)
 MAX_OTHER_SOS = 48
 
 
@@ -424,42 +422,6 @@ def report_triton_ptxas(sites, editable):
             rec("py", INDEX, "triton_ptxas", host(os.path.join(bindir, name)))
 
 
-CUDA_LIB_PREFIXES = (
-    "libcudart.so.",
-    "libnvrtc.so.",
-    "libcublas.so.",
-    "libcublasLt.so.",
-    "libcudnn.so.",
-    "libnccl.so.",
-    "libnvJitLink.so.",
-    "libcudnn_",  # cuDNN 9's sub-libraries (libcudnn_engines_precompiled.so.9…)
-)
-
-
-def wheel_lib_owners(sdir):
-    """{site-relative path: [dist, …]}: the CUDA libraries each nvidia-* dist-info's RECORD
-    lists (two owners: two wheels wrote the same file, the last one's is there)."""
-    owners = {}
-    try:
-        infos = sorted(
-            n for n in os.listdir(sdir) if n.startswith("nvidia_") and n.endswith(".dist-info")
-        )
-    except OSError:
-        return owners
-    for info in infos[:MAX_OTHER_DISTS]:
-        dist = norm(info.rsplit(".", 1)[0].split("-", 1)[0])
-        try:
-            for line in file_lines(os.path.join(sdir, info, "RECORD"), MAX_RECORD_LINES):
-                rel = line.split(",", 1)[0]
-                if rel.startswith("nvidia/") and os.path.basename(rel).startswith(
-                    CUDA_LIB_PREFIXES
-                ):
-                    owners.setdefault(rel, []).append(dist)
-        except OSError:
-            continue
-    return owners
-
-
 def report_wheel_libs(sites):
     """The CUDA libraries the nvidia-* wheels put in site-packages/nvidia/*/lib, and the
     distributions whose RECORD lists each (record ``nvown``: dist, path); those two list."""
@@ -591,8 +553,26 @@ def main():
     report_pip(sites)
 
 
-try:
-    main()
-except Exception as exc:  # the probe must report, never crash
-    rec("py", INDEX, "error", f"{type(exc).__name__}: {exc}")
-sys.stdout.flush()
+def configure():
+    """The request's DT_* values (os.environ) as the globals the report reads."""
+    global PROC, READ_FOR, FLAGS
+    PROC = os.environ.get("DT_PROC") == "1"
+    READ_FOR = os.environ.get("DT_READ_FOR", "")
+    FLAGS = os.environ.get("DT_PROC_FLAGS", "") if PROC else ""
+    if "I" in FLAGS:  # isolated mode: -E -s -P
+        FLAGS += "EsP"
+
+
+def answer():
+    configure()
+    try:
+        main()
+    except Exception as exc:  # the probe must report, never crash
+        rec("py", INDEX, "error", f"{type(exc).__name__}: {exc}")
+    sys.stdout.flush()
+
+
+if os.environ.get("DT_VIEWS"):
+    answer_views(answer, os.environ["DT_VIEWS"], os.environ.get("DT_VIEW_MARK", ""))
+else:
+    answer()

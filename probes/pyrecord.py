@@ -54,3 +54,26 @@ def file_lines(path, limit=MAX_FILE_LINES):
             if n >= limit:
                 break
             yield line.rstrip("\r\n")
+
+
+def answer_views(answer, views, mark):
+    """Several requests of this interpreter, run as one user (the helper's DT_VIEWS: the
+    inventory's view and serving processes' import paths): one Python start. Each view is
+    ``INDEX:NAME=HEX,…`` (its DT_* values hex-encoded), answered (``answer``) on the environment
+    it would have had alone, then ended by the line ``mark``. The one namespace pyfacts_program
+    makes holds INDEX: each view's records carry its own."""
+    global INDEX
+    base = dict(os.environb)
+    for view in views.split(";"):
+        INDEX, _, pairs = view.partition(":")
+        os.environb.clear()
+        os.environb.update(base)
+        for pair in filter(None, pairs.split(",")):
+            name, _, value = pair.partition("=")
+            os.environb[name.encode()] = bytes.fromhex(value)
+        site = sys.modules.get("site")
+        if site is not None:  # its user base and site dir as computed for another view
+            site.USER_BASE = site.USER_SITE = None
+        answer()
+        sys.stdout.write(mark + "\n")
+        sys.stdout.flush()

@@ -1,8 +1,9 @@
 """One list of the CUDA libraries the probe looks for: ``tui.core.tables.torch_libs.CUDA_LIBS`` (and
 ``SUB_LIBS``, whose ``<stem>_<part>`` sub-libraries it looks for too). The
 probe cannot import it (POSIX sh, and ``pyfacts.py`` runs on the host alone), so each place that
-spells the names there is checked against it: ``pyfacts.py``'s wheel prefixes, ``probe.sh``'s
-LD_LIBRARY_PATH globs, its ld.so cache patterns and its ``/proc/PID/maps`` expression."""
+spells the names there is checked against it: pyfacts' wheel prefixes (in ``pybinaries.py``),
+``probe.sh``'s LD_LIBRARY_PATH globs, its ld.so cache patterns and its ``/proc/PID/maps``
+expression."""
 
 from __future__ import annotations
 
@@ -20,13 +21,13 @@ MAPPED_ONLY = {"libnvrtc-builtins"}
 
 
 def _pyfacts_constant(name: str) -> object:
-    tree = ast.parse((PROBES / "pyfacts.py").read_text(encoding="utf-8"))
+    tree = ast.parse((PROBES / "pybinaries.py").read_text(encoding="utf-8"))
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == name for t in node.targets
         ):
             return ast.literal_eval(node.value)
-    raise AssertionError(f"pyfacts.py has no {name}")
+    raise AssertionError(f"pybinaries.py has no {name}")
 
 
 def _function(name: str) -> str:
