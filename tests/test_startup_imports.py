@@ -10,7 +10,8 @@ probe's command starts on the host and at the exit (``sys.modules``, never times
 - nothing of the TUI, Rich (stderr is not a terminal and ``--json`` draws nothing), the
   diagnosis, the findings, the fixes, the demo or the other commands;
 - neither platformdirs (the XDG directories are computed) nor ``importlib.resources`` (the
-  probe script is read back from the cache dir, its sources by path);
+  probe script is read back from the cache dir, its sources by path), nor the transcript's
+  export (``html``, Markdown, decisions);
 - the modules of the probe's result (facts, history, JSON) are not loaded before the probe's
   command is sent: they load while the host works.
 """
@@ -173,7 +174,9 @@ NOT_FOR_PROBE = ("textual", "rich", "tui.ui", "tui.demo", "tui.core.fixes", "tui
                  "tui.core.rules.symptoms",
                  # the XDG dirs are computed (tui.core.locations), the probe script kept
                  # (probes.probe_script's cache_dir) and its files read by path
-                 "platformdirs", "importlib.resources", "zipfile")  # fmt: skip
+                 "platformdirs", "importlib.resources", "zipfile",
+                 # the transcript's export (Markdown, HTML, decisions) is not a probe's
+                 "html", "tui.core.md_safe", "tui.core.records.decision")  # fmt: skip
 PROBE_COMMAND_MODULES = {"tui.commands", "tui.commands.probe", "tui.commands.host_args",
                          "tui.commands.output"}  # fmt: skip
 # what the probe's result needs once the host has answered

@@ -8,7 +8,6 @@ killed at any moment (even SIGKILL) leaves a file that reads back up to its last
 
 from __future__ import annotations
 
-import html
 import json
 import os
 import sys
@@ -19,9 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from tui.core import locations
-from tui.core.md_safe import md_code, md_text
-from tui.core.records.decision import KIND as DECISION
-from tui.core.records.decision import Decision
 from tui.core.redact import redact
 
 EXPORT_FORMATS = ("md", "html", "json")
@@ -151,6 +147,9 @@ def _describe(event: dict[str, Any]) -> str:
         return f"command{where} ({status}, {event.get('duration_s', 0):.2f} s)"
     if kind == "probe":
         return f"probe{where}: " + (event.get("error") or "ok")
+    from tui.core.records.decision import KIND as DECISION  # export only: not at a probe's start
+    from tui.core.records.decision import Decision
+
     if kind == DECISION:  # every shape it was written in
         return f"decision{where}: {Decision.from_event(event).summary()}"
     return f"{kind}{where}"
@@ -171,6 +170,8 @@ def _blocks(event: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def _to_markdown(path: Path, events: list[dict[str, Any]]) -> str:
+    from tui.core.md_safe import md_code, md_text  # export only: not at a probe's start
+
     out = [f"# detective-tui session `{path.name}`", ""]
     for ev in events:
         out.append(f"## {md_text(ev.get('ts', ''))} — {md_text(_describe(ev))}")
@@ -193,6 +194,8 @@ def _max_backtick_run(text: str) -> int:
 
 
 def _to_html(path: Path, events: list[dict[str, Any]]) -> str:
+    import html
+
     e = html.escape
     parts = [
         "<!doctype html>",
