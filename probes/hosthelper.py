@@ -306,20 +306,19 @@ def start_pending():
             groups.setdefault(tuple(fields[2:6]), []).append(fields)
         PENDING.clear()
         starts = []
-        for requests in groups.values():
-            results = [[] for _ in requests]
-            starts.append(threading.Thread(target=op_pyviews, args=(requests, results)))
-            for i, fields in enumerate(requests):
+        for views in groups.values():
+            results = [[] for _ in views]
+            starts.append(threading.Thread(target=op_pyviews, args=(views, results), daemon=True))
+            for i, fields in enumerate(views):
                 EARLY[tuple(fields)] = (starts[-1], results[i])
     for t in starts:
-        t.daemon = True
         t.start()
 
 
 def op_pyviews(requests, results):
     """pyfacts requests of one interpreter and user (``pyfacts INDEX PYTHON UID GID DT_…=V…``)
-    in one run, each on its own DT_* values (DT_VIEWS, hex), each answer ended by a line no
-    record can forge (DT_VIEW_MARK, random)."""
+    in one run (argv ``views``), each on its DT_* values (DT_VIEWS, hex), each answer ended by
+    a line no record can forge (DT_VIEW_MARK, random)."""
     mark = b"@@DT1\tview\t" + os.urandom(8).hex().encode()
     views = b";".join(
         r[1] + b":" + b",".join(kv.partition(b"=")[0] + b"=" + kv.partition(b"=")[2].hex().encode()
@@ -329,7 +328,8 @@ def op_pyviews(requests, results):
     env = {**os.environb, b"DT_VIEWS": views, b"DT_VIEW_MARK": mark}
     _, index, python, uid, gid = (os.fsdecode(f) for f in requests[0][:5])
     ids = (int(uid), int(gid)) if uid and gid else None
-    out, status, _ = spawn([python, "-E", "-S", "-", index], stdin=PYFACTS, env=env, ids=ids)
+    out, status, _ = spawn([python, "-E", "-S", "-", index, "views"], stdin=PYFACTS, env=env,
+                           ids=ids)  # fmt: skip
     parts = (out + b"\n").split(b"\n" + mark + b"\n")
     for i, result in enumerate(results):
         text = strip_nl(parts[i]) if i < len(parts) else b""

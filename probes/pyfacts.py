@@ -572,7 +572,7 @@ def answer():
     sys.stdout.flush()
 
 
-if os.environ.get("DT_VIEWS"):
-    answer_views(answer, os.environ["DT_VIEWS"], os.environ.get("DT_VIEW_MARK", ""))
+if sys.argv[2:3] == ["views"]:  # the helper's word, never the host's environment's
+    answer_views(answer, os.environ.get("DT_VIEWS", ""), os.environ.get("DT_VIEW_MARK", ""))
 else:
     answer()

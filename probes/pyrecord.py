@@ -75,5 +75,5 @@ def answer_views(answer, views, mark):
         if site is not None:  # its user base and site dir as computed for another view
             site.USER_BASE = site.USER_SITE = None
         answer()
-        sys.stdout.write(mark + "\n")
+        sys.stdout.write("\n" + mark + "\n")  # on a line of its own, also after no output
         sys.stdout.flush()

@@ -6,6 +6,7 @@ interpreter (the inventory's view and a serving process's import path) from one 
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -67,3 +68,19 @@ def test_a_claim_before_go_starts_what_is_held(helper: dict) -> None:
     helper["start_early"](inventory)
     assert helper["claim"](inventory) == helper["answer"](inventory)
     assert len(helper["runs"]) == 2
+
+
+def test_the_hosts_environment_never_asks_for_views() -> None:
+    """DT_VIEWS and DT_VIEW_MARK inherited from the host (its sshd's or login environment) change
+    nothing: only the helper's argv word ``views`` does."""
+    program = pyfacts_program().encode()
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"}
+
+    def run(**extra: str) -> bytes:
+        argv = [PYTHON, "-E", "-S", "-", "1"]
+        done = subprocess.run(argv, input=program, env={**env, **extra}, capture_output=True)
+        return done.stdout
+
+    planted = run(DT_VIEWS=f"1:DT_PROC={b'1'.hex()},DT_PROC_PYTHONPATH={b'/x'.hex()}",
+                  DT_VIEW_MARK="@@DT1\tview\tx")  # fmt: skip
+    assert planted == run() and b"\tversion\t" in planted
