@@ -1,5 +1,6 @@
 """The shape of the code: no import cycle anywhere in ``tui`` and ``probes`` (imports inside
-functions count, and so do those under ``TYPE_CHECKING``), and no module over 600 lines.
+functions count, and so do those under ``TYPE_CHECKING``), and no module there or in ``bench``
+over 600 lines.
 
 A function-level or a ``TYPE_CHECKING`` import hides a cycle from Python (it runs later, or
 never) but not from a reader or a type checker: the two modules still cannot be understood,
@@ -14,6 +15,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 ROOTS = ("tui", "probes")
 MAX_LINES = 600
+SIZED = (*ROOTS, "bench")  # the benchmarks are modules too; their imports are not the product's
 
 
 def _modules() -> dict[str, Path]:
@@ -115,7 +117,7 @@ def test_no_import_cycle() -> None:
 
 def test_no_module_over_the_limit() -> None:
     too_long = []
-    for path in sorted(p for root in ROOTS for p in (REPO / root).rglob("*.py")):
+    for path in sorted(p for root in SIZED for p in (REPO / root).rglob("*.py")):
         rel = path.relative_to(REPO).as_posix()
         lines = len(path.read_text(encoding="utf-8").splitlines())
         if lines > MAX_LINES:
