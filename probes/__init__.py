@@ -127,14 +127,16 @@ def _read_kept(path: Path) -> str | None:
 
 def _keep(path: Path, script: str) -> None:
     """Write ``path`` atomically (a temp file renamed over it: a reader sees all or nothing;
-    a torn file after a crash fails the checksum) and remove the scripts other sources built.
-    A cache that cannot be written is no error: the next process builds the script again."""
+    a torn file after a crash fails the checksum) and remove the scripts other sources built,
+    and the temp files of writers killed before their rename (a live writer whose file goes
+    only keeps nothing). A cache that cannot be written is no error: the next process builds
+    the script again."""
     import tempfile
 
     body = script.encode("utf-8")
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{KEPT_PREFIX}", dir=path.parent)
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
@@ -142,7 +144,7 @@ def _keep(path: Path, script: str) -> None:
         except BaseException:
             os.unlink(tmp)
             raise
-        for old in path.parent.glob(f"{KEPT_PREFIX}*.sh"):
+        for old in (*path.parent.glob(f"{KEPT_PREFIX}*.sh"), *path.parent.glob(f".{KEPT_PREFIX}*")):
             if old != path:
                 old.unlink(missing_ok=True)
     except OSError:

@@ -69,10 +69,12 @@ def test_scripts_of_other_sources_are_removed_when_a_new_one_is_kept(tmp_path: P
     stale.write_text("0\nexit 1\n")
     unrelated = tmp_path / "other-file"
     unrelated.write_text("x")
+    torn = tmp_path / f".{probes.KEPT_PREFIX}abc123"  # a writer killed before its rename
+    torn.write_text("half a scr")
     probes.probe_script(tmp_path)
-    assert not stale.exists() and unrelated.exists()
+    assert not stale.exists() and not torn.exists() and unrelated.exists()
     assert len(_kept(tmp_path)) == 1
-    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".tmp-")] == []
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
 def test_a_cache_dir_that_cannot_be_written_still_gives_the_script(tmp_path: Path) -> None:
