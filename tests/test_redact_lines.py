@@ -72,6 +72,13 @@ def test_single_line_shapes_are_redacted_as_they_come() -> None:
     assert done == redact._redact_text(text) and done.count("***") >= 20 * len(PROCESS_ENV)
 
 
+def test_a_short_output_is_redacted_once_when_complete() -> None:
+    text = "\n".join(SINGLE_LINE) + "\n"
+    assert len(text) < redact.REMEMBERED_CHARS
+    done, lines = by_lines(text)
+    assert lines.done == [] and done == redact._redact_text(text)
+
+
 def test_a_text_other_than_the_lines_added_is_redacted_whole() -> None:
     lines = LineRedactor()
     for line in SINGLE_LINE * 20:

@@ -277,18 +277,22 @@ _SPANS_LINES = re.compile(r"-----BEGIN |(?i:authorization|bearer|key\")|name:|\r
 class LineRedactor:
     """``redact_text`` of a text that arrives a line at a time (a command's output, while the
     host works): ``add`` redacts each line as it comes, ``text`` gives the redaction of the
-    whole and remembers it for ``redact_text``."""
+    whole and remembers it for ``redact_text``. A text shorter than ``REMEMBERED_CHARS`` is
+    left to ``redact_text`` (its lines are not redacted twice)."""
 
     def __init__(self) -> None:
         self.lines: list[str] = []
+        self.size = 0
         self.done: list[str] = []
         self.whole = False  # a line that a rule may continue on the next: redact the whole
 
     def add(self, line: str) -> None:
         self.lines.append(line)
+        self.size += len(line) + 1
         if not self.whole:
             self.whole = bool(_SPANS_LINES.search(line))
-            self.done.append(_redact_text(line))
+            if self.size >= REMEMBERED_CHARS and not self.whole:
+                self.done += map(_redact_text, self.lines[len(self.done) :])
 
     def text(self, text: str) -> str:
         """``redact_text(text)``, ``text`` being the lines added, each ended by a newline
