@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_fix_plans import ct200_facts
+from ct200_plans import ct200_facts
 
 from tui.cli import main
 from tui.core import exitcodes

@@ -21,9 +21,10 @@ from pathlib import Path
 
 import pytest
 from conftest import SSHEnv
+from ct200_plans import CT200, CT200_TOOLS, STAMP, ct200_facts
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_fix_plans import CT200, CT200_TOOLS, GOLDEN, STAMP, ct200_facts, shown
+from plan_golden import GOLDEN, shown
 
 from tui.core.facts import EnvContext, Facts
 from tui.core.facts.parsers import environment_file_paths, environment_files

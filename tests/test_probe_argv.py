@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 from conftest import SSHEnv
+from ct200_plans import CT200, STAMP, ct200_facts
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from plan_golden import GOLDEN
 from plan_golden import shown as plan_shown
-from test_fix_plans import CT200, GOLDEN, STAMP, ct200_facts
 
 from probes import probe_env, probe_script
 from tui.core.facts import EnvContext, Facts

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 from factsmaker import PY, SERVICE, make_facts
-from test_fix_plans import shown
+from plan_golden import shown
 
 from probes import probe_env, probe_script
 from tui.cli import main
