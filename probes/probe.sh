@@ -20,6 +20,7 @@ TOTAL=8
 read -r T0 _ </proc/uptime 2>/dev/null || T0=
 
 CR=$(printf '\r')
+ELF64=$(printf '\177ELF\002\001') # a 64-bit little-endian ELF file begins so
 # recline KIND FIELD… — one record line (without its newline) in _l; rec prints it. Every
 # field is escaped (esc), so no value can end a record or start another.
 recline() {
@@ -769,15 +770,34 @@ scan_ptxas() {
   IFS=$_xifs
 }
 
-# grep_release FILE — the release string inside a CUDA binary (nvcc, ptxas), in _out
+# grep_release FILE [SECTION] — the release string inside a CUDA binary (nvcc, ptxas), in _out;
+# with SECTION the helper reads only that ELF section (.rodata, at most 8 MB: hostread.py)
 grep_release() {
   _gre='Cuda compilation tools, release [0-9][0-9.]*, V[0-9][0-9.]*'
   if hxon; then
-    hx grepo "$_gre" "$1" 1
+    if [ -n "${2:-}" ]; then hx grepo "$_gre" "$1" 1 "$2"; else hx grepo "$_gre" "$1" 1; fi
     _out=$_ho
   else
     _out=$(deadline grep -a -o -m 1 "$_gre" "$1" 2>/dev/null)
   fi
+}
+
+# is_elf64 FILE — status 0 when FILE (with the root prefix) is a 64-bit little-endian ELF file
+is_elf64() {
+  _eh=
+  { IFS= read -r _eh <"$1"; } 2>/dev/null
+  case $_eh in "$ELF64"*) return 0 ;; esac
+  return 1
+}
+
+# nvcc_bin FILE — the release string `nvcc --version` prints, read from FILE's .rodata when it
+# is a 64-bit little-endian ELF nvcc (nothing runs), in _out; status 1 for anything else (a
+# wrapper script, another ELF class) or no such string: then the nvcc runs where trusted
+nvcc_bin() {
+  _out=
+  is_elf64 "$1" || return 1
+  grep_release "$1" .rodata
+  [ -n "$_out" ]
 }
 
 probe_ptxas() {
@@ -2512,6 +2532,7 @@ tk_prefetch() {
     nvcc_key
     case "$NL$_tpk" in *"$NL$_key$NL"*) continue ;; esac
     _tpk="$_tpk$_key$NL"
+    is_elf64 "$_run" && continue
     trusted "${_run#"$R"}" && hx pre run "$_run" --version
   done
   set +f
@@ -2597,6 +2618,18 @@ probe_toolkit() {
       _seen_tid=${_seen_tid%%"$NL"*}
       ;;
     esac
+    _rc=
+    if [ -n "$_seen_tid" ]; then
+      eval "_out=\$_tko_$_seen_tid _rc=\$_tkr_$_seen_tid"
+    elif nvcc_bin "$_run"; then
+      eval "_tko_$1=\$_out _tkr_$1=bin"
+      TKRAN="$TKRAN$_key$TAB$1$NL"
+      _rc=bin
+    fi
+    if [ "$_rc" = bin ]; then
+      emit_lines tkbin "$1" "$_out"
+      return 0
+    fi
     if ! trusted "${_run#"$R"}"; then
       nvcc_files "$1" "$2" "$_run"
       return 0

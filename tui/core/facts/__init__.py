@@ -102,8 +102,9 @@ class Toolkit:
     executable: bool = True
     version: str | None = None  # "12.8" (release X.Y)
     full_version: str | None = None  # "12.8.93"
-    # "file": version.txt or the release string inside bin/nvcc (nvcc was not run: the trust rule)
-    version_source: Literal["nvcc", "version.json", "file"] | None = None
+    # "binary": the release string read from the ELF nvcc's .rodata (nothing run); "file":
+    # version.txt or the release string grepped from bin/nvcc (not ELF, not run: the trust rule)
+    version_source: Literal["nvcc", "binary", "version.json", "file"] | None = None
     realpath: str | None = None  # readlink -f of home, when it differs
     wrapper_of: str | None = None  # for shell wrappers such as /usr/bin/nvcc: the real nvcc
     sources: tuple[str, ...] = ()  # how found: CUDA_HOME, CUDA_PATH, PATH, /usr/local/cuda,

@@ -92,6 +92,7 @@ ARITY: Mapping[str, int] = {
     "tkrc": 2,
     "tkjson": 2,
     "tkfile": 2,
+    "tkbin": 2,
     "notrun": 2,
     "ptxkv": 3,
     "ptxout": 2,
@@ -317,6 +318,11 @@ class FactBuilder:
         tk = self._tk_of(tid)
         if tk is not None:
             tk.file.append(line)
+
+    def _on_tkbin(self, tid: str, line: str) -> None:
+        tk = self._tk_of(tid)
+        if tk is not None:
+            tk.bin.append(line)
 
     def _on_notrun(self, what: str, reason: str) -> None:
         self._notrun[what] = reason

@@ -30,17 +30,23 @@ class TkRecords:
     out: list[str] = field(default_factory=list)
     json: list[str] = field(default_factory=list)
     file: list[str] = field(default_factory=list)  # version.txt, the string in bin/nvcc
+    bin: list[str] = field(default_factory=list)  # the release string in an ELF nvcc's .rodata
     rc: int | None = None
 
 
 def toolkit(tk: TkRecords, sources: Sequence[str]) -> Toolkit:
     """A toolkit's records (``tk``, ``tkkv``, ``tkout``, ``tkrc``, ``tkjson``, ``tkfile``);
-    ``sources``: the ``tkcand`` records that named its home."""
+    ``sources``: the ``tkcand`` records that named its home. The version: what nvcc printed,
+    else the release string read from the ELF nvcc (``tkbin``: what it would print, so it
+    wins over version.json as the nvcc's own answer does), else version.json, else tkfile."""
     kv = tk.kv
     exists = kv.get("exists") == "1"
     executable = kv.get("executable") == "1"
     parsed = parsers.parse_nvcc_version("\n".join(tk.out)) if tk.rc == 0 else None
     source = "nvcc" if parsed else None
+    if parsed is None and tk.bin:
+        parsed = parsers.parse_nvcc_version("\n".join(tk.bin))
+        source = "binary" if parsed else None
     if parsed is None and tk.json:
         parsed = parsers.parse_cuda_version_json("\n".join(tk.json))
         source = "version.json" if parsed else None

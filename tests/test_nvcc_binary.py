@@ -1,0 +1,104 @@
+"""A toolkit's version read from its ELF nvcc (issue 18 item 1): the release string as
+``nvcc --version`` prints it, found in the binary's ``.rodata`` (as in this machine's real CUDA
+13.0 nvcc, where it sits beside the ``Build cuda_…`` line), on both probe paths; the nvcc itself
+never runs. An ELF built here with gcc stands in for nvcc: its ``.rodata`` holds the banner
+lines of ../shared/fixtures/nvcc/nvcc-12.8.93.txt and running it leaves a marker."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from probes import hostread, probe_env, probe_script
+from tui.core.facts.build import facts_from_output
+from tui.demo.fakehost import build_fake_host, reference_ct200
+
+RELEASE = "Cuda compilation tools, release 12.8, V12.8.93"
+PATTERN = "Cuda compilation tools, release [0-9][0-9.]*, V[0-9][0-9.]*"
+# nvcc's own layout: the printf format, then the release and build lines as one string
+SOURCE = r"""
+#include <stdio.h>
+static const char copy[] = "Copyright (c) 2005-%s NVIDIA Corporation\n";
+static const char banner[] =
+    "Cuda compilation tools, release 12.8, V12.8.93\nBuild cuda_12.8.r12.8/compiler.35583870_0";
+int main(int argc, char **argv) {
+    FILE *f = fopen(MARK, "w");
+    if (f) fclose(f);
+    printf(copy, "2025");
+    puts(banner);
+    return 0;
+}
+"""
+
+needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="building the ELF needs gcc")
+
+
+def elf_nvcc(path: Path, mark: Path) -> None:
+    """The stand-in nvcc at ``path``: an x86-64 ELF that creates ``mark`` when it runs."""
+    src = path.with_suffix(".c")
+    src.write_text(SOURCE)
+    subprocess.run(["gcc", "-O1", f'-DMARK="{mark}"', "-o", str(path), str(src)], check=True)
+    src.unlink()
+
+
+@needs_gcc
+def test_the_release_string_is_read_from_rodata_only(tmp_path: Path) -> None:
+    nvcc = tmp_path / "nvcc"
+    elf_nvcc(nvcc, tmp_path / "ran")
+    assert hostread.op_grepo(PATTERN, str(nvcc), "1", ".rodata") == (RELEASE.encode(), 0)
+    assert not (tmp_path / "ran").exists()
+    # another ELF class (32-bit) and a script holding the same string: not such an ELF
+    data = bytearray(nvcc.read_bytes())
+    data[4] = 1
+    (tmp_path / "elf32").write_bytes(bytes(data))
+    (tmp_path / "script").write_text(f"#!/bin/sh\necho '{RELEASE}'\n")
+    for other in ("elf32", "script"):
+        assert hostread.op_grepo(PATTERN, str(tmp_path / other), "1", ".rodata") == (b"", 1)
+    # a section table pointing past the end of the file: not found, no error
+    data[4] = 2
+    data[40:48] = (1 << 40).to_bytes(8, "little")
+    (tmp_path / "cut").write_bytes(bytes(data))
+    assert hostread.elf_section(str(tmp_path / "cut"), ".rodata") == b""
+
+
+def probe_tree(tmp_path: Path, path: str, tree_exec: bool) -> tuple[str, Path]:
+    mark = tmp_path / "ran"
+    fake = build_fake_host(tmp_path / "tree", reference_ct200())
+    nvcc = fake.root / "usr/local/cuda-12.8/bin/nvcc"
+    nvcc.unlink()
+    elf_nvcc(nvcc, mark)
+    env = {
+        **os.environ,
+        **probe_env(["/root/venv_sglang211/bin/python3"], root=str(fake.root), tree_exec=tree_exec),
+        "DT_PROBE_PATH": path,
+    }
+    out = subprocess.run(
+        ["sh", "-s"], input=probe_script(), capture_output=True, text=True, env=env, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    return out.stdout, mark
+
+
+@needs_gcc
+@pytest.mark.parametrize("tree_exec", [True, False], ids=["may-run", "trust-rule-refuses"])
+def test_an_elf_nvcc_is_read_not_run_on_both_paths(tmp_path: Path, tree_exec: bool) -> None:
+    """May run (a fake tree's stand-ins do) or may not (a ``root:`` tree, as a user-owned
+    CUDA_HOME): the version is the binary's either way, on both paths, and nothing ran. The
+    toolkit also has a version.json: the binary's string wins, as nvcc's answer did."""
+    seen = {}
+    for path in ("sh", "py"):
+        out, mark = probe_tree(tmp_path / path, path, tree_exec)
+        assert not mark.exists(), f"{path}: the nvcc ran"
+        tk = facts_from_output(out).toolkit_at("/usr/local/cuda-12.8")
+        assert tk is not None and tk.error is None
+        assert (tk.version, tk.full_version, tk.version_source) == ("12.8", "12.8.93", "binary")
+        (tid,) = [ln.split("\t")[2] for ln in out.splitlines() if ln.endswith("/cuda-12.8")
+                  and ln.startswith("@@DT1\ttk\t")]  # fmt: skip
+        assert f"@@DT1\ttkbin\t{tid}\t{RELEASE}" in out.splitlines()
+        assert f"@@DT1\ttkout\t{tid}\t" not in out
+        seen[path] = [ln for ln in out.splitlines() if "\ttk" in ln[:12]]
+    assert seen["sh"] == seen["py"]
