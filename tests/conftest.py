@@ -1,4 +1,5 @@
-"""Shared fixtures: isolated XDG dirs for every test, and a real OpenSSH sshd on loopback."""
+"""Shared fixtures: isolated XDG dirs for every test, a HOME without a user site for the probe's
+real interpreters, and a real OpenSSH sshd on loopback."""
 
 from __future__ import annotations
 
@@ -57,6 +58,14 @@ def isolated_xdg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("DETECTIVE_TUI_HOSTS", raising=False)
     monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
     return home
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """A HOME without a user site, so root's own ~/.local never leaks into a result."""
+    h = tmp_path / "home"
+    h.mkdir()
+    return h
 
 
 def _start(tmp_path_factory: pytest.TempPathFactory, name: str, extra: str = "") -> Iterator[SSHD]:
