@@ -790,7 +790,7 @@ is_elf64() {
   return 1
 }
 
-# nvcc_bin FILE — the release string `nvcc --version` prints, read from FILE's .rodata when it
+# nvcc_bin FILE — the release string `nvcc --version` (or `ptxas --version`) prints, read from FILE's .rodata when it
 # is a 64-bit little-endian ELF nvcc (nothing runs), in _out; status 1 for anything else (a
 # wrapper script, another ELF class) or no such string: then the nvcc runs where trusted
 nvcc_bin() {
@@ -812,7 +812,12 @@ probe_ptxas() {
       continue
     fi
     rec ptxkv "$_px" exists 1
-    _out=
+    # a ptxas is NVIDIA's ELF binary (Triton bundles the nvcc wheel's): read, not run (nvcc_bin)
+    if nvcc_bin "$R$_px"; then
+      emit_lines ptxbin "$_px" "$_out"
+      IFS=$NL
+      continue
+    fi
     if trusted "$_px"; then
       run "$R$_px" --version
       emit_lines ptxout "$_px" "$_out"

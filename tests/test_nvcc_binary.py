@@ -71,10 +71,13 @@ def probe_tree(tmp_path: Path, path: str, tree_exec: bool) -> tuple[str, Path]:
     nvcc = fake.root / "usr/local/cuda-12.8/bin/nvcc"
     nvcc.unlink()
     elf_nvcc(nvcc, mark)
+    (fake.root / "opt").mkdir(exist_ok=True)
+    elf_nvcc(fake.root / "opt/ptxas", mark)  # a ptxas holds the same banner (ptxas 13.0 here)
     env = {
         **os.environ,
         **probe_env(["/root/venv_sglang211/bin/python3"], root=str(fake.root), tree_exec=tree_exec),
         "DT_PROBE_PATH": path,
+        "TRITON_PTXAS_PATH": "/opt/ptxas",
     }
     out = subprocess.run(
         ["sh", "-s"], input=probe_script(), capture_output=True, text=True, env=env, timeout=120
@@ -93,12 +96,20 @@ def test_an_elf_nvcc_is_read_not_run_on_both_paths(tmp_path: Path, tree_exec: bo
     for path in ("sh", "py"):
         out, mark = probe_tree(tmp_path / path, path, tree_exec)
         assert not mark.exists(), f"{path}: the nvcc ran"
-        tk = facts_from_output(out).toolkit_at("/usr/local/cuda-12.8")
+        facts = facts_from_output(out)
+        tk = facts.toolkit_at("/usr/local/cuda-12.8")
         assert tk is not None and tk.error is None
         assert (tk.version, tk.full_version, tk.version_source) == ("12.8", "12.8.93", "binary")
         (tid,) = [ln.split("\t")[2] for ln in out.splitlines() if ln.endswith("/cuda-12.8")
                   and ln.startswith("@@DT1\ttk\t")]  # fmt: skip
         assert f"@@DT1\ttkbin\t{tid}\t{RELEASE}" in out.splitlines()
         assert f"@@DT1\ttkout\t{tid}\t" not in out
-        seen[path] = [ln for ln in out.splitlines() if "\ttk" in ln[:12]]
+        (ptxas,) = [p for p in facts.ptxas if p.path == "/opt/ptxas"]
+        assert (ptxas.version, ptxas.full_version, ptxas.version_source) == (
+            "12.8",
+            "12.8.93",
+            "binary",
+        )
+        assert ptxas.error is None and "\tptxout\t" not in out
+        seen[path] = [ln for ln in out.splitlines() if ln[6:].startswith(("tk", "ptx"))]
     assert seen["sh"] == seen["py"]

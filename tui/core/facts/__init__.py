@@ -125,8 +125,9 @@ class PtxasBinary:
     exists: bool = True
     version: str | None = None  # "12.8" (release X.Y)
     full_version: str | None = None  # "12.8.93"
-    # "run": `ptxas --version` answered; "file": read from the binary (it could not run here)
-    version_source: Literal["run", "file"] | None = None
+    # "run": `ptxas --version` answered; "binary": the release string read from its ELF .rodata
+    # (not run); "file": grepped from a file that is not such an ELF (it could not run here)
+    version_source: Literal["run", "binary", "file"] | None = None
     error: str | None = None  # why --version could not run
 
 

@@ -98,6 +98,7 @@ ARITY: Mapping[str, int] = {
     "ptxout": 2,
     "ptxrc": 2,
     "ptxfile": 2,
+    "ptxbin": 2,
     "ldlib": 3,
     "ldsrc": 2,
     "maplib": 2,
@@ -350,6 +351,9 @@ class FactBuilder:
 
     def _on_ptxfile(self, path: str, line: str) -> None:
         self._ptxas.setdefault(path, PtxasRecords()).file.append(line)
+
+    def _on_ptxbin(self, path: str, line: str) -> None:
+        self._ptxas.setdefault(path, PtxasRecords()).bin.append(line)
 
     def _on_ldlib(self, cid: str, path: str, target: str) -> None:
         self._ctx_of(cid).ld_libs.setdefault(path, target)

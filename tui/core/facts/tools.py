@@ -18,6 +18,7 @@ class PtxasRecords:
     kv: dict[str, str] = field(default_factory=dict)
     out: list[str] = field(default_factory=list)
     file: list[str] = field(default_factory=list)
+    bin: list[str] = field(default_factory=list)  # the release string in its ELF .rodata
     rc: int | None = None
 
 
@@ -85,12 +86,14 @@ def toolkit(tk: TkRecords, sources: Sequence[str]) -> Toolkit:
 
 
 def ptxas(path: str, p: PtxasRecords) -> PtxasBinary:
-    """A ptxas record set: the version it printed, else the one read from its file."""
+    """A ptxas record set: the version it printed, else the one read from its ELF .rodata
+    (``ptxbin``, it was not run), else the one grepped from its file."""
     if p.kv.get("exists") == "0":
         return PtxasBinary(path=path, exists=False, error="no such file")
     ran = parsers.parse_nvcc_version("\n".join(p.out)) if p.rc == 0 else None
-    read = None if ran else parsers.parse_nvcc_version("\n".join(p.file))
-    parsed = ran or read
+    binary = None if ran else parsers.parse_nvcc_version("\n".join(p.bin))
+    read = None if ran or binary else parsers.parse_nvcc_version("\n".join(p.file))
+    parsed = ran or binary or read
     error = None
     if ran is None:
         if p.rc in parsers.TIMEOUT_EXIT_CODES:
@@ -101,6 +104,6 @@ def ptxas(path: str, p: PtxasRecords) -> PtxasBinary:
         path=path,
         version=parsed.release if parsed else None,
         full_version=parsed.full if parsed else None,
-        version_source=("run" if ran else "file") if parsed else None,
+        version_source=("run" if ran else "binary" if binary else "file") if parsed else None,
         error=error,
     )
