@@ -1,18 +1,22 @@
 """Shared fixtures: isolated XDG dirs for every test, a HOME without a user site for the probe's
-real interpreters, and a real OpenSSH sshd on loopback."""
+real interpreters, fake hosts built under a hostile directory name, and a real OpenSSH sshd on
+loopback."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from awkward_host import HOSTILE
 from shared_fixtures import SHARED_FIXTURES
 from sshd import SSHD, keygen, sign_host_key, sshd_available, start_sshd
+
+from tui.demo import fakehost
 
 BANNER_RC = """\
 echo "Welcome to a very chatty host"
@@ -66,6 +70,17 @@ def home(tmp_path: Path) -> Path:
     h = tmp_path / "home"
     h.mkdir()
     return h
+
+
+@pytest.fixture
+def build(tmp_path: Path) -> Callable[[fakehost.FakeHostSpec], fakehost.FakeHost]:
+    """Builds a fake host from a spec under this test's tmp_path, in a directory whose name is
+    hostile (``HOSTILE``)."""
+
+    def _build(spec: fakehost.FakeHostSpec) -> fakehost.FakeHost:
+        return fakehost.build_fake_host(tmp_path / HOSTILE / "root", spec)
+
+    return _build
 
 
 def _start(tmp_path_factory: pytest.TempPathFactory, name: str, extra: str = "") -> Iterator[SSHD]:

@@ -1,5 +1,6 @@
-"""The real probe on a fake host, three ways the finding tests share: the probe script run
-here on the tree (``probe_tree``, ``judged``), and ``diagnose --json`` over an inventory of
+"""The real probe on a fake host, the ways the tests share: the probe script run here on the
+tree (``probe_tree``, ``judged``; ``run_probe`` by sh or bash, returning the facts and the raw
+output), and ``diagnose --json`` over an inventory of
 fake-host entries (``entry``; with ``ssh=`` an entry goes through a real sshd, the
 ``ssh_env`` fixture's alias)."""
 
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -77,3 +79,31 @@ def diagnose_json(
     inv.write_text(yaml.safe_dump({"hosts": list(entries)}))
     code = main(["--hosts", str(inv), "diagnose", "--json", *args])
     return code, json.loads(capsys.readouterr().out)
+
+
+def run_probe(
+    fake: fakehost.FakeHost,
+    *,
+    shell: str = "sh",
+    step_timeout_s: int = 5,
+    pythons: tuple[str, ...] | None = None,
+) -> tuple[Facts, str]:
+    env = {"SHELL": "/bin/sh", "LANG": "C", **fake.env}
+    env.update(
+        probe_env(
+            fake.pythons if pythons is None else pythons,
+            root=str(fake.root),
+            tree_exec=True,
+            step_timeout_s=step_timeout_s,
+        )
+    )
+    proc = subprocess.run(
+        [shutil.which(shell) or shell, "-s"],
+        input=probe_script(),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return facts_from_output(proc.stdout), proc.stdout

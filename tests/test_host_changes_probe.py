@@ -8,7 +8,7 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from test_probe_fakehosts import run_probe
+from fakehost_runs import run_probe
 
 from tui.demo import fakehost
 from tui.demo.fleet import CT200_APT_LOG

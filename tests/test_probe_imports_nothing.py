@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_probe_fakehosts import run_probe
+from fakehost_runs import run_probe
 
 from tui.demo import fakehost
 

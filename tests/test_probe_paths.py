@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
+from awkward_host import awkward_spec
 from test_cudnn_sublibs import ld_host
-from test_probe_fakehosts import awkward_spec
 from test_symptoms_container import CID, container_server
 
 from probes import SENTINEL, probe_env, probe_script
