@@ -7,42 +7,15 @@ lines of ../shared/fixtures/nvcc/nvcc-12.8.93.txt and running it leaves a marker
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from elf_nvcc import PATTERN, RELEASE, elf_nvcc, needs_gcc
 
 from probes import hostread, probe_env, probe_script
 from tui.core.facts.build import facts_from_output
 from tui.demo.fakehost import build_fake_host, reference_ct200
-
-RELEASE = "Cuda compilation tools, release 12.8, V12.8.93"
-PATTERN = "Cuda compilation tools, release [0-9][0-9.]*, V[0-9][0-9.]*"
-# nvcc's own layout: the printf format, then the release and build lines as one string
-SOURCE = r"""
-#include <stdio.h>
-static const char copy[] = "Copyright (c) 2005-%s NVIDIA Corporation\n";
-static const char banner[] =
-    "Cuda compilation tools, release 12.8, V12.8.93\nBuild cuda_12.8.r12.8/compiler.35583870_0";
-int main(int argc, char **argv) {
-    FILE *f = fopen(MARK, "w");
-    if (f) fclose(f);
-    printf(copy, "2025");
-    puts(banner);
-    return 0;
-}
-"""
-
-needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="building the ELF needs gcc")
-
-
-def elf_nvcc(path: Path, mark: Path) -> None:
-    """The stand-in nvcc at ``path``: an x86-64 ELF that creates ``mark`` when it runs."""
-    src = path.with_suffix(".c")
-    src.write_text(SOURCE)
-    subprocess.run(["gcc", "-O1", f'-DMARK="{mark}"', "-o", str(path), str(src)], check=True)
-    src.unlink()
 
 
 @needs_gcc
@@ -63,6 +36,9 @@ def test_the_release_string_is_read_from_rodata_only(tmp_path: Path) -> None:
     data[40:48] = (1 << 40).to_bytes(8, "little")
     (tmp_path / "cut").write_bytes(bytes(data))
     assert hostread.elf_section(str(tmp_path / "cut"), ".rodata") == b""
+    # the marker can fail: run, the stand-in leaves it (and prints the release line)
+    printed = subprocess.run([str(nvcc)], capture_output=True, text=True, check=True).stdout
+    assert RELEASE in printed.splitlines() and (tmp_path / "ran").exists()
 
 
 def probe_tree(tmp_path: Path, path: str, tree_exec: bool) -> tuple[str, Path]:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import SSHEnv
+from elf_nvcc import HAS_GCC, elf_nvcc
 
 from probes import probe_env, probe_script
 from tui.core.facts.build import facts_from_output
@@ -68,7 +69,10 @@ def user_tree(top: Path) -> tuple[Path, Path]:
     marks.chmod(0o1777)
     home = top / f"u{USER}"
     cuda = home / "cuda"
-    payload(cuda / "bin" / "nvcc", marks, "cuda-nvcc")
+    if HAS_GCC:  # an ELF nvcc: read, not run (its marker would name it)
+        elf_nvcc(cuda / "bin" / "nvcc", marks / "cuda-nvcc.elf")
+    else:
+        payload(cuda / "bin" / "nvcc", marks, "cuda-nvcc")
     (cuda / "version.json").write_text('{"cuda_nvcc": {"name": "CUDA NVCC", "version": "12.8.93"}}')
     payload(home / "bin" / "nvcc", marks, "path-nvcc", NVCC_124)
     payload(home / "venv" / "bin" / "python3", marks, "venv-python")
@@ -124,7 +128,8 @@ async def test_a_users_serving_process_runs_nothing_as_root(
     assert py.exists
     # the versions come from the toolkit's version.json and the binaries' own strings
     cuda = facts.toolkit_at(str(home / "cuda"))
-    assert cuda is not None and cuda.version == "12.8" and cuda.version_source == "version.json"
+    assert cuda is not None and cuda.version == "12.8"
+    assert cuda.version_source == ("binary" if HAS_GCC else "version.json")
     path_nvcc = facts.toolkit_at(str(home))
     assert (
         path_nvcc is not None and path_nvcc.version == "12.4" and path_nvcc.version_source == "file"
