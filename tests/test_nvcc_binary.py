@@ -6,6 +6,7 @@ lines of ../shared/fixtures/nvcc/nvcc-12.8.93.txt and running it leaves a marker
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 from pathlib import Path
@@ -89,3 +90,24 @@ def test_an_elf_nvcc_is_read_not_run_on_both_paths(tmp_path: Path, tree_exec: bo
         assert ptxas.error is None and "\tptxout\t" not in out
         seen[path] = [ln for ln in out.splitlines() if ln[6:].startswith(("tk", "ptx"))]
     assert seen["sh"] == seen["py"]
+
+
+@needs_gcc
+def test_the_binary_gives_the_toolkit_nvcc_gave(tmp_path: Path) -> None:
+    """The same toolkit with the stand-in script that prints the 12.8.93 fixture banner (ct200
+    as built) and with the ELF holding it: every field but version_source is the same, so
+    FlashInfer's replay (``Toolkit.version``), the findings and the history words (version and
+    home) answer the same."""
+    out, _ = probe_tree(tmp_path / "elf", "py", tree_exec=True)
+    fake = build_fake_host(tmp_path / "script", reference_ct200())
+    env = {
+        **os.environ,
+        **probe_env(["/root/venv_sglang211/bin/python3"], root=str(fake.root), tree_exec=True),
+    }
+    ran = subprocess.run(
+        ["sh", "-s"], input=probe_script(), capture_output=True, text=True, env=env, timeout=120
+    )
+    read = facts_from_output(out).toolkit_at("/usr/local/cuda-12.8")
+    printed = facts_from_output(ran.stdout).toolkit_at("/usr/local/cuda-12.8")
+    assert read is not None and printed is not None and printed.version_source == "nvcc"
+    assert dataclasses.replace(read, version_source="nvcc") == printed
