@@ -778,7 +778,10 @@ grep_release() {
     if [ -n "${2:-}" ]; then hx grepo "$_gre" "$1" 1 "$2"; else hx grepo "$_gre" "$1" 1; fi
     _out=$_ho
   else
-    _out=$(deadline grep -a -o -m 1 "$_gre" "$1" 2>/dev/null)
+    _out=$(
+      export LC_ALL=C # bytes, whatever the login's locale: a binary is no text
+      deadline grep -a -o -m 1 "$_gre" "$1" 2>/dev/null
+    )
   fi
 }
 
