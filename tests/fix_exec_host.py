@@ -13,7 +13,7 @@ from tui.core.facts import Facts
 from tui.core.hosts import Host
 from tui.core.judge.diagnosis import diagnose
 from tui.core.run.runner import Session
-from tui.demo.fakehost import SYSTEMCTL_LOG, build_fake_host, reference_ct200
+from tui.demo.fakehost import SYSTEMCTL_LOG, FakeHost, build_fake_host, reference_ct200
 
 VENV = "/root/venv_sglang211"
 ACTIVATE = f"""# This file must be used with "source bin/activate" *from bash*
@@ -31,7 +31,11 @@ DROPIN = "etc/systemd/system/sglang.service.d/50-detective-tui-cuda.conf"
 def fake_ct200(dest: Path, ssh_alias: str, *, with_cuda13: bool = True) -> Host:
     spec = reference_ct200(with_cuda13=with_cuda13)
     spec = dataclasses.replace(spec, files={**spec.files, f"{VENV}/bin/activate": ACTIVATE})
-    fake = build_fake_host(dest, spec)
+    return ct200_host(build_fake_host(dest, spec), ssh_alias)
+
+
+def ct200_host(fake: FakeHost, ssh_alias: str) -> Host:
+    """The host entry for a built fake CT200 tree, reached over ``ssh_alias``."""
     return Host(
         name="ct200",
         ssh=ssh_alias,
