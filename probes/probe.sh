@@ -793,12 +793,36 @@ is_elf64() {
   return 1
 }
 
+# elf_here FILE — status 0 when the ELF FILE is built for the machine the probe runs on (its
+# e_machine against `uname -m`): another machine's binary cannot run here, so it takes the
+# path it took before (run where trusted, and fail; else its files)
+elf_here() {
+  case ${HOSTARCH:-} in
+    x86_64) _em='076 000' ;;
+    aarch64) _em='267 000' ;;
+    ppc64le) _em='025 000' ;;
+    *) return 1 ;;
+  esac
+  if hxon; then
+    hx od 20 "$1"
+    _eo=$_ho
+  else
+    _eo=$(deadline od -A n -t o1 -v -N 20 <"$1" 2>/dev/null)
+  fi
+  _eifs=$IFS
+  IFS=" $TAB$NL"
+  # shellcheck disable=SC2086
+  case $- in *f*) set -- $_eo ;; *) set -f && set -- $_eo && set +f ;; esac
+  IFS=$_eifs
+  [ "$#" -ge 20 ] && shift 18 && [ "$1 $2" = "$_em" ]
+}
+
 # nvcc_bin FILE — the release string `nvcc --version` (or `ptxas --version`) prints, read from FILE's .rodata when it
 # is a 64-bit little-endian ELF nvcc (nothing runs), in _out; status 1 for anything else (a
 # wrapper script, another ELF class) or no such string: then the nvcc runs where trusted
 nvcc_bin() {
   _out=
-  is_elf64 "$1" || return 1
+  is_elf64 "$1" && elf_here "$1" || return 1
   grep_release "$1" .rodata
   [ -n "$_out" ]
 }
@@ -1647,6 +1671,7 @@ probe_host() {
   [ -r "$R/proc/sys/kernel/osrelease" ] && read -r _kr <"$R/proc/sys/kernel/osrelease"
   rec host kernel "$_kr"
   rec host arch "${_un##* }"
+  HOSTARCH=${_un##* }
   if hxon; then
     hx id
     _id=$_ho
@@ -2540,7 +2565,7 @@ tk_prefetch() {
     nvcc_key
     case "$NL$_tpk" in *"$NL$_key$NL"*) continue ;; esac
     _tpk="$_tpk$_key$NL"
-    is_elf64 "$_run" && continue
+    is_elf64 "$_run" && elf_here "$_run" && continue
     trusted "${_run#"$R"}" && hx pre run "$_run" --version
   done
   set +f

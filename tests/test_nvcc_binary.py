@@ -42,12 +42,20 @@ def test_the_release_string_is_read_from_rodata_only(tmp_path: Path) -> None:
     assert RELEASE in printed.splitlines() and (tmp_path / "ran").exists()
 
 
-def probe_tree(tmp_path: Path, path: str, tree_exec: bool) -> tuple[str, Path]:
+def probe_tree(
+    tmp_path: Path, path: str, tree_exec: bool, machine: int | None = None
+) -> tuple[str, Path]:
+    """The reference CT200 tree with the ELF stand-in as its toolkit's nvcc (``machine``: its
+    e_machine rewritten, a binary for another machine) and as a TRITON_PTXAS_PATH ptxas."""
     mark = tmp_path / "ran"
     fake = build_fake_host(tmp_path / "tree", reference_ct200())
     nvcc = fake.root / "usr/local/cuda-12.8/bin/nvcc"
     nvcc.unlink()
     elf_nvcc(nvcc, mark)
+    if machine is not None:
+        data = bytearray(nvcc.read_bytes())
+        data[18:20] = machine.to_bytes(2, "little")
+        nvcc.write_bytes(bytes(data))
     (fake.root / "opt").mkdir(exist_ok=True)
     elf_nvcc(fake.root / "opt/ptxas", mark)  # a ptxas holds the same banner (ptxas 13.0 here)
     env = {
@@ -111,3 +119,17 @@ def test_the_binary_gives_the_toolkit_nvcc_gave(tmp_path: Path) -> None:
     printed = facts_from_output(ran.stdout).toolkit_at("/usr/local/cuda-12.8")
     assert read is not None and printed is not None and printed.version_source == "nvcc"
     assert dataclasses.replace(read, version_source="nvcc") == printed
+
+
+@needs_gcc
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the stand-in is an x86-64 ELF")
+def test_another_machines_nvcc_is_not_read_but_tried_as_before(tmp_path: Path) -> None:
+    """An aarch64 nvcc on this x86-64 machine (a toolkit copied from a GB10): it cannot run
+    here, so the string in it is not its answer; it is run as before, fails, and the toolkit
+    says so (FlashInfer's nvcc --version would fail the same way)."""
+    for path in ("sh", "py"):
+        out, mark = probe_tree(tmp_path / path, path, tree_exec=True, machine=183)
+        assert "\ttkbin\t" not in out and not mark.exists()
+        tk = facts_from_output(out).toolkit_at("/usr/local/cuda-12.8")
+        assert tk is not None and tk.version_source == "version.json"
+        assert tk.error is not None and tk.error.startswith("nvcc --version exited"), tk.error
