@@ -25,9 +25,10 @@ killed as a session here. Limits, as well as they can hold:
   remote side runs until its own deadline;
 - killing the client alone does not stop the remote command (``kubectl exec`` leaves it running,
   ``ssh -T`` lets it run until it writes to the closed channel), hence the kill command;
-- Linux limits one argument to 128 KiB (``MAX_ARG_STRLEN``): the probe is about 62 KB, a script
-  beyond the limit is refused with the size before anything runs (with ssh, the size of the
-  whole remote command, which the remote shell gets as one argument).
+- Linux limits one argument to 128 KiB (``MAX_ARG_STRLEN``): the probe is about 115 KB (124 KB
+  shell-quoted); a script beyond the limit is refused with the size before anything runs
+  (with ssh, the size of the whole remote command, which the remote shell gets as one
+  argument).
 
 How ``{script}`` is passed: as one raw argument where the engine hands its words to the remote
 program as they are (``kubectl exec … -- sh -c {script}``, ``srun … sh -c {script}``). ssh does
