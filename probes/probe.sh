@@ -775,7 +775,7 @@ scan_ptxas() {
 grep_release() {
   _gre='Cuda compilation tools, release [0-9][0-9.]*, V[0-9][0-9.]*'
   if hxon; then
-    if [ -n "${2:-}" ]; then hx grepo "$_gre" "$1" 1 "$2"; else hx grepo "$_gre" "$1" 1; fi
+    hx grepo "$_gre" "$1" 1 ${2:+"$2"}
     _out=$_ho
   else
     _out=$(
@@ -2271,6 +2271,15 @@ start_smi() {
   fi
 }
 
+# smi_line LINE — one line of the background job's smi.out: a record is kept in _sout, the
+# job's end mark sets _sdone
+smi_line() {
+  case $1 in
+    @@DT1"$TAB"*) _sout="$_sout$1$NL" ;;
+    __DT_SMI_DONE__) _sdone=1 ;;
+  esac
+}
+
 finish_smi() {
   [ -n "$SMI_PID" ] || return 0
   wait "$SMI_PID"
@@ -2282,21 +2291,11 @@ finish_smi() {
     _sfifs=$IFS
     IFS=$NL
     set -f
-    for _ln in $_ho; do
-      case $_ln in
-        @@DT1"$TAB"*) _sout="$_sout$_ln$NL" ;;
-        __DT_SMI_DONE__) _sdone=1 ;;
-      esac
-    done
+    for _ln in $_ho; do smi_line "$_ln"; done
     set +f
     IFS=$_sfifs
   else
-    { while IFS= read -r _ln || [ -n "$_ln" ]; do
-      case $_ln in
-        @@DT1"$TAB"*) _sout="$_sout$_ln$NL" ;;
-        __DT_SMI_DONE__) _sdone=1 ;;
-      esac
-    done <"$BGDIR/smi.out"; } 2>/dev/null
+    { while IFS= read -r _ln || [ -n "$_ln" ]; do smi_line "$_ln"; done <"$BGDIR/smi.out"; } 2>/dev/null
   fi
   if [ -n "$_sdone" ]; then
     printf '%s' "$_sout"
@@ -2333,6 +2332,14 @@ py_entry() {
 # interpreter seen before runs once: serving processes once per import-path environment), _pcx,
 # _drop*, _readfor, _pyrun; status 1 when it does not run. The records the decision makes are
 # kept in _pyrecs (one a line) for the caller to print: py_prefetch makes the same decision.
+# py_refused INDEX ERROR — py_plan's records for an interpreter that does not run, in _pyrecs
+py_refused() {
+  recline py "$1" error "$2"
+  _pyrecs=$_l$NL
+  recline notrun "python $_pp" "$_tw"
+  _pyrecs=$_pyrecs$_l$NL
+}
+
 py_plan() {
   _pyrecs=
   _pkey=$_rpp _pcx=
@@ -2355,10 +2362,7 @@ py_plan() {
       recline py "$1" read_by "$_hostpy"
       _pyrecs=$_l$NL
     else
-      recline py "$1" error "not run: $_tw; no trusted python3 on this host to read its files"
-      _pyrecs=$_l$NL
-      recline notrun "python $_pp" "$_tw"
-      _pyrecs=$_pyrecs$_l$NL
+      py_refused "$1" "not run: $_tw; no trusted python3 on this host to read its files"
       return 1
     fi
   elif ! trusted "$_rpp"; then
@@ -2371,10 +2375,7 @@ py_plan() {
         _pyrecs=$_l$NL
       fi
     else
-      recline py "$1" error "not run: $_tw"
-      _pyrecs=$_l$NL
-      recline notrun "python $_pp" "$_tw"
-      _pyrecs=$_pyrecs$_l$NL
+      py_refused "$1" "not run: $_tw"
       return 1
     fi
   fi
