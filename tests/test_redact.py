@@ -228,7 +228,7 @@ def test_skipping_rules_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None
               "-----END RSA PRIVATE KEY-----", "Authorization: Bearer abcdefgh1"]  # fmt: skip
     texts = [probe_script(), "\n".join(shapes), *(f"a {x} b" for x in shapes), "no secrets"]
     guarded = [redact_text(t) for t in texts]
-    redact_module._redact_large.cache_clear()  # the probe script's redaction is kept
+    redact_module._REMEMBERED.clear()  # the probe script's redaction is kept
     every_rule = tuple((p, r, None, False) for p, r in TEXT_RULES)
     monkeypatch.setattr(redact_module, "_RULES", every_rule)
     assert [redact_text(t) for t in texts] == guarded

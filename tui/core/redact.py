@@ -255,17 +255,26 @@ def redact_text(text: str) -> str:
     control characters visible (``visible``)."""
     if len(text) >= REMEMBERED_CHARS and (done := _REMEMBERED.get(text)) is not None:
         return done
+    done = _redact_text(text)
     if CACHED_TEXT_CHARS[0] <= len(text) <= CACHED_TEXT_CHARS[1]:
-        return _redact_large(text)
-    return _redact_text(text)
+        _remember(text, done)
+    return done
 
 
 # A text a LineRedactor redacted line by line as it arrived is remembered (the last few), so
 # that redacting the whole text once it is complete (a command's output, for the transcript)
-# costs a lookup.
+# costs a lookup; so is a large text redact_text redacted (CACHED_TEXT_CHARS).
 REMEMBERED_CHARS = 4096
 _REMEMBERED: dict[str, str] = {}
-_REMEMBER_AT_MOST = 8
+_REMEMBER_AT_MOST = 12
+
+
+def _remember(text: str, done: str) -> None:
+    while len(_REMEMBERED) >= _REMEMBER_AT_MOST:
+        del _REMEMBERED[next(iter(_REMEMBERED))]
+    _REMEMBERED[text] = done
+
+
 # What a match that spans lines contains (a private-key block, ``authorization:``/``bearer``
 # then a newline, a JSON text's ``"…key": "…"`` over lines, a Kubernetes ``name:``/``value:``
 # pair): every other rule matches within one line, so a text redacted line by line is the text
@@ -304,15 +313,8 @@ class LineRedactor:
         ):
             return redact_text(text)
         done = "".join(f"{line}\n" for line in self.done)
-        while len(_REMEMBERED) >= _REMEMBER_AT_MOST:
-            del _REMEMBERED[next(iter(_REMEMBERED))]
-        _REMEMBERED[text] = done
+        _remember(text, done)
         return done
-
-
-@functools.lru_cache(maxsize=4)
-def _redact_large(text: str) -> str:
-    return _redact_text(text)
 
 
 def _redact_text(text: str) -> str:
