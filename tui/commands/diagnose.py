@@ -63,10 +63,7 @@ async def _diagnose_all(
         line = redact_text(
             f"{result.host.name}: {result.error or 'probed'} ({result.duration_s:.1f} s)"
         )
-        if err is None:
-            output.warn(line)
-        else:
-            err.print(line, highlight=False, markup=False)
+        output.progress_line(err, line)
 
     async with Session(transcript=transcript) as session:
         return await probe_and_judge_many(session, hosts, deep=deep, on_result=finished)

@@ -80,6 +80,15 @@ def console(**kwargs: Any) -> Console:
     return _console_class()(**kwargs)
 
 
+def progress_line(console: Console | None, line: str) -> None:
+    """One line of a command's progress on stderr: on ``console`` (``stderr_console``'s, or a
+    live display's) as plain text, or without a console as a plain line (``warn``)."""
+    if console is None:
+        warn(line)
+    else:
+        console.print(line, highlight=False, markup=False)
+
+
 def stderr_console() -> Console | None:
     """A Rich console for progress on stderr when it may be a terminal (or Rich is told it
     is: ``TTY_COMPATIBLE``, ``FORCE_COLOR``); None for a pipe or a file, whose plain lines

@@ -106,11 +106,7 @@ class _Progress:
     def finished(self, result: ProbeResult) -> None:
         outcome = result.error or "ok"
         line = redact_text(f"{result.host.name}: {outcome} ({result.duration_s:.1f} s)")
-        if self.console is None:
-            output.warn(line)
-            return
-        target = self.live.console if self.live is not None else self.console
-        target.print(line, highlight=False, markup=False)
+        output.progress_line(self.live.console if self.live is not None else self.console, line)
         if self.live is not None:
             self.live.advance(self.task)
 
